@@ -1,0 +1,16 @@
+"""mlprof: measure how fast machine-learning models run.
+
+The law tasks live in :mod:`mlprof.tasks`; everything else is plain library code that never
+imports law and can be used on its own:
+
+- :mod:`mlprof.model`: model specifications from MLProf-style YAML files or bare ONNX files,
+- :mod:`mlprof.runtimes`: one module per inference runtime behind one small interface,
+- :mod:`mlprof.measure`: the timing harness, input generation, statistics and process isolation,
+- :mod:`mlprof.plotting`: pure plotting functions (DataFrame in, figure files out).
+"""
+
+__version__ = "0.1.0"
+
+from mlprof.errors import MLProfError  # noqa: E402
+
+__all__ = ["MLProfError", "__version__"]

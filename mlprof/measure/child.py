@@ -1,0 +1,13 @@
+"""Imported once by the measurement forkserver so that every child starts with these loaded.
+
+Importing creates no session and no thread pool; that happens in each child.
+"""
+
+import numpy  # noqa: F401
+import onnx  # noqa: F401
+import onnxruntime  # noqa: F401
+
+import mlprof.measure.harness  # noqa: F401
+import mlprof.measure.inputs  # noqa: F401
+import mlprof.model.onnx_graph  # noqa: F401
+import mlprof.runtimes.onnxruntime  # noqa: F401

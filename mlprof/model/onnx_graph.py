@@ -1,0 +1,224 @@
+"""Reading ONNX graphs: inputs, dtypes and shapes, the batch dimension, consistency with a YAML.
+
+Used inside the measurement process (it imports onnx, which the task scheduler never needs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import onnx
+
+from mlprof.errors import MLProfError
+from mlprof.model.spec import InputSpec, ModelSpec
+
+#: ONNX TensorProto element types mlprof can feed
+ONNX_DTYPES = {
+    onnx.TensorProto.FLOAT: "float32",
+    onnx.TensorProto.FLOAT16: "float16",
+    onnx.TensorProto.DOUBLE: "float64",
+    onnx.TensorProto.INT64: "int64",
+    onnx.TensorProto.INT32: "int32",
+    onnx.TensorProto.INT16: "int16",
+    onnx.TensorProto.INT8: "int8",
+    onnx.TensorProto.UINT8: "uint8",
+    onnx.TensorProto.BOOL: "bool",
+}
+
+BATCH_DIM_PARAM = "batch_size"
+
+
+@dataclass
+class GraphInput:
+    """A graph input as the ONNX file declares it: dims are ints, symbol names or None."""
+
+    name: str
+    dims: list[int | str | None]
+    dtype: str
+
+
+@dataclass
+class ResolvedModel:
+    """A model spec checked against its graph: final inputs, outputs and batch information."""
+
+    spec: ModelSpec
+    proto: onnx.ModelProto
+    inputs: list[InputSpec]
+    outputs: list[str] | None
+    #: the fixed first dimension of the batched inputs, None when it is symbolic
+    fixed_batch: int | None = None
+    opset: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def batched(self) -> bool:
+        """Whether any input has a batch dimension."""
+        return any(i.batched for i in self.inputs)
+
+
+def load_onnx(spec: ModelSpec) -> onnx.ModelProto:
+    """Load and sanity-check the ONNX file of ``spec``; corrupt files give a clear error."""
+    try:
+        model = onnx.load(spec.file)
+    except Exception as e:  # onnx raises DecodeError, ValueError, ... for corrupt files
+        raise MLProfError(f"not a valid ONNX model ({type(e).__name__}: {e})", spec.file) from None
+    if not model.graph.node and not model.graph.output:
+        raise MLProfError("not a valid ONNX model (empty graph)", spec.file)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:
+        raise MLProfError(f"invalid ONNX model: {str(e).splitlines()[0]}", spec.file) from None
+    return model
+
+
+def graph_inputs(model: onnx.ModelProto, file: str | None = None) -> list[GraphInput]:
+    """The real inputs of a graph (initializers listed as inputs are left out)."""
+    inits = {i.name for i in model.graph.initializer}
+    result = []
+    for inp in model.graph.input:
+        if inp.name in inits:
+            continue
+        ttype = inp.type.tensor_type
+        if not inp.type.HasField("tensor_type"):
+            raise MLProfError(f"graph input '{inp.name}' is not a tensor; only tensor inputs are "
+                              "supported", file)
+        elem = ttype.elem_type
+        if elem not in ONNX_DTYPES:
+            name = onnx.TensorProto.DataType.Name(elem)
+            raise MLProfError(f"graph input '{inp.name}' has unsupported type {name}", file)
+        dims: list[int | str | None] = []
+        if ttype.HasField("shape"):
+            for d in ttype.shape.dim:
+                if d.HasField("dim_value") and d.dim_value > 0:
+                    dims.append(int(d.dim_value))
+                elif d.HasField("dim_param"):
+                    dims.append(d.dim_param)
+                else:
+                    dims.append(None)
+        result.append(GraphInput(inp.name, dims, ONNX_DTYPES[elem]))
+    return result
+
+
+def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedModel:
+    """Check ``spec`` against its ONNX graph and return the inputs to feed.
+
+    The first dimension of every input of rank >= 1 is the batch dimension. Shapes given in a
+    YAML must agree with the graph; symbolic dimensions other than the batch need a YAML shape.
+    """
+    model = model if model is not None else load_onnx(spec)
+    ginputs = graph_inputs(model, spec.file)
+    gnames = [g.name for g in ginputs]
+    where = spec.spec_file
+    yaml_mode = spec.inputs is not None
+
+    if yaml_mode:
+        unknown = [i for i, s in enumerate(spec.inputs) if s.name not in gnames]
+        if unknown:
+            i = unknown[0]
+            raise MLProfError(f"input '{spec.inputs[i].name}' is not in the ONNX graph; graph "
+                              f"inputs: {', '.join(gnames)}", where, f"model.inputs[{i}].name")
+        given = {s.name for s in spec.inputs}
+        missing = [n for n in gnames if n not in given]
+        if missing:
+            raise MLProfError(f"graph input(s) {', '.join(missing)} not listed", where,
+                              "model.inputs")
+        order = {s.name: i for i, s in enumerate(spec.inputs)}
+    else:
+        order = {}
+
+    inputs: list[InputSpec] = []
+    fixed: set[int] = set()
+    for g in ginputs:
+        fld = f"model.inputs[{order[g.name]}]" if yaml_mode else None
+        if not g.dims:
+            # scalar input: no batch dimension
+            if yaml_mode and spec.inputs[order[g.name]].shape:
+                raise MLProfError(f"graph input '{g.name}' is a scalar, but a shape is given",
+                                  where, f"{fld}.shape")
+            inputs.append(InputSpec(g.name, (), g.dtype, batched=False))
+            continue
+        batch, rest = g.dims[0], g.dims[1:]
+        if isinstance(batch, int):
+            fixed.add(batch)
+        if yaml_mode:
+            ys = spec.inputs[order[g.name]]
+            if len(ys.shape) != len(rest):
+                raise MLProfError(
+                    f"shape {list(ys.shape)} has {len(ys.shape)} dimension(s), but graph input "
+                    f"'{g.name}' has dims {_fmt_dims(g.dims)}, i.e. {len(rest)} without the batch "
+                    "dimension", where, f"{fld}.shape")
+            for axis, (yd, gd) in enumerate(zip(ys.shape, rest, strict=False)):
+                if isinstance(gd, int) and gd != yd:
+                    raise MLProfError(
+                        f"shape {list(ys.shape)} contradicts the ONNX graph: input '{g.name}' "
+                        f"has {gd} at axis {axis + 1} (dims {_fmt_dims(g.dims)})", where,
+                        f"{fld}.shape")
+            if ys.dtype and ys.dtype != g.dtype:
+                raise MLProfError(f"dtype {ys.dtype} contradicts the ONNX graph: input "
+                                  f"'{g.name}' is {g.dtype}", where, f"{fld}.dtype")
+            shape = tuple(ys.shape)
+        else:
+            symbolic = [(a + 1, d) for a, d in enumerate(rest) if not isinstance(d, int)]
+            if symbolic:
+                axis, d = symbolic[0]
+                raise MLProfError(
+                    f"input '{g.name}' has a symbolic dimension {d or '?'!r} at axis {axis} "
+                    f"(dims {_fmt_dims(g.dims)}); write a model YAML that gives its shape",
+                    where)
+            shape = tuple(int(d) for d in rest)  # type: ignore[arg-type]
+        inputs.append(InputSpec(g.name, shape, g.dtype, batched=True))
+
+    if len(fixed) > 1:
+        raise MLProfError(f"inputs have different fixed first dimensions {sorted(fixed)}; cannot "
+                          "tell the batch dimension", spec.file)
+
+    outputs = spec.outputs
+    if outputs is not None:
+        gouts = [o.name for o in model.graph.output]
+        for i, name in enumerate(outputs):
+            if name not in gouts:
+                raise MLProfError(f"output '{name}' is not in the ONNX graph; graph outputs: "
+                                  f"{', '.join(gouts)}", where, f"model.outputs[{i}].name")
+    if yaml_mode:
+        # keep the YAML's input order
+        inputs.sort(key=lambda s: order[s.name])
+
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    resolved = ResolvedModel(spec=spec, proto=model, inputs=inputs, outputs=outputs,
+                             fixed_batch=fixed.pop() if fixed else None, opset=opset)
+    if not resolved.batched:
+        resolved.notes.append("no input has a batch dimension: every batch size measures the "
+                              "model's own shapes")
+    return resolved
+
+
+def with_symbolic_batch(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` whose fixed first input/output dimensions are made symbolic.
+
+    Intermediate shape annotations are dropped so that the runtime re-infers them. Whether the
+    graph really allows other batch sizes (no hard-coded Reshape targets, ...) only shows when
+    it runs.
+    """
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    inits = {i.name for i in m.graph.initializer}
+    fixed_values = set()
+    for vi in m.graph.input:
+        if vi.name in inits or not vi.type.tensor_type.HasField("shape"):
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) and dims[0].HasField("dim_value"):
+            fixed_values.add(dims[0].dim_value)
+            dims[0].dim_param = BATCH_DIM_PARAM
+    for vi in m.graph.output:
+        if not vi.type.tensor_type.HasField("shape"):
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        if len(dims) and dims[0].HasField("dim_value") and dims[0].dim_value in fixed_values:
+            dims[0].dim_param = BATCH_DIM_PARAM
+    del m.graph.value_info[:]
+    return m
+
+
+def _fmt_dims(dims: list[int | str | None]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"

@@ -1,0 +1,132 @@
+"""Latency vs batch size plots: median with the 16-84 percentile range."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+from mlprof.util import atomic_path  # noqa: E402
+
+#: rcParams of the default look: readable on a slide
+STYLE = {
+    "figure.figsize": (8.0, 6.0),
+    "font.size": 14,
+    "axes.labelsize": 16,
+    "axes.titlesize": 14,
+    "legend.fontsize": 12,
+    "xtick.labelsize": 13,
+    "ytick.labelsize": 13,
+    "xtick.direction": "in",
+    "ytick.direction": "in",
+    "xtick.top": True,
+    "ytick.right": True,
+    "xtick.minor.visible": True,
+    "ytick.minor.visible": True,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "lines.linewidth": 2.0,
+    "lines.markersize": 6,
+    "pdf.fonttype": 42,
+    "svg.fonttype": "none",
+}
+
+
+@dataclass
+class Curve:
+    """One curve: a label and a statistics table (batch_size, median_ms, p16_ms, p84_ms)."""
+
+    label: str
+    stats: pd.DataFrame
+
+
+def _style_context():
+    """mplhep's style when ``MLP_PLOT_STYLE`` names one (cms, atlas, lhcb, alice, root)."""
+    name = os.environ.get("MLP_PLOT_STYLE", "").strip().lower()
+    if name and name != "default":
+        try:
+            import mplhep
+
+            styles = {"cms": "CMS", "atlas": "ATLAS", "lhcb": "LHCb2", "alice": "ALICE",
+                      "root": "ROOT"}
+            return plt.style.context(getattr(mplhep.style, styles.get(name, name.upper())))
+        except (ImportError, AttributeError):
+            pass
+    return plt.style.context(STYLE)
+
+
+def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool = False,
+                  y_min: float | None = None, y_max: float | None = None,
+                  bs_normalized: bool = True, error_style: str = "band",
+                  top_right_label: str | None = None, top_left_label: str = "mlprof",
+                  title: str | None = None) -> plt.Figure:
+    """Plot median latency vs batch size with the 16-84 percentile range for each curve.
+
+    With ``bs_normalized`` the values are divided by the batch size (time per event).
+    """
+    if not curves:
+        raise ValueError("no curves to plot")
+    if error_style not in ("band", "bars"):
+        raise ValueError(f"error_style must be 'band' or 'bars', got {error_style!r}")
+    with _style_context():
+        fig, ax = plt.subplots()
+        all_bs: set[int] = set()
+        for i, c in enumerate(curves):
+            st = c.stats.sort_values("batch_size")
+            bs = st["batch_size"].to_numpy()
+            norm = bs if bs_normalized else 1
+            med = st["median_ms"].to_numpy() / norm
+            lo = st["p16_ms"].to_numpy() / norm
+            hi = st["p84_ms"].to_numpy() / norm
+            all_bs.update(int(b) for b in bs)
+            color = f"C{i % 10}"
+            if error_style == "band":
+                ax.plot(bs, med, marker="o", color=color, label=c.label)
+                ax.fill_between(bs, lo, hi, color=color, alpha=0.25, linewidth=0)
+            else:
+                ax.errorbar(bs, med, yerr=[med - lo, hi - med], marker="o", color=color,
+                            capsize=4, label=c.label)
+        ax.set_xlabel("Batch size")
+        ax.set_ylabel("Latency per event [ms]" if bs_normalized else "Latency per batch [ms]")
+        if x_log:
+            ax.set_xscale("log", base=2 if min(all_bs) >= 1 else 10)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        if y_log:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        if y_min is not None or y_max is not None:
+            ax.set_ylim(bottom=y_min, top=y_max)
+        ax.margins(x=0.03)
+        ax.text(0.0, 1.01, top_left_label, transform=ax.transAxes, ha="left", va="bottom",
+                fontweight="bold")
+        if top_right_label:
+            ax.text(1.0, 1.01, top_right_label, transform=ax.transAxes, ha="right",
+                    va="bottom", fontsize="small")
+        if title:
+            ax.set_title(title, pad=24)
+        band = "16-84% band" if error_style == "band" else "16-84% bars"
+        leg = ax.legend(title=f"median, {band}", loc="best", frameon=True, framealpha=0.85)
+        leg.get_title().set_fontsize("small")
+        fig.tight_layout()
+    return fig
+
+
+def save_figure(fig: plt.Figure, paths: Sequence[str]) -> None:
+    """Save ``fig`` to each path (format from the extension), atomically, and close it."""
+    try:
+        for path in paths:
+            ext = os.path.splitext(path)[1].lstrip(".")
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, format=ext)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,57 @@
+"""The one small interface every runtime implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlprof.util import dist_version
+
+
+class Runtime(ABC):
+    """An inference runtime, loaded with one model for one batch size.
+
+    Life cycle, driven by :func:`mlprof.measure.harness.measure`::
+
+        rt = RuntimeClass(resolved_model, device="cpu", threads=1)
+        rt.load(batch_size)              # build the session (timed as session creation)
+        fn, args = rt.bind(feed)         # prepare one call; nothing is copied per call
+        fn(*args)                        # one timed call = one inference
+        rt.info()                        # provenance: library settings actually applied
+
+    ``bind`` returns a callable and its arguments so that the timed loop adds nothing to the
+    runtime's own call (no wrapper function, no dict building).
+    """
+
+    #: canonical name, used in output paths
+    name: ClassVar[str]
+    #: other names accepted on the command line
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: the distribution whose version is recorded (and part of the output path)
+    package: ClassVar[str]
+    devices: ClassVar[tuple[str, ...]] = ("cpu",)
+
+    def __init__(self, model: Any, *, device: str = "cpu", threads: int = 1) -> None:
+        self.model = model
+        self.device = device
+        self.threads = threads
+
+    @classmethod
+    def version(cls) -> str:
+        """The installed version of the runtime library (without importing it)."""
+        return dist_version(cls.package) or "unknown"
+
+    @abstractmethod
+    def load(self, batch_size: int) -> None:
+        """Create the inference session for ``batch_size``."""
+
+    @abstractmethod
+    def bind(self, feed: dict[str, np.ndarray]) -> tuple[Callable[..., Any], tuple]:
+        """Return ``(fn, args)`` such that ``fn(*args)`` runs one inference on ``feed``."""
+
+    def info(self) -> dict[str, Any]:
+        """Settings the runtime actually applied, for the provenance record."""
+        return {}

@@ -1,0 +1,100 @@
+"""BaseTask: ``--version``, the store layout and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections import OrderedDict
+
+import law
+import luigi
+
+from mlprof.errors import MLProfError
+
+logger = logging.getLogger("mlprof")
+
+#: the order of path segments below $MLP_STORE, the same for every task
+STORE_ORDER = ("task", "model", "runtime", "settings")
+
+
+def store_base() -> str:
+    """The store directory: ``$MLP_STORE`` (default ``$MLP_BASE/data/store``)."""
+    store = os.environ.get("MLP_STORE") or os.path.join(os.environ["MLP_BASE"], "data", "store")
+    return os.path.abspath(os.path.expandvars(os.path.expanduser(store)))
+
+
+def path_safe(text: str, max_len: int = 64) -> str:
+    """Make ``text`` safe as one path segment (letters, digits, ``._-+``)."""
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "_", str(text)).strip("_.") or "x"
+    return safe[:max_len]
+
+
+class BaseTask(law.Task):
+    """Base of all mlprof tasks.
+
+    Outputs live in ``$MLP_STORE/<Task>/<model>/<runtime>__<device>/<settings>/<version>/``;
+    each parameter mixin contributes its own segment through :meth:`store_parts`.
+    """
+
+    version = luigi.Parameter(description="version of outputs to produce; a new version never "
+                                          "reuses the outputs of another")
+
+    task_namespace = None
+    exclude_params_req = set()
+
+    def store_parts(self) -> OrderedDict[str, str]:
+        """Path segments below the store, keyed by :data:`STORE_ORDER` names."""
+        return OrderedDict(task=self.__class__.__name__)
+
+    def local_path(self, *path: str) -> str:
+        """Absolute path of ``path`` in this task's output directory."""
+        parts = self.store_parts()
+        ordered = [parts[k] for k in STORE_ORDER if k in parts]
+        ordered += [v for k, v in parts.items() if k not in STORE_ORDER]
+        return os.path.join(store_base(), *ordered, str(self.version), *map(str, path))
+
+    def local_target(self, *path: str, **kwargs) -> law.LocalFileTarget:
+        """A file target in this task's output directory."""
+        return law.LocalFileTarget(self.local_path(*path), **kwargs)
+
+    def on_failure(self, exception: BaseException) -> str:
+        """One line for mlprof's own errors, the traceback for everything else."""
+        if isinstance(exception, MLProfError):
+            return str(exception)
+        return super().on_failure(exception)
+
+
+class _OneLineErrors(logging.Filter):
+    """Log mlprof's bad-input errors as one line instead of a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, MLProfError):
+            record.msg = f"{record.getMessage()}\nmlprof error: {exc}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def install_error_handling() -> None:
+    """One-line errors in luigi's log and for errors raised while parsing parameters."""
+    import sys
+
+    lg = logging.getLogger("luigi-interface")
+    if not any(isinstance(f, _OneLineErrors) for f in lg.filters):
+        lg.addFilter(_OneLineErrors())
+
+    previous = sys.excepthook
+    if getattr(previous, "_mlprof", False):
+        return
+
+    def hook(etype, value, tb):
+        if isinstance(value, MLProfError):
+            print(f"mlprof error: {value}", file=sys.stderr)
+            return
+        previous(etype, value, tb)
+
+    hook._mlprof = True  # type: ignore[attr-defined]
+    sys.excepthook = hook

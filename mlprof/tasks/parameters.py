@@ -1,0 +1,278 @@
+"""Parameter mixins: each owns its parameters *and* its segment of the output path."""
+
+from __future__ import annotations
+
+import os
+
+import law
+import luigi
+
+from mlprof.errors import MLProfError
+from mlprof.tasks.base import BaseTask, path_safe
+from mlprof.util import float_tag, short_hash
+
+DEFAULT_MODEL = "$MLP_BASE/examples/dnn/model_onnx_l10u128.yaml"
+DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def expand_path(value: str) -> str:
+    """Expand ``~`` and variables and make the path absolute."""
+    return os.path.abspath(os.path.expandvars(os.path.expanduser(str(value))))
+
+
+class PathParameter(luigi.Parameter):
+    """A file path, normalized to an absolute path (so equal files give equal task ids)."""
+
+    def normalize(self, x):
+        return expand_path(x) if x not in (None, "") else x
+
+
+class PathsParameter(law.CSVParameter):
+    """Comma-separated file paths with brace expansion, normalized to absolute paths."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("brace_expand", True)
+        super().__init__(*args, **kwargs)
+
+    def normalize(self, x):
+        return tuple(expand_path(p) for p in super().normalize(x))
+
+
+class RuntimeParameter(luigi.Parameter):
+    """A runtime name; aliases (``ort``) resolve to the canonical name."""
+
+    def normalize(self, x):
+        from mlprof.runtimes import canonical_runtime
+
+        return canonical_runtime(x)
+
+
+class RuntimesParameter(law.CSVParameter):
+    """Comma-separated runtime names (aliases resolved, duplicates dropped)."""
+
+    def normalize(self, x):
+        from mlprof.runtimes import canonical_runtime
+
+        return tuple(dict.fromkeys(canonical_runtime(r) for r in super().normalize(x)))
+
+
+class BatchSizesParameter(law.CSVParameter):
+    """Comma-separated batch sizes (>= 1), unique and sorted; ranges like ``1:4`` expand."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.update(cls=luigi.IntParameter, unique=True, sort=True, min_len=1)
+        super().__init__(*args, **kwargs)
+
+    def normalize(self, x):
+        sizes = super().normalize(x)
+        bad = [b for b in sizes if int(b) < 1]
+        if bad:
+            raise MLProfError(f"batch sizes must be >= 1, got {', '.join(map(str, bad))}",
+                              field="--batch-sizes")
+        return sizes
+
+
+def batch_sizes_tag(sizes: tuple[int, ...]) -> str:
+    """``bs_1_2_4``, or ``bs_1-1024_n11_<hash>`` for long lists."""
+    sizes = tuple(int(b) for b in sizes)
+    if len(sizes) <= 6:
+        return "bs_" + "_".join(map(str, sizes))
+    return f"bs_{sizes[0]}-{sizes[-1]}_n{len(sizes)}_{short_hash(*sizes, length=6)}"
+
+
+class ModelMixin(BaseTask):
+    """One model: ``--model-file`` (YAML or ONNX), ``--model-name``, ``--model-label``."""
+
+    model_file = PathParameter(default=DEFAULT_MODEL, description="model YAML (MLProf format) "
+                               "or .onnx file; default: the 10x128 example DNN")
+    model_name = luigi.Parameter(default=law.NO_STR, description="name in output paths; "
+                                 "default: the YAML's name, else the file name")
+    model_label = luigi.Parameter(default=law.NO_STR, description="label in plots; default: the "
+                                  "YAML's label, else its name")
+
+    @property
+    def model_spec(self):
+        """The model spec (YAML read once per task instance; onnx is not loaded here)."""
+        if getattr(self, "_model_spec", None) is None:
+            from mlprof.model import read_model_file
+
+            self._model_spec = read_model_file(self.model_file)
+        return self._model_spec
+
+    @property
+    def resolved_model_name(self) -> str:
+        """--model-name, else the spec's name."""
+        return self.model_name if self.model_name != law.NO_STR else self.model_spec.name
+
+    @property
+    def resolved_model_label(self) -> str:
+        """--model-label, else the spec's label."""
+        return self.model_label if self.model_label != law.NO_STR else self.model_spec.label
+
+    def store_parts(self):
+        parts = super().store_parts()
+        parts["model"] = model_segment(self.resolved_model_name, self.model_spec.content_hash)
+        return parts
+
+
+def model_segment(name: str, content_hash: str) -> str:
+    """``<name>__<8 hex of the model files' sha256>``."""
+    return f"{path_safe(name, 48)}__{content_hash[:8]}"
+
+
+class RuntimeMixin(BaseTask):
+    """``--runtime`` and ``--device``; the path segment also carries the runtime's version."""
+
+    runtime = RuntimeParameter(default="onnxruntime", description="inference runtime: "
+                               "onnxruntime (alias ort)")
+    device = luigi.Parameter(default="cpu", description="device to run on: cpu")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.runtimes import check_device
+
+        check_device(self.runtime, self.device)
+
+    def store_parts(self):
+        from mlprof.runtimes import runtime_version
+
+        parts = super().store_parts()
+        parts["runtime"] = f"{self.runtime}-{runtime_version(self.runtime)}__{self.device}"
+        return parts
+
+
+class MeasurementMixin(BaseTask):
+    """How to measure: calls, events, warm-up, minimum duration, input data, threads."""
+
+    n_calls = luigi.IntParameter(default=100, description="timed calls per event; default: 100")
+    n_events = luigi.IntParameter(default=1, description="events (distinct inputs) per batch "
+                                  "size; default: 1")
+    warmup = luigi.IntParameter(default=10, description="untimed calls after the first call; "
+                                "default: 10")
+    min_duration = luigi.FloatParameter(default=0.5, description="keep measuring in rounds of "
+                                        "n-calls per event until this many seconds; default: 0.5")
+    input_data = luigi.Parameter(default="random", description="random, incremental, zeros, "
+                                 "ones, or a .npz/.npy file; default: random")
+    threads = luigi.IntParameter(default=1, description="intra-op threads (0: the runtime's "
+                                 "default); default: 1")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.measure.inputs import check_input_data
+
+        for name, minimum in (("n_calls", 1), ("n_events", 1), ("warmup", 0), ("threads", 0)):
+            if getattr(self, name) < minimum:
+                raise MLProfError(f"must be >= {minimum}, got {getattr(self, name)}",
+                                  field="--" + name.replace("_", "-"))
+        if self.min_duration < 0:
+            raise MLProfError(f"must be >= 0, got {self.min_duration}", field="--min-duration")
+        self._input_data = check_input_data(self.input_data)
+
+    @property
+    def input_tag(self) -> str:
+        """The input data kind, or ``file-<stem>-<hash>`` for an input file."""
+        if self._input_data in ("random", "incremental", "zeros", "ones"):
+            return self._input_data
+        from mlprof.util import sha256_file
+
+        stem = path_safe(os.path.splitext(os.path.basename(self._input_data))[0], 24)
+        return f"file-{stem}-{sha256_file(self._input_data)[:8]}"
+
+    def store_parts(self):
+        parts = super().store_parts()
+        parts["settings"] = (f"calls{self.n_calls}_events{self.n_events}_warmup{self.warmup}"
+                             f"_mindur{float_tag(self.min_duration)}_threads{self.threads}"
+                             f"_input-{self.input_tag}")
+        return parts
+
+    def measure_settings(self, batch_size: int):
+        """The harness settings for one batch size."""
+        from mlprof.measure import MeasureSettings
+
+        return MeasureSettings(batch_size=int(batch_size), runtime=self.runtime,
+                               device=self.device, threads=self.threads, n_calls=self.n_calls,
+                               n_events=self.n_events, warmup=self.warmup,
+                               min_duration=self.min_duration, input_data=self._input_data)
+
+
+class BatchSizesMixin(BaseTask):
+    """``--batch-sizes``: the batch sizes of a sweep."""
+
+    batch_sizes = BatchSizesParameter(default=DEFAULT_BATCH_SIZES, description="comma-separated "
+                                      "batch sizes; default: 1,2,4,...,1024")
+
+    @property
+    def bs_tag(self) -> str:
+        """The batch sizes as a file-name part."""
+        return batch_sizes_tag(self.batch_sizes)
+
+
+class PlotMixin(BaseTask):
+    """MLProf's plot options."""
+
+    x_log = luigi.BoolParameter(default=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+                                description="logarithmic x-axis (--x-log or --x-log True)")
+    y_log = luigi.BoolParameter(default=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+                                description="logarithmic y-axis (--y-log or --y-log True)")
+    y_min = luigi.FloatParameter(default=law.NO_FLOAT, description="y-axis minimum")
+    y_max = luigi.FloatParameter(default=law.NO_FLOAT, description="y-axis maximum")
+    bs_normalized = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+                                        description="divide by the batch size (time per event); "
+                                        "default: True")
+    error_style = luigi.ChoiceParameter(default="band", choices=("band", "bars"),
+                                        description="16-84 percentile range as band or bars")
+    top_right_label = luigi.Parameter(default=law.NO_STR, description="text over the top right "
+                                      "corner; default: runtime, device and CPU")
+    file_types = law.CSVParameter(default=("pdf",), choices=("pdf", "png", "svg"), unique=True,
+                                  description="plot file types; default: pdf")
+    plot_postfix = luigi.Parameter(default=law.NO_STR, description="postfix added with two "
+                                   "underscores to plot file names")
+    view_cmd = luigi.Parameter(default=law.NO_STR, significant=False,
+                               description="command to open the plots with, e.g. imgcat")
+
+    def plot_options(self) -> dict:
+        """Plot options for :mod:`mlprof.plotting`."""
+        return {
+            "x_log": self.x_log, "y_log": self.y_log,
+            "y_min": None if self.y_min == law.NO_FLOAT else self.y_min,
+            "y_max": None if self.y_max == law.NO_FLOAT else self.y_max,
+            "bs_normalized": self.bs_normalized, "error_style": self.error_style,
+            "top_right_label": None if self.top_right_label == law.NO_STR else
+            self.top_right_label,
+        }
+
+    def plot_tag(self) -> str:
+        """File-name part for every non-default plot option (so options never share a file)."""
+        o = self.plot_options()
+        tags = []
+        if o["x_log"]:
+            tags.append("xlog")
+        if o["y_log"]:
+            tags.append("ylog")
+        if not o["bs_normalized"]:
+            tags.append("perbatch")
+        if o["error_style"] != "band":
+            tags.append(o["error_style"])
+        if o["y_min"] is not None or o["y_max"] is not None:
+            tags.append(f"y{float_tag(o['y_min']) if o['y_min'] is not None else ''}-"
+                        f"{float_tag(o['y_max']) if o['y_max'] is not None else ''}")
+        if o["top_right_label"]:
+            tags.append("trl" + short_hash(o["top_right_label"], length=6))
+        if self.plot_postfix != law.NO_STR:
+            tags.append(path_safe(self.plot_postfix))
+        return "__" + "_".join(tags) if tags else ""
+
+    def plot_targets(self, stem: str) -> dict[str, law.LocalFileTarget]:
+        """One target per file type."""
+        return {ext: self.local_target(f"{stem}{self.plot_tag()}.{ext}")
+                for ext in self.file_types}
+
+    def view(self, paths: list[str]) -> None:
+        """Run --view-cmd on the plots, if given."""
+        if self.view_cmd == law.NO_STR:
+            return
+        import shlex
+        import subprocess
+
+        for p in paths:
+            subprocess.call(shlex.split(self.view_cmd) + [p])

@@ -1,0 +1,167 @@
+"""PlotRuntimes (one model, one runtime) and PlotMultiRuntimes (several of each)."""
+
+from __future__ import annotations
+
+import law
+import luigi
+
+from mlprof.errors import MLProfError
+from mlprof.tasks.base import BaseTask, install_error_handling, path_safe
+from mlprof.tasks.parameters import (
+    BatchSizesMixin,
+    MeasurementMixin,
+    ModelMixin,
+    PathsParameter,
+    PlotMixin,
+    RuntimeMixin,
+    RuntimesParameter,
+    model_segment,
+)
+from mlprof.tasks.runtime import MergeRuntimes
+from mlprof.util import short_hash
+
+install_error_handling()
+
+
+def runtime_label(runtime: str, device: str, threads: int) -> str:
+    """``onnxruntime 1.20.1 | CPU, 1 thread``."""
+    from mlprof.runtimes import runtime_version
+
+    t = "default threads" if threads == 0 else f"{threads} thread{'s' if threads != 1 else ''}"
+    return f"{runtime} {runtime_version(runtime)} | {device.upper()}, {t}"
+
+
+def joined_or_hashed(items: list[str], max_len: int = 60) -> str:
+    """``a-b-c`` when short, else ``<n>x_<first>_<hash>`` so paths stay short and unique."""
+    joined = "-".join(items)
+    if len(joined) <= max_len:
+        return joined
+    return f"{len(items)}x_{items[0][:24]}_{short_hash(*items)}"
+
+
+class PlotRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin, PlotMixin):
+    """Plot median latency vs batch size with the 16-84 percentile range, for one model."""
+
+    def requires(self):
+        return MergeRuntimes.req(self)
+
+    def output(self):
+        return self.plot_targets(f"runtimes_{self.bs_tag}")
+
+    def run(self):
+        import pandas as pd
+
+        from mlprof.plotting import Curve, plot_runtimes, save_figure
+
+        stats = pd.read_csv(self.input()["stats"].path)
+        options = self.plot_options()
+        if not options["top_right_label"]:
+            options["top_right_label"] = runtime_label(self.runtime, self.device, self.threads)
+        fig = plot_runtimes([Curve(self.resolved_model_label, stats)], **options)
+        paths = [t.path for t in self.output().values()]
+        save_figure(fig, paths)
+        for p in paths:
+            self.publish_message(f"plot: {p}")
+        self.view(paths)
+
+
+class PlotMultiRuntimes(MeasurementMixin, BatchSizesMixin, PlotMixin, BaseTask):
+    """Several models and/or runtimes on one plot.
+
+    Only what varies goes into the legend labels and the file name. ``--model-files`` accepts
+    brace expansion: ``'examples/dnn/model_onnx_l{10,20}u128.yaml'``.
+    """
+
+    model_files = PathsParameter(description="comma-separated model files (YAML or ONNX); "
+                                 "brace expansion works")
+    model_names = law.CSVParameter(default=(), description="names in output paths, one per "
+                                   "model file")
+    model_labels = law.CSVParameter(default=(), description="legend labels, one per model file")
+    runtimes = RuntimesParameter(default=("onnxruntime",), description="comma-separated "
+                                 "runtimes; default: onnxruntime")
+    device = luigi.Parameter(default="cpu", description="device to run on: cpu")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.model_files:
+            raise MLProfError("give at least one model file", field="--model-files")
+        for fld, values in (("--model-names", self.model_names),
+                            ("--model-labels", self.model_labels)):
+            if values and len(values) != len(self.model_files):
+                raise MLProfError(f"{len(values)} value(s) for {len(self.model_files)} model "
+                                  "file(s); give one per model file or none", field=fld)
+        from mlprof.model import read_model_file
+        from mlprof.runtimes import check_device
+
+        for rt in self.runtimes:
+            check_device(rt, self.device)
+        self._specs = [read_model_file(f) for f in self.model_files]
+
+    def _name(self, i: int) -> str:
+        return self.model_names[i] if self.model_names else self._specs[i].name
+
+    def _label(self, i: int) -> str:
+        return self.model_labels[i] if self.model_labels else self._specs[i].label
+
+    def store_parts(self):
+        from mlprof.runtimes import runtime_version
+
+        parts = super().store_parts()
+        segs = [model_segment(self._name(i), s.content_hash) for i, s in enumerate(self._specs)]
+        parts["model"] = segs[0] if len(segs) == 1 else joined_or_hashed(segs, 80)
+        rts = [f"{rt}-{runtime_version(rt)}" for rt in self.runtimes]
+        parts["runtime"] = f"{joined_or_hashed(rts)}__{self.device}"
+        return parts
+
+    def requires(self):
+        return [
+            [MergeRuntimes.req(self, model_file=f, runtime=rt,
+                      model_name=self.model_names[i] if self.model_names else law.NO_STR,
+                      model_label=self.model_labels[i] if self.model_labels else law.NO_STR)
+             for rt in self.runtimes]
+            for i, f in enumerate(self.model_files)
+        ]
+
+    def _varying(self) -> tuple[bool, bool]:
+        return len(self.model_files) > 1, len(self.runtimes) > 1
+
+    def output(self):
+        many_models, many_rts = self._varying()
+        stem = ["runtimes"]
+        if many_models:
+            stem.append(joined_or_hashed([path_safe(self._name(i), 24)
+                                          for i in range(len(self.model_files))]))
+        if many_rts:
+            stem.append(joined_or_hashed(list(self.runtimes)))
+        stem.append(self.bs_tag)
+        return self.plot_targets("_".join(stem))
+
+    def run(self):
+        import pandas as pd
+
+        from mlprof.plotting import Curve, plot_runtimes, save_figure
+
+        many_models, many_rts = self._varying()
+        curves = []
+        for i, row in enumerate(self.input()):
+            for rt, inp in zip(self.runtimes, row, strict=False):
+                parts = []
+                if many_models or not many_rts:
+                    parts.append(self._label(i))
+                if many_rts:
+                    parts.append(rt)
+                curves.append(Curve(", ".join(parts), pd.read_csv(inp["stats"].path)))
+        options = self.plot_options()
+        if not options["top_right_label"]:
+            if many_rts:
+                t = "default threads" if self.threads == 0 else f"{self.threads} thread(s)"
+                options["top_right_label"] = f"{self.device.upper()}, {t}"
+            else:
+                options["top_right_label"] = runtime_label(self.runtimes[0], self.device,
+                                                           self.threads)
+        fig = plot_runtimes(curves, **options)
+        paths = [t.path for t in self.output().values()]
+        save_figure(fig, paths)
+        for p in paths:
+            self.publish_message(f"plot: {p}")
+        self.view(paths)

@@ -1,0 +1,102 @@
+"""Small helpers shared by the library and the tasks: hashing, atomic writes, provenance."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """Return the hex sha256 digest of a file's content."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(chunk)
+            if not block:
+                break
+            h.update(block)
+    return h.hexdigest()
+
+
+def short_hash(*parts: Any, length: int = 8) -> str:
+    """A short, stable hex hash of the string forms of ``parts``."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(str(p).encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()[:length]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
+
+    A crash or Ctrl-C inside the block leaves no (half-written) file at ``path``.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w") as f:
+        f.write(text)
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    """Write ``data`` as indented JSON to ``path`` atomically."""
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+@functools.cache
+def git_commit(directory: str | None = None) -> str | None:
+    """The git commit of ``directory`` (default: the mlprof checkout), ``+dirty`` if modified.
+
+    Returns None outside a git checkout.
+    """
+    directory = directory or str(Path(__file__).resolve().parent.parent)
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True,
+                             text=True, timeout=10)
+        if sha.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=directory, capture_output=True, text=True, timeout=10)
+        return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def dist_version(dist: str) -> str | None:
+    """The installed version of a distribution, without importing it (None if missing)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def float_tag(value: float) -> str:
+    """A path-safe representation of a float: 0.5 -> '0p5', 2.0 -> '2'."""
+    text = f"{value:g}"
+    return text.replace(".", "p").replace("-", "m").replace("+", "")

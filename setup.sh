@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Set up mlprof in this shell: `source setup.sh`.
+#
+# First use: creates .venv, installs mlprof (editable, with the dev and style extras) and
+# generates the larger example models. Later uses only activate the venv and refresh the law
+# task index (well under 2 s), unless pyproject.toml changed, which triggers a reinstall.
+#
+# Variables (set them before sourcing to override the defaults):
+#   MLP_BASE         this checkout (always derived from the location of this file)
+#   MLP_STORE        where task outputs go (default: $MLP_BASE/data/store)
+#   MLP_VENV         the virtual environment (default: $MLP_BASE/.venv)
+#   MLP_EXTRAS       pip extras to install (default: dev,style; add torch for PyTorch)
+#   MLP_TIMEOUT      per-measurement timeout in seconds (default: 600, read by the harness)
+#   LAW_HOME, LAW_CONFIG_FILE   law's home (default: $MLP_BASE/.law) and config (law.cfg)
+
+_mlp_setup() {
+    local this_file
+    if [ -n "${BASH_SOURCE[0]:-}" ]; then
+        this_file="${BASH_SOURCE[0]}"
+    elif [ -n "${ZSH_VERSION:-}" ]; then
+        # shellcheck disable=SC2296
+        this_file="${(%):-%x}"
+    else
+        this_file="$0"
+    fi
+    MLP_BASE="$(cd "$(dirname "${this_file}")" && pwd)" || return 1
+    export MLP_BASE
+    export MLP_STORE="${MLP_STORE:-${MLP_BASE}/data/store}"
+    export MLP_VENV="${MLP_VENV:-${MLP_BASE}/.venv}"
+    export LAW_HOME="${LAW_HOME:-${MLP_BASE}/.law}"
+    export LAW_CONFIG_FILE="${LAW_CONFIG_FILE:-${MLP_BASE}/law.cfg}"
+    local extras="${MLP_EXTRAS:-dev,style}"
+
+    # venv, created on first use
+    if [ ! -x "${MLP_VENV}/bin/python" ]; then
+        echo "mlprof: creating virtual environment ${MLP_VENV}"
+        python3 -m venv "${MLP_VENV}" || return 1
+    fi
+    # shellcheck disable=SC1091
+    source "${MLP_VENV}/bin/activate" || return 1
+
+    # (re)install when pyproject.toml or the extras changed
+    local stamp="${MLP_VENV}/.mlprof-install-stamp"
+    local want
+    want="$(cksum < "${MLP_BASE}/pyproject.toml") ${extras}"
+    if [ ! -f "${stamp}" ] || [ "$(cat "${stamp}")" != "${want}" ]; then
+        echo "mlprof: installing mlprof[${extras}] into ${MLP_VENV}"
+        python -m pip install -q --upgrade pip || return 1
+        python -m pip install -q -e "${MLP_BASE}[${extras}]" || return 1
+        echo "${want}" > "${stamp}"
+    fi
+
+    # larger example models are generated, not committed
+    local m
+    for m in l10u256 l20u256; do
+        if [ ! -f "${MLP_BASE}/examples/dnn/model_onnx_${m}.onnx" ]; then
+            python "${MLP_BASE}/examples/dnn/create.py" --missing || return 1
+            break
+        fi
+    done
+
+    mkdir -p "${LAW_HOME}"
+    law index -q || return 1
+}
+
+_mlp_setup "$@"
+_mlp_setup_rc=$?
+unset -f _mlp_setup
+if [ "${_mlp_setup_rc}" != "0" ]; then
+    echo "mlprof: setup failed (exit code ${_mlp_setup_rc})" >&2
+fi
+# return when sourced, exit when executed
+# shellcheck disable=SC2317
+return "${_mlp_setup_rc}" 2>/dev/null || exit "${_mlp_setup_rc}"
