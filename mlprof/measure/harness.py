@@ -120,6 +120,7 @@ def measure(model_file: str, settings: MeasureSettings,
 
     feeds = make_feeds(resolved.inputs, s.batch_size, s.n_events, s.input_data, s.seed)
 
+    started_unix = time.time()
     t0 = time.perf_counter_ns()
     rt.load(s.batch_size)
     session_ns = time.perf_counter_ns() - t0
@@ -166,6 +167,7 @@ def measure(model_file: str, settings: MeasureSettings,
         if time.perf_counter_ns() - loop_start >= min_ns:
             break
     loop_ns = time.perf_counter_ns() - loop_start
+    finished_unix = time.time()
 
     samples = np.asarray(buf, dtype=np.int64)
     idx = np.arange(samples.size)
@@ -202,6 +204,9 @@ def measure(model_file: str, settings: MeasureSettings,
         "loop_wall_s": loop_ns / 1e9,
         "timed_sum_s": float(samples.sum()) / 1e9,
         "peak_rss_mb": peak_rss_mb(),
+        # wall-clock span from session creation to the last timed call
+        "started_unix": started_unix,
+        "finished_unix": finished_unix,
         "pid": os.getpid(),
         "library_versions": _library_versions(),
     }

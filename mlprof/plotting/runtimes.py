@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
 from mlprof.util import atomic_path  # noqa: E402
 
@@ -76,16 +76,24 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
         raise ValueError("no curves to plot")
     if error_style not in ("band", "bars"):
         raise ValueError(f"error_style must be 'band' or 'bars', got {error_style!r}")
+    # milliseconds, or microseconds when every value is below 0.1 ms
+    def values(st: pd.DataFrame, col: str):
+        norm = st["batch_size"].to_numpy() if bs_normalized else 1
+        return st[col].to_numpy() / norm
+
+    peak = max(float(values(c.stats, "median_ms").max()) for c in curves)
+    unit, scale = ("us", 1000.0) if peak < 0.1 else ("ms", 1.0)
+    unit_tex = r"$\mu$s" if unit == "us" else "ms"
+
     with _style_context():
         fig, ax = plt.subplots()
         all_bs: set[int] = set()
         for i, c in enumerate(curves):
             st = c.stats.sort_values("batch_size")
             bs = st["batch_size"].to_numpy()
-            norm = bs if bs_normalized else 1
-            med = st["median_ms"].to_numpy() / norm
-            lo = st["p16_ms"].to_numpy() / norm
-            hi = st["p84_ms"].to_numpy() / norm
+            med = values(st, "median_ms") * scale
+            lo = values(st, "p16_ms") * scale
+            hi = values(st, "p84_ms") * scale
             all_bs.update(int(b) for b in bs)
             color = f"C{i % 10}"
             if error_style == "band":
@@ -95,9 +103,14 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
                 ax.errorbar(bs, med, yerr=[med - lo, hi - med], marker="o", color=color,
                             capsize=4, label=c.label)
         ax.set_xlabel("Batch size")
-        ax.set_ylabel("Latency per event [ms]" if bs_normalized else "Latency per batch [ms]")
+        what = "Latency per event" if bs_normalized else "Latency per batch"
+        ax.set_ylabel(f"{what} [{unit_tex}]")
         if x_log:
-            ax.set_xscale("log", base=2 if min(all_bs) >= 1 else 10)
+            ax.set_xscale("log", base=2)
+            ticks = sorted(all_bs)
+            if len(ticks) > 12:  # keep every other power of two readable
+                ticks = [b for b in ticks if b & (b - 1) == 0][::2] or ticks
+            ax.xaxis.set_major_locator(FixedLocator(ticks))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.xaxis.set_minor_formatter(NullFormatter())
         if y_log:

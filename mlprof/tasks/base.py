@@ -71,7 +71,11 @@ class _OneLineErrors(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, MLProfError):
-            record.msg = f"{record.getMessage()}\nmlprof error: {exc}"
+            msg = record.getMessage()
+            if msg.startswith("Uncaught exception"):
+                record.msg = f"mlprof error: {exc}"
+            else:
+                record.msg = f"{msg}\nmlprof error: {exc}"
             record.args = ()
             record.exc_info = None
             record.exc_text = None

@@ -90,14 +90,12 @@ class ModelMixin(BaseTask):
     model_label = luigi.Parameter(default=law.NO_STR, description="label in plots; default: the "
                                   "YAML's label, else its name")
 
-    @property
-    def model_spec(self):
-        """The model spec (YAML read once per task instance; onnx is not loaded here)."""
-        if getattr(self, "_model_spec", None) is None:
-            from mlprof.model import read_model_file
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.model import read_model_file
 
-            self._model_spec = read_model_file(self.model_file)
-        return self._model_spec
+        # read (and check) the model file up front: bad input fails before anything runs
+        self.model_spec = read_model_file(self.model_file)
 
     @property
     def resolved_model_name(self) -> str:
@@ -210,8 +208,9 @@ class BatchSizesMixin(BaseTask):
 class PlotMixin(BaseTask):
     """MLProf's plot options."""
 
-    x_log = luigi.BoolParameter(default=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
-                                description="logarithmic x-axis (--x-log or --x-log True)")
+    x_log = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+                                description="logarithmic (base 2) x-axis; default: True, since "
+                                "batch sizes are usually powers of two (--x-log False: linear)")
     y_log = luigi.BoolParameter(default=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
                                 description="logarithmic y-axis (--y-log or --y-log True)")
     y_min = luigi.FloatParameter(default=law.NO_FLOAT, description="y-axis minimum")
@@ -245,8 +244,8 @@ class PlotMixin(BaseTask):
         """File-name part for every non-default plot option (so options never share a file)."""
         o = self.plot_options()
         tags = []
-        if o["x_log"]:
-            tags.append("xlog")
+        if not o["x_log"]:
+            tags.append("xlin")
         if o["y_log"]:
             tags.append("ylog")
         if not o["bs_normalized"]:

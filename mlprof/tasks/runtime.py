@@ -107,13 +107,14 @@ class MergeRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin)
                 provs.append(json.load(f))
         raw = pd.concat(frames, ignore_index=True)
         stats = compute_stats(raw)
-        for row in stats.itertuples():
-            if row.unstable:
-                logger.warning("%s at batch size %d is unstable: CV %.1f%% > %.0f%% (median "
-                               "%.4f ms, p84 %.4f ms); consider more --n-calls or "
-                               "--min-duration, or a quieter machine",
-                               self.resolved_model_name, row.batch_size, 100 * row.cv,
-                               100 * CV_UNSTABLE, row.median_ms, row.p84_ms)
+        unstable = stats[stats["unstable"]]
+        if len(unstable):
+            logger.warning(
+                "%s: unstable measurement (CV > %.0f%%) at batch size(s) %s (CV %s); the median "
+                "and percentiles are robust, mean and std are not: consider a larger "
+                "--min-duration or a quieter machine", self.resolved_model_name,
+                100 * CV_UNSTABLE, ", ".join(map(str, unstable["batch_size"])),
+                ", ".join(f"{100 * cv:.0f}%" for cv in unstable["cv"]))
         outputs = self.output()
         with atomic_path(outputs["raw"].path) as tmp:
             raw.to_csv(tmp, index=False, float_format="%.6f")

@@ -1,0 +1,43 @@
+"""Shared fixtures: a fresh store per test and a helper to run `law run` as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+DNN = REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml"
+#: fast measurement settings for end-to-end tests
+FAST = ["--n-calls", "10", "--warmup", "1", "--min-duration", "0"]
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, empty $MLP_STORE for this test."""
+    path = tmp_path / "store"
+    monkeypatch.setenv("MLP_STORE", str(path))
+    return path
+
+
+def law_run(task: str, *args: str, store: Path, timeout: float = 300,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """``law run TASK ARGS`` in a subprocess with $MLP_STORE set; output captured as text."""
+    full_env = dict(os.environ)
+    full_env.setdefault("MLP_BASE", str(REPO))
+    full_env.setdefault("LAW_HOME", str(REPO / ".law"))
+    full_env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
+    full_env["MLP_STORE"] = str(store)
+    full_env.update(env or {})
+    return subprocess.run(["law", "run", task, *args], cwd=REPO, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def files_in(path: Path) -> list[Path]:
+    """All files below ``path`` (none if it does not exist)."""
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
