@@ -11,3 +11,7 @@ import mlprof.measure.harness  # noqa: F401
 import mlprof.measure.inputs  # noqa: F401
 import mlprof.model.onnx_graph  # noqa: F401
 import mlprof.runtimes.onnxruntime  # noqa: F401
+import mlprof.util
+
+# resolved once here, inherited by every child (saves two git calls per measurement)
+mlprof.util.git_commit()

@@ -117,8 +117,9 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
             ax.set_yscale("log")
         else:
             ax.set_ylim(bottom=0)
-        if y_min is not None or y_max is not None:
-            ax.set_ylim(bottom=y_min, top=y_max)
+        if y_min is not None or y_max is not None:  # given in ms
+            ax.set_ylim(bottom=None if y_min is None else y_min * scale,
+                        top=None if y_max is None else y_max * scale)
         ax.margins(x=0.03)
         ax.text(0.0, 1.01, top_left_label, transform=ax.transAxes, ha="left", va="bottom",
                 fontweight="bold")

@@ -28,14 +28,26 @@ class PathParameter(luigi.Parameter):
 
 
 class PathsParameter(law.CSVParameter):
-    """Comma-separated file paths with brace expansion, normalized to absolute paths."""
+    """Comma-separated file paths with brace expansion and globs, made absolute."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("brace_expand", True)
         super().__init__(*args, **kwargs)
 
     def normalize(self, x):
-        return tuple(expand_path(p) for p in super().normalize(x))
+        import glob
+
+        paths = []
+        for p in super().normalize(x):
+            p = expand_path(p)
+            if any(c in p for c in "*?["):
+                matches = sorted(glob.glob(p))
+                if not matches:
+                    raise MLProfError(f"no file matches {p!r}", field="--model-files")
+                paths.extend(matches)
+            else:
+                paths.append(p)
+        return tuple(dict.fromkeys(paths))
 
 
 class RuntimeParameter(luigi.Parameter):
@@ -57,14 +69,16 @@ class RuntimesParameter(law.CSVParameter):
 
 
 class BatchSizesParameter(law.CSVParameter):
-    """Comma-separated batch sizes (>= 1), unique and sorted; ranges like ``1:4`` expand."""
+    """Comma-separated batch sizes (>= 1), made unique and sorted."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.update(cls=luigi.IntParameter, unique=True, sort=True, min_len=1)
+        kwargs.update(cls=luigi.IntParameter, unique=True, sort=True)
         super().__init__(*args, **kwargs)
 
     def normalize(self, x):
         sizes = super().normalize(x)
+        if not sizes:
+            raise MLProfError("give at least one batch size", field="--batch-sizes")
         bad = [b for b in sizes if int(b) < 1]
         if bad:
             raise MLProfError(f"batch sizes must be >= 1, got {', '.join(map(str, bad))}",
