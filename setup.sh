@@ -44,9 +44,14 @@ _mlp_setup() {
     local want
     want="$(cksum < "${MLP_BASE}/pyproject.toml") ${extras}"
     if [ ! -f "${stamp}" ] || [ "$(cat "${stamp}")" != "${want}" ]; then
-        echo "mlprof: installing mlprof[${extras}] into ${MLP_VENV}"
-        python -m pip install -q --upgrade pip || return 1
-        python -m pip install -q -e "${MLP_BASE}[${extras}]" || return 1
+        echo "mlprof: installing mlprof[${extras}] into ${MLP_VENV} (log: ${MLP_VENV}/install.log)"
+        if ! { python -m pip install --upgrade pip && \
+               python -m pip install -e "${MLP_BASE}[${extras}]"; } > "${MLP_VENV}/install.log" 2>&1
+        then
+            tail -n 30 "${MLP_VENV}/install.log" >&2
+            echo "mlprof: installation failed, see ${MLP_VENV}/install.log" >&2
+            return 1
+        fi
         echo "${want}" > "${stamp}"
     fi
 
