@@ -4,8 +4,11 @@ Importing creates no session and no thread pool; that happens in each child.
 """
 
 import numpy  # noqa: F401
+import numpy.random  # noqa: F401  (imported lazily by numpy otherwise)
 import onnx  # noqa: F401
+import onnx.defs
 import onnxruntime  # noqa: F401
+import yaml  # noqa: F401
 
 import mlprof.measure.harness  # noqa: F401
 import mlprof.measure.inputs  # noqa: F401
@@ -15,3 +18,5 @@ import mlprof.util
 
 # resolved once here, inherited by every child (saves two git calls per measurement)
 mlprof.util.git_commit()
+# onnx builds its operator-schema registry on first use (by the checker): do it once here
+onnx.defs.get_schema("Relu")

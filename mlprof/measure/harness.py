@@ -100,22 +100,24 @@ def _timed_block(fn: Callable[..., Any], args: tuple, buf: list[int], start: int
         buf[k] = pc() - t0
 
 
-def measure(model_file: str, settings: MeasureSettings,
+def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
             progress: ProgressFn | None = None) -> MeasureResult:
-    """Measure ``model_file`` with ``settings`` in this process and return the samples."""
+    """Measure ``model_file`` with ``settings`` in this process and return the samples.
+
+    ``model_file`` is a YAML or ONNX file for onnxruntime, a model script (``script.py`` or
+    ``script.py::HASH``, run with ``script_args``) for the torch runtimes.
+    """
     from mlprof import __version__
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.sysinfo import peak_rss_mb, system_info
-    from mlprof.model import read_model_file
-    from mlprof.model.onnx_graph import resolve
     from mlprof.runtimes import get_runtime
     from mlprof.util import git_commit
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()
-    spec = read_model_file(model_file)
-    resolved = resolve(spec)
     runtime_cls = get_runtime(s.runtime)
+    resolved = runtime_cls.resolve(model_file, tuple(script_args))
+    spec = resolved.spec
     rt = runtime_cls(resolved, device=s.device, threads=s.threads)
 
     feeds = make_feeds(resolved.inputs, s.batch_size, s.n_events, s.input_data, s.seed)
@@ -216,11 +218,11 @@ def measure(model_file: str, settings: MeasureSettings,
 def _library_versions() -> dict[str, str | None]:
     from mlprof.util import dist_version
 
-    return {d: dist_version(d) for d in ("numpy", "onnx", "onnxruntime")}
+    return {d: dist_version(d) for d in ("numpy", "onnx", "onnxruntime", "torch")}
 
 
 def measure_isolated(model_file: str, settings: MeasureSettings, *,
-                     timeout: float | None = None,
+                     script_args: tuple[str, ...] = (), timeout: float | None = None,
                      progress: ProgressFn | None = None) -> MeasureResult:
     """Like :func:`measure`, in a child process that is killed after ``timeout`` seconds.
 
@@ -230,5 +232,14 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
     from mlprof.measure.isolate import run_isolated
 
     label = f"{os.path.basename(model_file)} at batch size {settings.batch_size}"
-    return run_isolated(measure, {"model_file": model_file, "settings": settings},
-                        timeout=timeout, progress=progress, label=label)
+    return run_isolated(measure, {"model_file": model_file, "settings": settings,
+                                  "script_args": tuple(script_args)},
+                        timeout=timeout, progress=progress, label=label,
+                        torch=_needs_torch(model_file, settings.runtime))
+
+
+def _needs_torch(model_file: str, runtime: str) -> bool:
+    from mlprof.runtimes import SCRIPT_RUNTIMES, canonical_runtime
+
+    return (canonical_runtime(runtime) in SCRIPT_RUNTIMES
+            or model_file.split("::")[0].lower().endswith(".py"))

@@ -5,6 +5,10 @@ onnxruntime (but created no session and no thread pool). Starting a child then c
 milliseconds instead of the ~0.3 s of a fresh interpreter, while every measurement still gets
 its own process: a crash, a hang or a leak costs only that measurement.
 
+As with any multiprocessing start method other than fork, a script that calls
+:func:`run_isolated` (or :func:`mlprof.measure.measure_isolated`) must do so under
+``if __name__ == "__main__":``, since the server imports the main module.
+
 The parent waits with ``poll`` (no busy loop, so it does not steal a core from the child).
 """
 
@@ -24,8 +28,11 @@ from mlprof.errors import MeasurementFailed, MLProfError
 DEFAULT_TIMEOUT = 600.0
 #: modules imported once by the forkserver, inherited by every measurement child
 PRELOAD = ["mlprof.measure.child"]
+#: added when the first child of this process needs PyTorch (script models, torch runtimes)
+PRELOAD_TORCH = ["mlprof.measure.child_torch"]
 
 _ctx_pid: int | None = None
+_ctx_torch = False
 
 
 def default_timeout() -> float:
@@ -43,26 +50,38 @@ def default_timeout() -> float:
     return value
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """The forkserver context, valid in this process (also after a fork, e.g. luigi workers)."""
-    global _ctx_pid
+def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
+    """The forkserver context, valid in this process (also after a fork, e.g. luigi workers).
+
+    The server starts with the first child; ``torch`` then also preloads PyTorch (a later
+    child that needs torch from a server started without it imports torch itself).
+    """
+    global _ctx_pid, _ctx_torch
     ctx = multiprocessing.get_context("forkserver")
     pid = os.getpid()
+    fs = multiprocessing.forkserver._forkserver
     if _ctx_pid != pid:
-        fs = multiprocessing.forkserver._forkserver
         if fs._forkserver_pid is not None and _ctx_pid is not None:
             # we were forked from a process that had started a forkserver: start our own
             fs._forkserver_pid = None
             fs._forkserver_address = None
             fs._forkserver_alive_fd = None
-        preload = list(PRELOAD)
+        _ctx_pid, _ctx_torch = pid, False
+    if fs._forkserver_pid is None:
+        preload = list(PRELOAD) + (PRELOAD_TORCH if torch else [])
         main = getattr(__import__("__main__"), "__file__", None)
         if main and os.path.exists(main):
             # import the main script once in the server, not in every child
             preload.insert(0, "__main__")
         ctx.set_forkserver_preload(preload)
-        _ctx_pid = pid
+        _ctx_torch = torch
     return ctx
+
+
+def prestart(torch: bool = False) -> None:
+    """Start the measurement server of this process in the background (if not yet running)."""
+    _context(torch)
+    multiprocessing.forkserver.ensure_running()
 
 
 def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:
@@ -85,7 +104,7 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
 def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                  timeout: float | None = None,
                  progress: Callable[[float, str], None] | None = None,
-                 label: str = "measurement") -> Any:
+                 label: str = "measurement", torch: bool = False) -> Any:
     """Call ``func(**kwargs, progress=...)`` in a child process and return its result.
 
     Raises :class:`MeasurementFailed` (``status`` ``"timeout"`` or ``"failed"``) when the child
@@ -93,7 +112,7 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     :class:`MLProfError` the child raised. Ctrl-C kills the child and propagates.
     """
     timeout = default_timeout() if timeout is None else float(timeout)
-    ctx = _context()
+    ctx = _context(torch)
     recv_conn, send_conn = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(send_conn, func, kwargs),
                        name=f"mlprof-measure-{label}", daemon=True)

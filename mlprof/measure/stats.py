@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import csv
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is optional here: the tasks use the numpy path (faster start-up)
+    import pandas as pd
 
 #: CV above which a measurement is flagged as unstable
 CV_UNSTABLE = 0.10
@@ -44,9 +52,56 @@ def summarize(samples_ms: np.ndarray, batch_size: int) -> dict:
 
 def compute_stats(raw: pd.DataFrame) -> pd.DataFrame:
     """One row of statistics per batch size of a raw-sample frame (see :data:`RAW_COLUMNS`)."""
+    import pandas as pd
+
     missing = [c for c in ("batch_size", "runtime_ms") if c not in raw.columns]
     if missing:
         raise ValueError(f"raw samples lack column(s) {', '.join(missing)}")
     rows = [summarize(g["runtime_ms"].to_numpy(), bs)
             for bs, g in raw.groupby("batch_size", sort=True)]
     return pd.DataFrame(rows, columns=STAT_COLUMNS)
+
+
+def read_runtimes(path: str | os.PathLike) -> np.ndarray:
+    """The ``runtime_ms`` column of a raw-sample CSV as a float array."""
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None or "runtime_ms" not in header:
+            raise ValueError(f"{path}: no runtime_ms column")
+        col = header.index("runtime_ms")
+        return np.array([float(row[col]) for row in reader], dtype=np.float64)
+
+
+def write_stats_csv(path: str | os.PathLike, rows: Sequence[Mapping]) -> None:
+    """Write statistics rows (dicts with :data:`STAT_COLUMNS`) as CSV."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(STAT_COLUMNS)
+        for r in rows:
+            w.writerow([_fmt(r[c]) for c in STAT_COLUMNS])
+
+
+def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """A statistics CSV as a dict of column arrays (what the plotting functions take)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path}: no statistics rows")
+    out: dict[str, np.ndarray] = {}
+    for c in rows[0]:
+        vals = [r[c] for r in rows]
+        if c == "unstable":
+            out[c] = np.array([v.strip().lower() == "true" for v in vals])
+        else:
+            out[c] = np.array([float(v) for v in vals])
+    return out
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "True" if v else "False"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    v = float(v)
+    return "nan" if math.isnan(v) else f"{v:.6g}"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
 from mlprof.util import atomic_path  # noqa: E402
@@ -42,10 +43,13 @@ STYLE = {
 
 @dataclass
 class Curve:
-    """One curve: a label and a statistics table (batch_size, median_ms, p16_ms, p84_ms)."""
+    """One curve: a label and statistics columns (batch_size, median_ms, p16_ms, p84_ms).
+
+    ``stats`` is a pandas DataFrame or any mapping of column name to array.
+    """
 
     label: str
-    stats: pd.DataFrame
+    stats: Any
 
 
 def _style_context():
@@ -77,23 +81,24 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
     if error_style not in ("band", "bars"):
         raise ValueError(f"error_style must be 'band' or 'bars', got {error_style!r}")
     # milliseconds, or microseconds when every value is below 0.1 ms
-    def values(st: pd.DataFrame, col: str):
-        norm = st["batch_size"].to_numpy() if bs_normalized else 1
-        return st[col].to_numpy() / norm
+    def values(st: Any, col: str) -> np.ndarray:
+        bs = np.asarray(st["batch_size"], dtype=float)
+        order = np.argsort(bs, kind="stable")
+        v = np.asarray(st[col], dtype=float)[order]
+        return v / bs[order] if bs_normalized else v
 
     peak = max(float(values(c.stats, "median_ms").max()) for c in curves)
     unit, scale = ("us", 1000.0) if peak < 0.1 else ("ms", 1.0)
-    unit_tex = r"$\mu$s" if unit == "us" else "ms"
+    unit_tex = "\u00b5s" if unit == "us" else "ms"  # plain text: no mathtext parser needed
 
     with _style_context():
         fig, ax = plt.subplots()
         all_bs: set[int] = set()
         for i, c in enumerate(curves):
-            st = c.stats.sort_values("batch_size")
-            bs = st["batch_size"].to_numpy()
-            med = values(st, "median_ms") * scale
-            lo = values(st, "p16_ms") * scale
-            hi = values(st, "p84_ms") * scale
+            bs = np.sort(np.asarray(c.stats["batch_size"], dtype=int))
+            med = values(c.stats, "median_ms") * scale
+            lo = values(c.stats, "p16_ms") * scale
+            hi = values(c.stats, "p84_ms") * scale
             all_bs.update(int(b) for b in bs)
             color = f"C{i % 10}"
             if error_style == "band":
