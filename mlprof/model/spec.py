@@ -94,7 +94,14 @@ class ModelSpec:
     version: str | None = None
     inputs: list[InputSpec] | None = None   # None: read everything from the graph
     outputs: list[str] | None = None
+    #: for model scripts: the hashes after ``::`` (empty: every model in the script)
+    model_hashes: tuple[str, ...] = ()
     _hash: str | None = field(default=None, repr=False)
+
+    @property
+    def is_script(self) -> bool:
+        """Whether this is a Python model script (engine ``torch``)."""
+        return self.engine == "torch"
 
     @property
     def content_hash(self) -> str:
@@ -103,6 +110,8 @@ class ModelSpec:
             h = hashlib.sha256()
             for path in dict.fromkeys([self.spec_file, self.file]):
                 h.update(_read_bytes(path, self.spec_file, "file"))
+            for mh in self.model_hashes:
+                h.update(b"::" + mh.encode())
             self._hash = h.hexdigest()
         return self._hash
 
@@ -129,8 +138,12 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
     Only the YAML is parsed here; the ONNX graph is not loaded (see :func:`resolve_inputs`).
     Raises :class:`MLProfError` naming the file and field for any problem.
     """
-    path = os.path.abspath(os.path.expandvars(os.path.expanduser(os.fspath(path))))
+    path, sep, hashes = os.fspath(path).partition("::")
+    path = os.path.abspath(os.path.expandvars(os.path.expanduser(path)))
     ext = os.path.splitext(path)[1].lower()
+    if sep and ext != ".py":
+        raise MLProfError("'::HASH' selects a model of a Python script; this is not a .py "
+                          "file", path, "--model-file")
     if not os.path.exists(path):
         raise MLProfError("file not found", path)
     if os.path.isdir(path):
@@ -141,8 +154,14 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
     if ext in (".yaml", ".yml"):
         return _read_yaml(path)
     if ext == ".py":
-        raise MLProfError("Python model scripts are not supported yet; give a .yaml model "
-                          "file or an .onnx file", path)
+        from mlprof.model.script import read_labels, split_model_file
+
+        _, model_hashes = split_model_file(f"{path}{sep}{hashes}")
+        read_labels(path)  # a malformed labels line fails here, before anything runs
+        stem = Path(path).stem
+        name = stem if len(model_hashes) != 1 else f"{stem}-{model_hashes[0]}"
+        return ModelSpec(name=name, label=name, spec_file=path, file=path, engine="torch",
+                         model_hashes=model_hashes)
     raise MLProfError(f"unknown model file type {ext or '(none)'!r}; expected .yaml, .yml or "
                       ".onnx", path)
 

@@ -13,11 +13,20 @@ from mlprof.errors import MLProfError
 #: canonical name -> (import path, package whose version is recorded, aliases)
 RUNTIMES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "onnxruntime": ("mlprof.runtimes.onnxruntime:OnnxRuntime", "onnxruntime", ("ort",)),
+    "torch": ("mlprof.runtimes.torch:TorchRuntime", "torch",
+              ("torch-eager", "pytorch", "eager")),
+    "torch-compile": ("mlprof.runtimes.torch:TorchCompileRuntime", "torch",
+                      ("torch-compiled", "inductor", "compile")),
 }
 
 DEVICES: dict[str, tuple[str, ...]] = {
     "onnxruntime": ("cpu",),
+    "torch": ("cpu",),
+    "torch-compile": ("cpu",),
 }
+
+#: runtimes that run the model script itself (the others need an ONNX file)
+SCRIPT_RUNTIMES = ("torch", "torch-compile")
 
 
 def canonical_runtime(name: str) -> str:

@@ -40,6 +40,15 @@ class Runtime(ABC):
         self.threads = threads
 
     @classmethod
+    @abstractmethod
+    def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> Any:
+        """Load what the runtime needs to know about ``model_file`` (inputs, batch, ...).
+
+        The result has ``spec`` (a :class:`mlprof.model.ModelSpec`), ``inputs`` (a list of
+        :class:`mlprof.model.InputSpec`), ``outputs``, ``fixed_batch``, ``opset`` and ``notes``.
+        """
+
+    @classmethod
     def version(cls) -> str:
         """The installed version of the runtime library (without importing it)."""
         return dist_version(cls.package) or "unknown"

@@ -29,6 +29,19 @@ class OnnxRuntime(Runtime):
 
     model: ResolvedModel
 
+    @classmethod
+    def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedModel:
+        """Read the model file and check it against its ONNX graph."""
+        from mlprof.model import read_model_file
+        from mlprof.model.onnx_graph import resolve
+
+        spec = read_model_file(model_file)
+        if spec.is_script:
+            raise MLProfError("onnxruntime measures ONNX models; export the script's model "
+                              "first (the tasks do, via ExportOnnx)", spec.spec_file,
+                              "--runtime")
+        return resolve(spec)
+
     def __init__(self, model: ResolvedModel, *, device: str = "cpu", threads: int = 1) -> None:
         super().__init__(model, device=device, threads=threads)
         self.session: ort.InferenceSession | None = None

@@ -20,11 +20,17 @@ def expand_path(value: str) -> str:
     return os.path.abspath(os.path.expandvars(os.path.expanduser(str(value))))
 
 
+def expand_model_file(value: str) -> str:
+    """Like :func:`expand_path`, keeping a ``::HASH`` suffix (script models)."""
+    path, sep, rest = str(value).partition("::")
+    return expand_path(path) + sep + rest.strip().lower()
+
+
 class PathParameter(luigi.Parameter):
-    """A file path, normalized to an absolute path (so equal files give equal task ids)."""
+    """A file path (``script.py::HASH`` too), made absolute so equal files give equal ids."""
 
     def normalize(self, x):
-        return expand_path(x) if x not in (None, "") else x
+        return expand_model_file(x) if x not in (None, "") else x
 
 
 class PathsParameter(law.CSVParameter):
@@ -39,7 +45,7 @@ class PathsParameter(law.CSVParameter):
 
         paths = []
         for p in super().normalize(x):
-            p = expand_path(p)
+            p = expand_model_file(p)
             if any(c in p for c in "*?["):
                 matches = sorted(glob.glob(p))
                 if not matches:
@@ -94,11 +100,72 @@ def batch_sizes_tag(sizes: tuple[int, ...]) -> str:
     return f"bs_{sizes[0]}-{sizes[-1]}_n{len(sizes)}_{short_hash(*sizes, length=6)}"
 
 
-class ModelMixin(BaseTask):
-    """One model: ``--model-file`` (YAML or ONNX), ``--model-name``, ``--model-label``."""
+class ScriptMixin(BaseTask):
+    """How model scripts run: ``--script-args`` and ``--max-depth``."""
 
-    model_file = PathParameter(default=DEFAULT_MODEL, description="model YAML (MLProf format) "
-                               "or .onnx file; default: the 10x128 example DNN")
+    script_args = luigi.Parameter(default="", description="arguments for model scripts, e.g. "
+                                  "'--batch_size 8 --max_seq_length 64'")
+    max_depth = luigi.IntParameter(default=0, description="discover sub-modules down to this "
+                                   "depth (0: models the script calls itself)")
+
+    @property
+    def script_argv(self) -> tuple[str, ...]:
+        """--script-args split like a shell would."""
+        import shlex
+
+        try:
+            return tuple(shlex.split(self.script_args))
+        except ValueError as e:
+            raise MLProfError(f"cannot split {self.script_args!r}: {e}",
+                              field="--script-args") from None
+
+    def script_tag(self) -> str:
+        """Path part for the script arguments and depth (empty by default)."""
+        tags = []
+        if self.script_argv:
+            tags.append("args-" + short_hash(*self.script_argv, length=6))
+        if self.max_depth:
+            tags.append(f"depth{self.max_depth}")
+        return "_".join(tags)
+
+
+class ExportMixin(BaseTask):
+    """How script models are exported to ONNX."""
+
+    opset = luigi.IntParameter(default=0, description="ONNX opset for exports; default: "
+                               "$MLP_ONNX_OPSET or 18")
+    precision = luigi.ChoiceParameter(default="fp32", choices=("fp32", "fp16"),
+                                      description="precision of exported ONNX models")
+    ort_optimize = luigi.BoolParameter(default=False, description="save ONNX Runtime's "
+                                       "offline-optimized graph as the exported model")
+    atol = luigi.FloatParameter(default=law.NO_FLOAT, description="absolute tolerance of the "
+                                "export check; default: 1e-4 (fp32), 1e-2 (fp16)")
+    rtol = luigi.FloatParameter(default=law.NO_FLOAT, description="relative tolerance of the "
+                                "export check; default: 1e-3 (fp32), 1e-2 (fp16)")
+
+    @property
+    def resolved_opset(self) -> int:
+        """--opset, else $MLP_ONNX_OPSET, else the default."""
+        from mlprof.model.export import default_opset
+
+        return self.opset or default_opset()
+
+    def export_tag(self) -> str:
+        """``onnx-op18-fp32`` (+ ``-ortopt``, tolerances when given)."""
+        tag = f"onnx-op{self.resolved_opset}-{self.precision}"
+        if self.ort_optimize:
+            tag += "-ortopt"
+        if self.atol != law.NO_FLOAT or self.rtol != law.NO_FLOAT:
+            tag += f"-tol{short_hash(self.atol, self.rtol, length=4)}"
+        return tag
+
+
+class ModelMixin(ScriptMixin, ExportMixin):
+    """One model: ``--model-file`` (YAML, ONNX or ``script.py[::HASH]``), name and label."""
+
+    model_file = PathParameter(default=DEFAULT_MODEL, description="model YAML (MLProf format), "
+                               ".onnx file or Python model script (script.py or script.py::HASH)"
+                               "; default: the 10x128 example DNN")
     model_name = luigi.Parameter(default=law.NO_STR, description="name in output paths; "
                                  "default: the YAML's name, else the file name")
     model_label = luigi.Parameter(default=law.NO_STR, description="label in plots; default: the "
@@ -121,9 +188,17 @@ class ModelMixin(BaseTask):
         """--model-label, else the spec's label."""
         return self.model_label if self.model_label != law.NO_STR else self.model_spec.label
 
+    @property
+    def is_script(self) -> bool:
+        """Whether the model is a Python script."""
+        return self.model_spec.is_script
+
     def store_parts(self):
         parts = super().store_parts()
-        parts["model"] = model_segment(self.resolved_model_name, self.model_spec.content_hash)
+        content = self.model_spec.content_hash
+        if self.is_script:
+            content = short_hash(content, *self.script_argv, self.max_depth, length=64)
+        parts["model"] = model_segment(self.resolved_model_name, content)
         return parts
 
 
@@ -192,9 +267,13 @@ class MeasurementMixin(BaseTask):
 
     def store_parts(self):
         parts = super().store_parts()
-        parts["settings"] = (f"calls{self.n_calls}_events{self.n_events}_warmup{self.warmup}"
-                             f"_mindur{float_tag(self.min_duration)}_threads{self.threads}"
-                             f"_input-{self.input_tag}")
+        settings = (f"calls{self.n_calls}_events{self.n_events}_warmup{self.warmup}"
+                    f"_mindur{float_tag(self.min_duration)}_threads{self.threads}"
+                    f"_input-{self.input_tag}")
+        # script models measured on an exported ONNX file: how it was exported matters too
+        if getattr(self, "is_script", False) and getattr(self, "runtime", "") == "onnxruntime":
+            settings += "__" + self.export_tag()
+        parts["settings"] = settings
         return parts
 
     def measure_settings(self, batch_size: int):

@@ -9,12 +9,14 @@ from mlprof.errors import MLProfError
 from mlprof.tasks.base import BaseTask, install_error_handling, path_safe
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
+    ExportMixin,
     MeasurementMixin,
     ModelMixin,
     PathsParameter,
     PlotMixin,
     RuntimeMixin,
     RuntimesParameter,
+    ScriptMixin,
     model_segment,
 )
 from mlprof.tasks.runtime import MergeRuntimes
@@ -23,12 +25,17 @@ from mlprof.util import short_hash
 install_error_handling()
 
 
+def device_label(device: str, threads: int) -> str:
+    """``CPU, 1 thread``."""
+    t = "default threads" if threads == 0 else f"{threads} thread{'s' if threads != 1 else ''}"
+    return f"{device.upper()}, {t}"
+
+
 def runtime_label(runtime: str, device: str, threads: int) -> str:
     """``onnxruntime 1.20.1 | CPU, 1 thread``."""
     from mlprof.runtimes import runtime_version
 
-    t = "default threads" if threads == 0 else f"{threads} thread{'s' if threads != 1 else ''}"
-    return f"{runtime} {runtime_version(runtime)} | {device.upper()}, {t}"
+    return f"{runtime} {runtime_version(runtime)} | {device_label(device, threads)}"
 
 
 def joined_or_hashed(items: list[str], max_len: int = 60) -> str:
@@ -49,11 +56,10 @@ class PlotRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin, 
         return self.plot_targets(f"runtimes_{self.bs_tag}")
 
     def run(self):
-        import pandas as pd
-
+        from mlprof.measure.stats import read_stats_csv
         from mlprof.plotting import Curve, plot_runtimes, save_figure
 
-        stats = pd.read_csv(self.input()["stats"].path)
+        stats = read_stats_csv(self.input()["stats"].path)
         options = self.plot_options()
         if not options["top_right_label"]:
             options["top_right_label"] = runtime_label(self.runtime, self.device, self.threads)
@@ -65,15 +71,17 @@ class PlotRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin, 
         self.view(paths)
 
 
-class PlotMultiRuntimes(MeasurementMixin, BatchSizesMixin, PlotMixin, BaseTask):
+class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, PlotMixin,
+                        BaseTask):
     """Several models and/or runtimes on one plot.
 
     Only what varies goes into the legend labels and the file name. ``--model-files`` accepts
-    brace expansion: ``'examples/dnn/model_onnx_l{10,20}u128.yaml'``.
+    brace expansion and globs: ``'examples/dnn/model_onnx_l{10,20}u128.yaml'``. A model script
+    without ``::HASH`` contributes every model it calls (found by DiscoverModels first).
     """
 
-    model_files = PathsParameter(description="comma-separated model files (YAML or ONNX); "
-                                 "brace expansion works")
+    model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
+                                 "script.py[::HASH]); brace expansion and globs work")
     model_names = law.CSVParameter(default=(), description="names in output paths, one per "
                                    "model file")
     model_labels = law.CSVParameter(default=(), description="legend labels, one per model file")
@@ -107,20 +115,61 @@ class PlotMultiRuntimes(MeasurementMixin, BatchSizesMixin, PlotMixin, BaseTask):
         from mlprof.runtimes import runtime_version
 
         parts = super().store_parts()
-        segs = [model_segment(self._name(i), s.content_hash) for i, s in enumerate(self._specs)]
+        segs = [model_segment(self._name(i), short_hash(s.content_hash, *self.script_argv,
+                                                        self.max_depth, length=64)
+                              if s.is_script else s.content_hash)
+                for i, s in enumerate(self._specs)]
         parts["model"] = segs[0] if len(segs) == 1 else joined_or_hashed(segs, 80)
         rts = [f"{rt}-{runtime_version(rt)}" for rt in self.runtimes]
         parts["runtime"] = f"{joined_or_hashed(rts)}__{self.device}"
         return parts
 
+    def _expands(self, i: int) -> bool:
+        """Whether model file ``i`` is a script whose models are found by discovery."""
+        return self._specs[i].is_script and len(self._specs[i].model_hashes) != 1
+
+    def _discovery(self, i: int):
+        from mlprof.tasks.discover import DiscoverModels
+
+        return DiscoverModels.req(self, model_file=self.model_files[i])
+
+    def _merge(self, model_file: str, runtime: str, name: str, label: str):
+        return MergeRuntimes.req(self, model_file=model_file, runtime=runtime,
+                                 model_name=name, model_label=label)
+
+    def _entries(self) -> list[tuple[str, str, str]]:
+        """(model file, name, label) per model; scripts expanded once discovered."""
+        entries = []
+        for i, f in enumerate(self.model_files):
+            name = self.model_names[i] if self.model_names else law.NO_STR
+            label = self.model_labels[i] if self.model_labels else law.NO_STR
+            if not self._expands(i):
+                entries.append((f, name, label))
+                continue
+            models = self._discovery(i).selected()
+            many = len(models) > 1
+            for m in models:
+                cls = m["class"].rsplit(".", 1)[-1]
+                entries.append((
+                    f"{self._specs[i].file}::{m['hash']}",
+                    # without --model-names the script model's own name: <stem>-<hash>
+                    f"{name}-{m['hash']}" if name != law.NO_STR and many else name,
+                    self._label(i) + (f" ({cls} {m['hash']})" if many else ""),
+                ))
+        return entries
+
     def requires(self):
-        return [
-            [MergeRuntimes.req(self, model_file=f, runtime=rt,
-                      model_name=self.model_names[i] if self.model_names else law.NO_STR,
-                      model_label=self.model_labels[i] if self.model_labels else law.NO_STR)
-             for rt in self.runtimes]
-            for i, f in enumerate(self.model_files)
-        ]
+        reqs = []
+        for i, f in enumerate(self.model_files):
+            if self._expands(i):
+                reqs.append(self._discovery(i))  # the models follow in run()
+            else:
+                reqs.extend(self._merge(f, rt,
+                                        self.model_names[i] if self.model_names else law.NO_STR,
+                                        self.model_labels[i] if self.model_labels else
+                                        law.NO_STR)
+                            for rt in self.runtimes)
+        return reqs
 
     def _varying(self) -> tuple[bool, bool]:
         return len(self.model_files) > 1, len(self.runtimes) > 1
@@ -137,25 +186,33 @@ class PlotMultiRuntimes(MeasurementMixin, BatchSizesMixin, PlotMixin, BaseTask):
         return self.plot_targets("_".join(stem))
 
     def run(self):
-        import pandas as pd
-
+        from mlprof.measure.stats import read_stats_csv
         from mlprof.plotting import Curve, plot_runtimes, save_figure
 
-        many_models, many_rts = self._varying()
+        # scripts' models are known once discovered: dynamic dependencies
+        entries = self._entries()
+        merges = [[self._merge(f, rt, name, label) for rt in self.runtimes]
+                  for f, name, label in entries]
+        yield [m for row in merges for m in row]
+
+        many_models, many_rts = len(entries) > 1, len(self.runtimes) > 1
         curves = []
-        for i, row in enumerate(self.input()):
-            for rt, inp in zip(self.runtimes, row, strict=False):
+        for row in merges:
+            for rt, task in zip(self.runtimes, row, strict=True):
                 parts = []
                 if many_models or not many_rts:
-                    parts.append(self._label(i))
+                    parts.append(task.resolved_model_label)
                 if many_rts:
                     parts.append(rt)
-                curves.append(Curve(", ".join(parts), pd.read_csv(inp["stats"].path)))
+                curves.append(Curve(", ".join(parts),
+                                    read_stats_csv(task.output()["stats"].path)))
         options = self.plot_options()
         if not options["top_right_label"]:
             if many_rts:
-                t = "default threads" if self.threads == 0 else f"{self.threads} thread(s)"
-                options["top_right_label"] = f"{self.device.upper()}, {t}"
+                options["top_right_label"] = device_label(self.device, self.threads)
+                if not many_models:
+                    options["top_right_label"] = (f"{merges[0][0].resolved_model_label} | "
+                                                  f"{options['top_right_label']}")
             else:
                 options["top_right_label"] = runtime_label(self.runtimes[0], self.device,
                                                            self.threads)

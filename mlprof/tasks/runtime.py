@@ -32,6 +32,40 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
     def create_branch_map(self) -> dict[int, int]:
         return dict(enumerate(self.batch_sizes))
 
+    def _model_reqs(self) -> dict:
+        """Script models: the ONNX export for onnxruntime, the discovery for torch."""
+        if not self.is_script:
+            return {}
+        from mlprof.tasks.discover import DiscoverModels
+        from mlprof.tasks.export import ExportOnnx
+
+        if self.runtime == "onnxruntime":
+            return {"export": ExportOnnx.req(self)}
+        return {"discover": DiscoverModels.req(self)}
+
+    def workflow_requires(self):
+        reqs = super().workflow_requires()
+        reqs.update(self._model_reqs())
+        # something is to be measured: start the measurement server now, so that its imports
+        # overlap with scheduling instead of delaying the first branch
+        from mlprof.measure.isolate import prestart
+
+        prestart(torch=self.is_script or self.runtime != "onnxruntime")
+        return reqs
+
+    def requires(self):
+        return self._model_reqs()
+
+    def measured_file(self) -> str:
+        """What the harness measures: the YAML/ONNX file, the export, or script::HASH."""
+        if not self.is_script:
+            return self.model_spec.spec_file
+        reqs = self.requires()
+        if "export" in reqs:
+            return reqs["export"].output()["onnx"].path
+        (model,) = reqs["discover"].selected(single=True)
+        return f"{self.model_spec.file}::{model['hash']}"
+
     @property
     def resources(self) -> dict[str, int]:
         # never two measurements at once, whatever --workers says
@@ -58,13 +92,21 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
                 last[0] = time.monotonic()
                 logger.info("%s: %s", label, message)
 
-        result = measure_isolated(self.model_spec.spec_file, self.measure_settings(bs),
-                                  progress=progress)
+        measured = self.measured_file()
+        result = measure_isolated(measured, self.measure_settings(bs),
+                                  script_args=self.script_argv, progress=progress)
         prov = result.provenance
         prov["task"] = {"family": self.task_family, "version": self.version,
                         "model_name": self.resolved_model_name,
                         "model_label": self.resolved_model_label,
+                        "model_file": self.model_file, "measured_file": measured,
                         "output": outputs["csv"].path}
+        if self.is_script:
+            prov["script"] = {"file": self.model_spec.file, "script_args": self.script_argv,
+                              "max_depth": self.max_depth}
+            if self.runtime == "onnxruntime":
+                with open(self.requires()["export"].output()["json"].path) as f:
+                    prov["export"] = json.load(f)
         write_text_atomic(outputs["csv"].path, result.csv_text())
         # the JSON last: a branch counts as complete only when both exist
         write_json_atomic(outputs["json"].path, prov)
@@ -95,31 +137,36 @@ class MergeRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin)
                 "provenance": self.local_target(f"provenance_{tag}.json")}
 
     def run(self):
-        import pandas as pd
-
-        from mlprof.measure.stats import CV_UNSTABLE, compute_stats
+        from mlprof.measure.stats import CV_UNSTABLE, read_runtimes, summarize, write_stats_csv
 
         coll = self.input()["collection"]
-        frames, provs = [], []
-        for _, inp in sorted(coll.targets.items()):
-            frames.append(pd.read_csv(inp["csv"].path))
+        branches = [coll.targets[b] for b in sorted(coll.targets)]
+        provs, rows = [], []
+        for inp in branches:
             with open(inp["json"].path) as f:
-                provs.append(json.load(f))
-        raw = pd.concat(frames, ignore_index=True)
-        stats = compute_stats(raw)
-        unstable = stats[stats["unstable"]]
-        if len(unstable):
+                prov = json.load(f)
+            provs.append(prov)
+            rows.append(summarize(read_runtimes(inp["csv"].path),
+                                  prov["settings"]["batch_size"]))
+        unstable = [r for r in rows if r["unstable"]]
+        if unstable:
             logger.warning(
                 "%s: unstable measurement (CV > %.0f%%) at batch size(s) %s (CV %s); the median "
                 "and percentiles are robust, mean and std are not: consider a larger "
                 "--min-duration or a quieter machine", self.resolved_model_name,
-                100 * CV_UNSTABLE, ", ".join(map(str, unstable["batch_size"])),
-                ", ".join(f"{100 * cv:.0f}%" for cv in unstable["cv"]))
+                100 * CV_UNSTABLE, ", ".join(str(r["batch_size"]) for r in unstable),
+                ", ".join(f"{100 * r['cv']:.0f}%" for r in unstable))
         outputs = self.output()
-        with atomic_path(outputs["raw"].path) as tmp:
-            raw.to_csv(tmp, index=False, float_format="%.6f")
+        # the merged raw CSV: the branches' rows under one header
+        with atomic_path(outputs["raw"].path) as tmp, open(tmp, "w") as out:
+            for i, inp in enumerate(branches):
+                with open(inp["csv"].path) as f:
+                    header = f.readline()
+                    if i == 0:
+                        out.write(header)
+                    out.write(f.read())
         with atomic_path(outputs["stats"].path) as tmp:
-            stats.to_csv(tmp, index=False, float_format="%.6g")
+            write_stats_csv(tmp, rows)
         write_json_atomic(outputs["provenance"].path, {
             "model_name": self.resolved_model_name, "model_label": self.resolved_model_label,
             "runtime": self.runtime, "device": self.device,

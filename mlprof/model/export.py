@@ -1,0 +1,208 @@
+"""Export a script's model to ONNX with a symbolic batch dimension, and prove it right.
+
+The model is taken from its script (:func:`mlprof.model.script.capture`) and exported with
+PyTorch's TorchScript exporter (``dynamo=False``: no onnxscript needed, the graph TurnkeyML
+exported). Batched inputs and outputs get the symbolic first dimension ``batch_size``, so one
+file serves the whole batch sweep.
+
+Validation runs the ONNX model in ONNX Runtime against the eager model on
+
+1. the script's own inputs, and
+2. for batched models, a different batch size with fresh random values,
+
+and fails when any output differs by more than ``atol + rtol * |expected|`` (numpy's
+``allclose`` rule), recording the largest absolute and relative errors either way. The second
+check catches exports that bake the batch size or a data-dependent branch into the graph.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from mlprof.errors import MLProfError
+
+#: default opset (``MLP_ONNX_OPSET`` overrides)
+DEFAULT_OPSET = 18
+#: default tolerances per precision: (atol, rtol)
+TOLERANCES = {"fp32": (1e-4, 1e-3), "fp16": (1e-2, 1e-2)}
+BATCH_DIM = "batch_size"
+
+
+def default_opset() -> int:
+    """``$MLP_ONNX_OPSET`` or :data:`DEFAULT_OPSET`."""
+    raw = os.environ.get("MLP_ONNX_OPSET", "").strip()
+    if not raw:
+        return DEFAULT_OPSET
+    try:
+        return int(raw)
+    except ValueError:
+        raise MLProfError(f"must be an integer, got {raw!r}", field="MLP_ONNX_OPSET") from None
+
+
+def _flatten(out: Any) -> list:
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict) or hasattr(out, "to_tuple"):
+        out = out.to_tuple() if hasattr(out, "to_tuple") else list(out.values())
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _flatten(o)]
+    return []
+
+
+def _to_numpy(t: Any) -> np.ndarray:
+    return t.detach().cpu().numpy()
+
+
+def export_onnx(script: str, model_hash: str, out_path: str, *,
+                script_args: tuple[str, ...] = (), max_depth: int = 0,
+                opset: int | None = None, precision: str = "fp32", optimize: bool = False,
+                atol: float | None = None, rtol: float | None = None,
+                progress: Any = None) -> dict:
+    """Export the model ``model_hash`` of ``script`` to ``out_path``; return the export record.
+
+    Raises :class:`MLProfError` when the model cannot be exported or its ONNX outputs differ
+    from the eager ones beyond the tolerance.
+    """
+    import onnx
+    import onnxruntime as ort
+    import torch
+
+    from mlprof.model.script import capture, resize_batch
+
+    if precision not in TOLERANCES:
+        raise MLProfError(f"precision must be one of {', '.join(TOLERANCES)}, got "
+                          f"{precision!r}", field="--precision")
+    opset = opset or default_opset()
+    d_atol, d_rtol = TOLERANCES[precision]
+    atol = d_atol if atol is None else atol
+    rtol = d_rtol if rtol is None else rtol
+    where = f"{script}::{model_hash}"
+
+    module, items, flags = capture(script, model_hash, script_args, max_depth)
+    module.eval()
+
+    tensors = [(n, v) for n, v in items if isinstance(v, torch.Tensor)]
+    batched = {n for (n, _), f in zip(items, flags, strict=True) if f}
+    args = tuple(v for _, v in items)
+    input_names = [n for n, _ in tensors]
+
+    with torch.inference_mode():
+        eager = _flatten(module(*args))
+    if not eager:
+        raise MLProfError("the model returns no tensors; nothing to export", where)
+    b0 = next(v.shape[0] for n, v in tensors if n in batched) if batched else None
+    output_names = [f"output_{i}" for i in range(len(eager))]
+    dynamic_axes: dict[str, dict[int, str]] = {n: {0: BATCH_DIM} for n in batched}
+    for name, t in zip(output_names, eager, strict=True):
+        if batched and t.dim() >= 1 and t.shape[0] == b0:
+            dynamic_axes[name] = {0: BATCH_DIM}
+
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    tmp = f"{out_path}.{os.getpid()}.tmp"
+    t0 = time.perf_counter()
+    try:
+        import warnings
+
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, args, tmp, dynamo=False, opset_version=opset,
+                              input_names=input_names, output_names=output_names,
+                              dynamic_axes=dynamic_axes, do_constant_folding=True)
+    except Exception as e:
+        _unlink(tmp)
+        msg = " ".join(str(e).split())[:400]
+        raise MLProfError(f"cannot be exported to ONNX (opset {opset}): {type(e).__name__}: "
+                          f"{msg}", where) from None
+    export_s = time.perf_counter() - t0
+
+    try:
+        if precision == "fp16":
+            from onnxruntime.transformers.float16 import convert_float_to_float16
+
+            m16 = convert_float_to_float16(onnx.load(tmp), keep_io_types=True)
+            onnx.save(m16, tmp)
+        if optimize:
+            so = ort.SessionOptions()
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+            so.optimized_model_filepath = tmp + ".opt"
+            ort.InferenceSession(tmp, so, providers=["CPUExecutionProvider"])
+            os.replace(tmp + ".opt", tmp)
+        sess = ort.InferenceSession(tmp, providers=["CPUExecutionProvider"])
+        onnx_inputs = [i.name for i in sess.get_inputs()]
+
+        def check(feed_items: list[tuple[str, Any]], label: str) -> dict:
+            feed_args = tuple(v for _, v in feed_items)
+            with torch.inference_mode():
+                expected = [_to_numpy(t) for t in _flatten(module(*feed_args))]
+            feed = {n: _to_numpy(v) for n, v in feed_items
+                    if isinstance(v, torch.Tensor) and n in onnx_inputs}
+            got = sess.run(None, feed)
+            worst_abs, worst_rel, ok = 0.0, 0.0, True
+            for name, e, g in zip(output_names, expected, got, strict=True):
+                if e.shape != g.shape:
+                    raise MLProfError(f"ONNX output {name} has shape {list(g.shape)} but the "
+                                      f"eager model gives {list(e.shape)} ({label})", where)
+                if e.dtype == np.bool_ or np.issubdtype(e.dtype, np.integer):
+                    diff = np.abs(e.astype(np.int64) - g.astype(np.int64)).astype(np.float64)
+                    scale = np.abs(e.astype(np.float64))
+                else:
+                    diff = np.abs(e.astype(np.float64) - g.astype(np.float64))
+                    scale = np.abs(e.astype(np.float64))
+                if diff.size:
+                    worst_abs = max(worst_abs, float(np.nanmax(diff)))
+                    worst_rel = max(worst_rel, float(np.nanmax(diff / np.maximum(scale, 1e-12))))
+                    ok &= bool(np.all(diff <= atol + rtol * scale))
+            return {"inputs": label, "max_abs_error": worst_abs, "max_rel_error": worst_rel,
+                    "ok": ok}
+
+        checks = [check(items, "the script's inputs")]
+        if batched:
+            b1 = b0 + 2
+            gen = torch.Generator().manual_seed(1234)
+            fresh = []
+            for (n, v), f in zip(items, flags, strict=True):
+                if isinstance(v, torch.Tensor) and f:
+                    v2 = resize_batch(v, b1)
+                    if v2.is_floating_point():
+                        v2 = torch.randn(v2.shape, generator=gen, dtype=v2.dtype) * (
+                            v.std() if v.numel() > 1 else 1.0) + v.mean()
+                    fresh.append((n, v2))
+                else:
+                    fresh.append((n, v))
+            checks.append(check(fresh, f"batch size {b1}, fresh random values"))
+        bad = [c for c in checks if not c["ok"]]
+        if bad:
+            c = bad[0]
+            raise MLProfError(f"the ONNX export is numerically wrong on {c['inputs']}: max abs "
+                              f"error {c['max_abs_error']:.3g}, max rel error "
+                              f"{c['max_rel_error']:.3g} (tolerance atol {atol:g}, rtol "
+                              f"{rtol:g}; --atol/--rtol change it)", where)
+        os.replace(tmp, out_path)
+    finally:
+        _unlink(tmp)
+        _unlink(tmp + ".opt")
+
+    return {
+        "script": script, "model_hash": model_hash, "file": out_path, "opset": opset,
+        "precision": precision, "optimized": optimize, "exporter": "torchscript",
+        "torch_version": torch.__version__, "onnx_version": onnx.__version__,
+        "export_s": export_s, "inputs": input_names, "outputs": output_names,
+        "batched_inputs": sorted(batched), "dynamic_axes": {k: dict(v) for k, v in
+                                                              dynamic_axes.items()},
+        "tolerance": {"atol": atol, "rtol": rtol}, "validation": checks,
+        "max_abs_error": max(c["max_abs_error"] for c in checks),
+        "max_rel_error": max(c["max_rel_error"] for c in checks),
+    }
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,374 @@
+"""Model scripts: find the PyTorch models a Python script calls, and get them back.
+
+How discovery works (TurnkeyML's idea, made reproducible):
+
+1. The script runs as ``__main__`` (``runpy``) with ``sys.argv = [script, *script_args]``, in
+   a child process, with two hooks on ``torch.nn.Module``: ``__init__`` remembers where each
+   module was created in the script (file and line), ``__call__`` records every call of a module
+   at a depth <= ``max_depth`` (0 = modules called from the script itself, 1 = their direct
+   sub-modules, ...): its class, parameter count and size, and the names, shapes and dtypes of
+   the inputs of its first call.
+2. Each model gets a hash of its architecture (``repr(module)``: layer types and settings, no
+   weights), its class and its input shapes and dtypes: the same on every run and machine, and
+   different when the inputs change shape.
+3. The manifest (JSON) lists the models; later steps pick one by hash.
+
+How a model is rebuilt (:func:`capture`): the script runs again, the same way, and when the
+module with the wanted hash is called for the first time, the module and its inputs are taken
+and the script is stopped right there. No pickling of models and no guessing of constructor
+arguments: what is measured is exactly what the script builds, with the inputs it uses.
+
+The batch dimension: when the script called ``mlprof.parser.parse`` with ``batch_size``, tensor
+inputs whose first dimension equals that batch size are batched. Otherwise the first dimension
+of inputs with >= 2 dimensions is the batch when they all agree. Other inputs (scalars, 1-d
+vectors, ...) keep their shape at every batch size, and a model with no batched input at all is
+measured at its own shapes (the manifest says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import re
+import runpy
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlprof.errors import MLProfError
+
+LABELS_RE = re.compile(r"^#\s*labels:\s*(.*)$")
+SKIP_RE = re.compile(r"^#\s*mlprof-skip:\s*(.*)$")
+
+
+def split_model_file(value: str) -> tuple[str, tuple[str, ...]]:
+    """``script.py::h1,h2`` -> (``script.py``, (``h1``, ``h2``)); plain paths give ()."""
+    path, sep, hashes = str(value).partition("::")
+    if not sep:
+        return path, ()
+    hs = tuple(h.strip().lower() for h in hashes.split(",") if h.strip())
+    bad = [h for h in hs if not re.fullmatch(r"[0-9a-f]{8}", h)]
+    if not hs or bad:
+        raise MLProfError(f"expected 8-hex model hashes after '::', got {hashes!r}", path,
+                          "--model-file")
+    return path, hs
+
+
+def is_script(path: str) -> bool:
+    """Whether ``path`` (optionally with ``::HASH``) names a Python model script."""
+    return split_model_file(path)[0].lower().endswith(".py")
+
+
+def read_labels(path: str) -> dict[str, list[str]]:
+    """Labels from the script's first line: ``# labels: key::v1,v2 key2::v``."""
+    try:
+        with open(path) as f:
+            first = f.readline()
+    except OSError as e:
+        raise MLProfError(f"cannot read: {e.strerror}", path) from None
+    m = LABELS_RE.match(first.strip())
+    if not m:
+        return {}
+    labels: dict[str, list[str]] = {}
+    for item in m.group(1).split():
+        key, sep, values = item.partition("::")
+        if not sep or not key:
+            raise MLProfError(f"label {item!r} is not key::value[,value...]", path, "labels")
+        labels.setdefault(key, []).extend(v for v in values.split(",") if v)
+    return labels
+
+
+def read_skip(path: str) -> str | None:
+    """The reason in a ``# mlprof-skip: reason`` line among the first lines, if any."""
+    with open(path) as f:
+        for _, line in zip(range(10), f, strict=False):
+            m = SKIP_RE.match(line.strip())
+            if m:
+                return m.group(1).strip() or "no reason given"
+    return None
+
+
+def script_hash(path: str, script_args: tuple[str, ...] = ()) -> str:
+    """sha256 of the script's content and its arguments."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read())
+    for a in script_args:
+        h.update(b"\0" + a.encode())
+    return h.hexdigest()
+
+
+@dataclass
+class _Record:
+    module: Any
+    depth: int
+    args: tuple
+    kwargs: dict
+    calls: int = 0
+    created: tuple[str, int] | None = None
+    parent: int | None = None
+
+
+class _Stop(BaseException):
+    """Raised inside the script to stop it once the wanted model was captured."""
+
+
+@dataclass
+class _Hooks:
+    script: str
+    max_depth: int = 0
+    want: str | None = None       # capture mode: the hash to stop at
+    records: dict[int, _Record] = field(default_factory=dict)
+    captured: tuple | None = None
+    local: threading.local = field(default_factory=threading.local)
+
+    def install(self):
+        import torch
+
+        nn = torch.nn.Module
+        self._orig_init, self._orig_call = nn.__init__, nn.__call__
+        hooks = self
+        script = os.path.realpath(self.script)
+
+        def __init__(mod, *args, **kwargs):
+            hooks._orig_init(mod, *args, **kwargs)
+            if "_mlprof_created" not in mod.__dict__:
+                frame = sys._getframe(1)
+                while frame is not None:
+                    if os.path.realpath(frame.f_code.co_filename) == script:
+                        object.__setattr__(mod, "_mlprof_created",
+                                           (script, frame.f_lineno))
+                        break
+                    frame = frame.f_back
+
+        def __call__(mod, *args, **kwargs):
+            depth = getattr(hooks.local, "depth", 0)
+            if depth <= hooks.max_depth:
+                hooks._seen(mod, depth, args, kwargs)
+            hooks.local.depth = depth + 1
+            try:
+                return hooks._orig_call(mod, *args, **kwargs)
+            finally:
+                hooks.local.depth = depth
+
+        nn.__init__ = __init__
+        nn.__call__ = __call__
+
+    def uninstall(self):
+        import torch
+
+        torch.nn.Module.__init__ = self._orig_init
+        torch.nn.Module.__call__ = self._orig_call
+
+    def _seen(self, mod, depth, args, kwargs):
+        rec = self.records.get(id(mod))
+        if rec is None:
+            rec = _Record(mod, depth, args, kwargs,
+                          created=mod.__dict__.get("_mlprof_created"))
+            self.records[id(mod)] = rec
+            if self.want is not None and model_hash(mod, args, kwargs) == self.want:
+                self.captured = (mod, args, kwargs)
+                raise _Stop()
+        rec.calls += 1
+
+
+def _tensor_info(x: Any) -> dict | None:
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return {"shape": list(x.shape), "dtype": str(x.dtype).replace("torch.", "")}
+    return None
+
+
+def bind_inputs(module: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    """The call's inputs as (name, value) in forward()'s parameter order."""
+    try:
+        sig = inspect.signature(module.forward)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return [(f"input_{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    items: list[tuple[str, Any]] = []
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            items.extend((f"{name}_{i}", v) for i, v in enumerate(value))
+        elif kind == inspect.Parameter.VAR_KEYWORD:
+            items.extend(value.items())
+        else:
+            items.append((name, value))
+    return items
+
+
+def model_hash(module: Any, args: tuple, kwargs: dict) -> str:
+    """8 hex digits over the architecture, the class and the input shapes and dtypes."""
+    h = hashlib.sha256()
+    cls = type(module)
+    h.update(f"{cls.__module__}.{cls.__qualname__}\n".encode())
+    h.update(repr(module).encode())
+    for name, value in bind_inputs(module, args, kwargs):
+        info = _tensor_info(value)
+        h.update(f"\n{name}:{info if info is not None else type(value).__name__}".encode())
+    return h.hexdigest()[:8]
+
+
+def _run_script(path: str, script_args: tuple[str, ...], hooks: _Hooks) -> dict:
+    """Run the script under ``hooks``; return what mlprof.parser saw."""
+    import mlprof.parser as parser
+
+    seen: dict[str, Any] = {}
+    orig_parse = parser.parse
+
+    def parse(names, argv=None):
+        values = orig_parse(names, argv)
+        seen.update(zip(names, values, strict=True))
+        return values
+
+    parser.parse = parse
+    old_argv, old_path = sys.argv, list(sys.path)
+    sys.argv = [path, *script_args]
+    sys.path.insert(0, os.path.dirname(path))
+    hooks.install()
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except _Stop:
+        pass
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            raise MLProfError(f"the script exited with code {e.code}", path) from None
+    except MLProfError:
+        raise
+    except Exception as e:
+        raise MLProfError(f"the script raised {type(e).__name__}: {e}", path) from None
+    finally:
+        hooks.uninstall()
+        sys.argv, sys.path[:] = old_argv, old_path
+        parser.parse = orig_parse
+    return seen
+
+
+def batch_flags(items: list[tuple[str, Any]], batch_size: int | None) -> list[bool]:
+    """Which inputs carry the batch dimension (see the module docstring)."""
+    infos = [_tensor_info(v) for _, v in items]
+    if batch_size is not None:
+        return [bool(i and i["shape"] and i["shape"][0] == batch_size) for i in infos]
+    firsts = {i["shape"][0] for i in infos if i and len(i["shape"]) >= 2}
+    if len(firsts) == 1:
+        (b,) = firsts
+        return [bool(i and len(i["shape"]) >= 2 and i["shape"][0] == b) for i in infos]
+    return [False] * len(items)
+
+
+def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
+             progress: Any = None) -> dict:
+    """Run ``path`` and return its manifest: the models it calls (see the module docstring)."""
+    import torch
+
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise MLProfError("file not found", path)
+    labels = read_labels(path)
+    hooks = _Hooks(path, max_depth=max_depth)
+    seen = _run_script(path, tuple(script_args), hooks)
+    batch_size = seen.get("batch_size")
+    models: dict[str, dict] = {}
+    for rec in hooks.records.values():
+        mod = rec.module
+        hsh = model_hash(mod, rec.args, rec.kwargs)
+        if hsh in models:  # the same architecture on the same shapes: one model
+            models[hsh]["calls"] += rec.calls
+            continue
+        items = bind_inputs(mod, rec.args, rec.kwargs)
+        flags = batch_flags(items, batch_size)
+        inputs = []
+        for (name, value), batched in zip(items, flags, strict=True):
+            info = _tensor_info(value)
+            entry = {"name": name, "tensor": info is not None}
+            if info is not None:
+                entry.update(shape=info["shape"], dtype=info["dtype"], batched=batched)
+            else:
+                entry.update(value=repr(value)[:200])
+            inputs.append(entry)
+        n_params = sum(p.numel() for p in mod.parameters())
+        size = sum(p.numel() * p.element_size() for p in mod.parameters())
+        size += sum(b.numel() * b.element_size() for b in mod.buffers())
+        cls = type(mod)
+        models[hsh] = {
+            "hash": hsh,
+            "class": f"{cls.__module__}.{cls.__qualname__}",
+            "file": rec.created[0] if rec.created else None,
+            "line": rec.created[1] if rec.created else None,
+            "depth": rec.depth,
+            "parameters": int(n_params),
+            "size_bytes": int(size),
+            "inputs": inputs,
+            "batched": any(flags),
+            "calls": rec.calls,
+        }
+    if not models:
+        raise MLProfError("no torch.nn.Module is called in this script (run with the same "
+                          "--script-args to check it works standalone)", path)
+    ordered = sorted(models.values(), key=lambda m: (m["depth"], m["line"] or 0, m["hash"]))
+    return {
+        "script": path,
+        "script_sha256": script_hash(path),
+        "script_args": list(script_args),
+        "max_depth": max_depth,
+        "labels": labels,
+        "batch_size": batch_size,
+        "parsed": {k: v for k, v in seen.items()},
+        "torch_version": torch.__version__,
+        "models": ordered,
+    }
+
+
+def select(manifest: dict, hashes: tuple[str, ...] = (), single: bool = False) -> list[dict]:
+    """The manifest's models with ``hashes`` (all if none); ``single`` demands exactly one."""
+    models = manifest["models"]
+    if hashes:
+        known = {m["hash"]: m for m in models}
+        missing = [h for h in hashes if h not in known]
+        if missing:
+            raise MLProfError(f"no model with hash {', '.join(missing)} in the script; it has "
+                              f"{_listing(models)}", manifest["script"], "--model-file")
+        models = [known[h] for h in hashes]
+    if single and len(models) != 1:
+        raise MLProfError(f"the script has {len(models)} models, pick one with "
+                          f"'{os.path.basename(manifest['script'])}::HASH': {_listing(models)}",
+                          manifest["script"], "--model-file")
+    return models
+
+
+def _listing(models: list[dict]) -> str:
+    return "; ".join(f"{m['hash']} ({m['class'].rsplit('.', 1)[-1]}, line {m['line']})"
+                     for m in models)
+
+
+def capture(path: str, want: str, script_args: tuple[str, ...] = (),
+            max_depth: int = 0) -> tuple[Any, list[tuple[str, Any]], list[bool]]:
+    """Run the script until the model with hash ``want`` is first called.
+
+    Returns the module, its inputs as (name, value) in forward()'s order, and which of them
+    carry the batch dimension.
+    """
+    hooks = _Hooks(os.path.abspath(path), max_depth=max_depth, want=want)
+    seen = _run_script(os.path.abspath(path), tuple(script_args), hooks)
+    if hooks.captured is None:
+        raise MLProfError(f"model {want} was not called when the script ran again (different "
+                          "--script-args, or a script that is not deterministic?)", path,
+                          "--model-file")
+    mod, args, kwargs = hooks.captured
+    items = bind_inputs(mod, args, kwargs)
+    return mod, items, batch_flags(items, seen.get("batch_size"))
+
+
+def resize_batch(value: Any, batch_size: int) -> Any:
+    """``value`` (a tensor whose first dimension is the batch) tiled/cut to ``batch_size``."""
+    import torch
+
+    b0 = value.shape[0]
+    if b0 == batch_size:
+        return value
+    reps = -(-batch_size // b0)
+    return torch.cat([value] * reps, dim=0)[:batch_size].contiguous()

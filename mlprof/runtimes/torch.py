@@ -1,0 +1,164 @@
+"""PyTorch runtimes: eager (``torch``) and ``torch.compile`` with inductor (``torch-compile``).
+
+The model comes from its script (:func:`mlprof.model.script.capture`): exactly the module the
+script builds, called with inputs of the script's shapes, the batch dimension resized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from mlprof.errors import MLProfError
+from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype, read_model_file
+from mlprof.runtimes.base import Runtime
+
+
+@dataclass
+class ResolvedTorchModel:
+    """A script's model, captured: the module, its inputs and which carry the batch."""
+
+    spec: ModelSpec
+    module: Any
+    inputs: list[InputSpec]
+    #: every forward() argument in order: ("tensor", name) or ("const", value)
+    arguments: list[tuple[str, Any]]
+    outputs: list[str] | None = None
+    fixed_batch: int | None = None
+    opset: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def resolve_script(model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTorchModel:
+    """Capture the model of ``script.py::HASH`` (or the script's only model)."""
+    from mlprof.model.script import capture, discover, select
+
+    spec = read_model_file(model_file)
+    if not spec.is_script:
+        raise MLProfError("the torch runtimes measure Python model scripts (script.py or "
+                          "script.py::HASH); use onnxruntime for ONNX models", spec.spec_file,
+                          "--runtime")
+    if len(spec.model_hashes) == 1:
+        want = spec.model_hashes[0]
+    else:
+        manifest = discover(spec.file, script_args)
+        want = select(manifest, spec.model_hashes, single=True)[0]["hash"]
+    module, items, flags = capture(spec.file, want, script_args)
+    inputs, arguments = [], []
+    for (name, value), batched in zip(items, flags, strict=True):
+        if isinstance(value, torch.Tensor):
+            dtype = canonical_dtype(str(value.dtype).replace("torch.", ""), spec.file,
+                                    f"input {name}")
+            shape = tuple(value.shape[1:]) if batched else tuple(value.shape)
+            inputs.append(InputSpec(name, shape, dtype, batched=batched))
+            arguments.append(("tensor", name))
+        else:
+            arguments.append(("const", value))
+    if len(spec.model_hashes) != 1:
+        spec.name = spec.label = f"{spec.name}-{want}"
+    resolved = ResolvedTorchModel(spec=spec, module=module, inputs=inputs, arguments=arguments)
+    if not any(i.batched for i in inputs):
+        resolved.notes.append("no input has a batch dimension: every batch size measures the "
+                              "model's own shapes")
+    return resolved
+
+
+class TorchRuntime(Runtime):
+    """PyTorch eager mode under ``torch.inference_mode()``, model in eval mode.
+
+    ``threads`` sets ``torch.set_num_threads`` (0 = PyTorch's default); inter-op threads are 1.
+    """
+
+    name = "torch"
+    aliases = ("torch-eager", "pytorch", "eager")
+    package = "torch"
+    devices = ("cpu",)
+
+    model: ResolvedTorchModel
+
+    @classmethod
+    def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTorchModel:
+        """The model of a script."""
+        return resolve_script(model_file, script_args)
+
+    def __init__(self, model: ResolvedTorchModel, *, device: str = "cpu",
+                 threads: int = 1) -> None:
+        super().__init__(model, device=device, threads=threads)
+        self.callable: Callable[..., Any] | None = None
+        self._mode: Any = None
+        self._interop_set = False
+
+    def _prepare_threads(self) -> None:
+        try:
+            torch.set_num_interop_threads(1)
+            self._interop_set = True
+        except RuntimeError:  # already set or parallel work already started
+            pass
+        if self.threads > 0:
+            torch.set_num_threads(int(self.threads))
+
+    def _make_callable(self, module: Any) -> Callable[..., Any]:
+        return module
+
+    def load(self, batch_size: int) -> None:
+        """Eval mode, thread settings, inference mode for the rest of this process."""
+        self._prepare_threads()
+        self.model.module.eval()
+        self._mode = torch.inference_mode()
+        self._mode.__enter__()
+        self.callable = self._make_callable(self.model.module)
+
+    def bind(self, feed: dict[str, np.ndarray]) -> tuple[Callable[..., Any], tuple]:
+        """``module(*args)`` with the feed as tensors (converted once, here)."""
+        assert self.callable is not None, "load() first"
+        args = tuple(torch.from_numpy(np.ascontiguousarray(feed[v])) if kind == "tensor" else v
+                     for kind, v in self.model.arguments)
+        return self.callable, args
+
+    def explain_failure(self, exc: BaseException, batch_size: int) -> str:
+        """A message for a failed first call."""
+        text = " ".join(str(exc).split())[:400]
+        return f"the model failed at batch size {batch_size}: {type(exc).__name__}: {text}"
+
+    def info(self) -> dict[str, Any]:
+        """Threads and modes applied."""
+        return {
+            "torch_version": torch.__version__,
+            "num_threads": torch.get_num_threads(),
+            "num_interop_threads": torch.get_num_interop_threads(),
+            "inference_mode": True,
+            "eval_mode": True,
+        }
+
+
+class TorchCompileRuntime(TorchRuntime):
+    """``torch.compile(model, backend="inductor", dynamic=False)``.
+
+    Compilation happens at the first call of each batch size; it is recorded as
+    ``first_call_ms`` (the compile time) and never part of the samples, and the warm-up follows.
+    """
+
+    name = "torch-compile"
+    aliases = ("torch-compiled", "inductor", "compile")
+
+    def _make_callable(self, module: Any) -> Callable[..., Any]:
+        try:
+            return torch.compile(module, backend="inductor", dynamic=False)
+        except Exception as e:
+            raise MLProfError(f"torch.compile failed: {type(e).__name__}: {e}",
+                              self.model.spec.file) from None
+
+    def explain_failure(self, exc: BaseException, batch_size: int) -> str:
+        """A message for a failed first call (which is where compilation happens)."""
+        text = " ".join(str(exc).split())[:400]
+        return (f"torch.compile (inductor) failed at batch size {batch_size}: "
+                f"{type(exc).__name__}: {text}")
+
+    def info(self) -> dict[str, Any]:
+        """Threads, modes and compile settings."""
+        return {**super().info(), "compile": {"backend": "inductor", "dynamic": False,
+                                              "compile_time_is": "first_call_ms"}}
