@@ -1,0 +1,155 @@
+"""Model scripts: discovery, hashes, export checks, torch runtimes, scripts in the pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the model-script tests need PyTorch (MLP_EXTRAS=torch)")
+
+from conftest import FAST, REPO, files_in, law_run  # noqa: E402
+
+from mlprof.errors import MLProfError  # noqa: E402
+from mlprof.measure import MeasureSettings, measure_isolated  # noqa: E402
+from mlprof.measure.isolate import run_isolated  # noqa: E402
+from mlprof.model.script import discover, read_labels, select, split_model_file  # noqa: E402
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+TWO = str(SCRIPTS / "two_models.py")
+LINEAR = str(SCRIPTS / "linear.py")
+
+
+def _discover(path: str, *args: str) -> dict:
+    return run_isolated(discover, {"path": path, "script_args": args}, timeout=300, torch=True)
+
+
+def test_discovery_lists_both_models_with_stable_hashes():
+    first, second = _discover(TWO), _discover(TWO)
+    models = first["models"]
+    assert [m["class"] for m in models] == ["torch.nn.modules.container.Sequential",
+                                            "torch.nn.modules.conv.Conv2d"]
+    assert [m["line"] for m in models] == [9, 10]  # where they were created
+    assert all(m["file"] == TWO for m in models)
+    assert [m["calls"] for m in models] == [2, 1]
+    assert models[0]["parameters"] == 10 * 20 + 20 + 20 * 5 + 5
+    assert models[1]["inputs"] == [{"name": "input", "tensor": True, "shape": [1, 3, 8, 8],
+                                    "dtype": "float32", "batched": True}]
+    # identical across runs (separate processes), 8 hex digits
+    assert [m["hash"] for m in models] == [m["hash"] for m in second["models"]]
+    assert all(len(m["hash"]) == 8 for m in models)
+    assert first["labels"] == {"name": ["two_models"], "author": ["mlprof-tests"],
+                               "task": ["test", "multi"]}
+    # input shapes are part of the hash
+    bigger = _discover(TWO, "--batch_size", "4")
+    assert bigger["batch_size"] == 4
+    assert {m["hash"] for m in bigger["models"]}.isdisjoint(m["hash"] for m in models)
+
+
+def test_hash_selects_one_model_and_single_model_tasks_list_the_hashes():
+    manifest = _discover(TWO)
+    h0, h1 = (m["hash"] for m in manifest["models"])
+    assert [m["hash"] for m in select(manifest, (h1,))] == [h1]
+    assert len(select(manifest)) == 2
+    with pytest.raises(MLProfError) as err:
+        select(manifest, single=True)
+    assert h0 in str(err.value) and h1 in str(err.value) and "::HASH" in str(err.value)
+    with pytest.raises(MLProfError, match="no model with hash 00000000"):
+        select(manifest, ("00000000",))
+    assert split_model_file(f"{TWO}::{h0},{h1}") == (TWO, (h0, h1))
+    with pytest.raises(MLProfError, match="8-hex"):
+        split_model_file(f"{TWO}::xyz")
+
+
+def test_script_without_models_fails_clearly():
+    with pytest.raises(MLProfError, match="no torch.nn.Module is called"):
+        _discover(str(SCRIPTS / "no_model.py"))
+
+
+def test_labels_line(tmp_path):
+    p = tmp_path / "s.py"
+    p.write_text("# labels: author::me task::a,b\n")
+    assert read_labels(str(p)) == {"author": ["me"], "task": ["a", "b"]}
+    p.write_text("# labels: broken\n")
+    with pytest.raises(MLProfError, match="labels"):
+        read_labels(str(p))
+
+
+def test_torch_runtime_resizes_the_batch_dimension():
+    r = measure_isolated(LINEAR, MeasureSettings(batch_size=8, n_calls=5, warmup=1,
+                                                 runtime="torch-eager"), timeout=300)
+    p = r.provenance
+    assert p["runtime"] == "torch" and r.samples_ns.size == 5
+    assert p["model"]["inputs"] == [{"name": "input", "shape": [8, 10], "dtype": "float32"}]
+    assert p["runtime_settings"]["num_threads"] == 1
+    assert p["runtime_settings"]["inference_mode"] is True
+
+
+def test_model_without_batch_dimension_measures_its_own_shape_and_says_so():
+    r = measure_isolated(str(SCRIPTS / "no_batch.py"),
+                         MeasureSettings(batch_size=8, n_calls=3, warmup=0, runtime="torch"),
+                         timeout=300)
+    assert r.provenance["model"]["inputs"][0]["shape"] == [16]
+    assert any("no input has a batch dimension" in n for n in r.provenance["model"]["notes"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script, text", [
+    ("wrong_export.py", "numerically wrong on batch size 3"),
+    ("unexportable.py", "cannot be exported to ONNX"),
+])
+def test_bad_exports_fail_clearly_and_leave_nothing(store, script, text):
+    path = str(SCRIPTS / script)
+    proc = law_run("ExportOnnx", "--version", "x", "--model-file", path, store=store)
+    assert proc.returncode != 0
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "mlprof error:" in ln]
+    assert lines and text in lines[0] and path in lines[0], proc.stderr[-3000:]
+    assert not [p for p in files_in(store) if p.parts[-5] == "ExportOnnx"]
+
+
+@pytest.mark.slow
+def test_export_records_validation_and_serves_every_batch_size(store):
+    proc = law_run("ExportOnnx", "--version", "x", "--model-file", LINEAR, store=store)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (record,) = [p for p in files_in(store) if p.name == "export.json"]
+    data = json.loads(record.read_text())
+    assert data["opset"] == 18 and data["precision"] == "fp32"
+    assert data["dynamic_axes"]["input"] == {"0": "batch_size"}
+    assert [c["ok"] for c in data["validation"]] == [True, True]
+    assert data["max_abs_error"] < 1e-4 and data["export_s"] > 0
+    fp16 = law_run("ExportOnnx", "--version", "x", "--model-file", LINEAR, "--precision",
+                   "fp16", store=store)
+    assert fp16.returncode == 0, fp16.stderr[-3000:]
+    assert len([p for p in files_in(store) if p.name == "model.onnx"]) == 2
+
+
+@pytest.mark.slow
+def test_single_model_task_with_a_two_model_script_lists_the_hashes(store):
+    proc = law_run("MeasureRuntime", "--version", "x", "--model-file", TWO, "--batch-sizes",
+                   "1", *FAST, store=store)
+    assert proc.returncode != 0
+    line = [ln for ln in proc.stderr.splitlines() if "mlprof error:" in ln][0]
+    assert "the script has 2 models" in line and "::HASH" in line
+    manifest = json.loads(next(p for p in files_in(store) if p.name == "manifest.json")
+                          .read_text())
+    h = manifest["models"][1]["hash"]
+    ok = law_run("MeasureRuntime", "--version", "x", "--model-file", f"{TWO}::{h}",
+                 "--batch-sizes", "1,2", *FAST, "--runtime", "torch", store=store)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    csvs = [p for p in files_in(store) if p.suffix == ".csv"]
+    assert len(csvs) == 2 and all(f"two_models-{h}__" in str(p) for p in csvs)
+
+
+@pytest.mark.slow
+def test_three_runtimes_on_one_plot_from_a_script(store):
+    proc = law_run("PlotMultiRuntimes", "--version", "v1", "--model-files",
+                   str(REPO / "tests" / "scripts" / "linear.py"), "--runtimes",
+                   "ort,torch-eager,torch-compiled", "--batch-sizes", "1,2", *FAST, store=store,
+                   timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stats = [p for p in files_in(store / "MergeRuntimes") if p.name.startswith("stats_")]
+    runtimes = sorted(p.parts[-4].rsplit("-", 1)[0] for p in stats)
+    assert runtimes == ["onnxruntime", "torch", "torch-compile"]
+    plots = files_in(store / "PlotMultiRuntimes")
+    assert [p.name for p in plots] == ["runtimes_onnxruntime-torch-torch-compile_bs_1_2.pdf"]
