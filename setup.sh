@@ -9,7 +9,8 @@
 #   MLP_BASE         this checkout (always derived from the location of this file)
 #   MLP_STORE        where task outputs go (default: $MLP_BASE/data/store)
 #   MLP_VENV         the virtual environment (default: $MLP_BASE/.venv)
-#   MLP_EXTRAS       pip extras to install (default: dev,style; add torch for PyTorch)
+#   MLP_EXTRAS       pip extras to install (default: dev,style,torch; torch brings PyTorch,
+#                    torchvision and the model corpus' requirements from models/requirements.txt)
 #   MLP_TIMEOUT      per-measurement timeout in seconds (default: 600, read by the harness)
 #   LAW_HOME, LAW_CONFIG_FILE   law's home (default: $MLP_BASE/.law) and config (law.cfg)
 
@@ -29,7 +30,7 @@ _mlp_setup() {
     export MLP_VENV="${MLP_VENV:-${MLP_BASE}/.venv}"
     export LAW_HOME="${LAW_HOME:-${MLP_BASE}/.law}"
     export LAW_CONFIG_FILE="${LAW_CONFIG_FILE:-${MLP_BASE}/law.cfg}"
-    local extras="${MLP_EXTRAS:-dev,style}"
+    local extras="${MLP_EXTRAS:-dev,style,torch}"
 
     # venv, created on first use
     if [ ! -x "${MLP_VENV}/bin/python" ]; then
@@ -42,11 +43,17 @@ _mlp_setup() {
     # (re)install when pyproject.toml or the extras changed
     local stamp="${MLP_VENV}/.mlprof-install-stamp"
     local want
-    want="$(cksum < "${MLP_BASE}/pyproject.toml") ${extras}"
+    want="$(cat "${MLP_BASE}/pyproject.toml" "${MLP_BASE}/models/requirements.txt" 2>/dev/null \
+        | cksum) ${extras}"
     if [ ! -f "${stamp}" ] || [ "$(cat "${stamp}")" != "${want}" ]; then
         echo "mlprof: installing mlprof[${extras}] into ${MLP_VENV} (log: ${MLP_VENV}/install.log)"
+        local reqs=()
+        if [[ ",${extras}," == *",torch,"* ]] && [ -f "${MLP_BASE}/models/requirements.txt" ]; then
+            reqs=(-r "${MLP_BASE}/models/requirements.txt")
+        fi
         if ! { python -m pip install --upgrade pip && \
-               python -m pip install -e "${MLP_BASE}[${extras}]"; } > "${MLP_VENV}/install.log" 2>&1
+               python -m pip install -e "${MLP_BASE}[${extras}]" "${reqs[@]}"; } \
+               > "${MLP_VENV}/install.log" 2>&1
         then
             tail -n 30 "${MLP_VENV}/install.log" >&2
             echo "mlprof: installation failed, see ${MLP_VENV}/install.log" >&2

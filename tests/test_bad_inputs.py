@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,11 @@ def _error_line(proc) -> str:
     return lines[0].split("mlprof error:", 1)[1].strip()
 
 
+def outputs_in(store: Path) -> list[Path]:
+    """Output files in the store: everything but the failure records."""
+    return [p for p in files_in(store) if not p.name.startswith("_failure")]
+
+
 def _check(store: Path, *args: str, expect: list[str]) -> str:
     proc = law_run("PlotRuntimes", "--version", "bad", "--batch-sizes", "1,2", *FAST, *args,
                    store=store)
@@ -25,7 +31,11 @@ def _check(store: Path, *args: str, expect: list[str]) -> str:
     line = _error_line(proc)
     for text in expect:
         assert text in line, f"{text!r} not in {line!r}"
-    assert files_in(store) == [], files_in(store)
+    assert outputs_in(store) == [], files_in(store)
+    # a failure in a task's run is recorded next to its outputs, with the same message
+    for record in (p for p in files_in(store) if p.name.startswith("_failure")):
+        data = json.loads(record.read_text())
+        assert data["message"] == line and data["status"] == "failed"
     return line
 
 
@@ -126,7 +136,7 @@ def test_batch_size_below_one(store):
     proc = law_run("PlotRuntimes", "--version", "bad", "--batch-sizes", "0,4", *FAST, store=store)
     assert proc.returncode != 0
     assert "--batch-sizes" in _error_line(proc) and ">= 1" in _error_line(proc)
-    assert files_in(store) == []
+    assert outputs_in(store) == []
 
 
 @pytest.mark.parametrize("arrays, text", [
@@ -153,9 +163,12 @@ def test_fixed_batch_graph_that_cannot_take_other_sizes(store, tmp_path):
     assert proc.returncode != 0
     line = _error_line(proc)
     assert path in line and "fixed batch dimension of 1" in line
-    # batch size 1 works and is kept; batch size 2 left nothing behind
+    # batch size 1 works and is kept; batch size 2 left nothing behind but its failure record
     names = sorted(p.name for p in files_in(store))
-    assert names == ["runtime_bs_1.csv", "runtime_bs_1.json"]
+    assert names == ["_failure_bs_2.json", "runtime_bs_1.csv", "runtime_bs_1.json"]
+    record = json.loads(next(p for p in files_in(store) if p.name == "_failure_bs_2.json")
+                        .read_text())
+    assert record["message"] == line and record["task"] == "MeasureRuntime"
 
 
 def test_negative_settings(store):

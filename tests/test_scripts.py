@@ -105,7 +105,8 @@ def test_bad_exports_fail_clearly_and_leave_nothing(store, script, text):
     assert proc.returncode != 0
     lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "mlprof error:" in ln]
     assert lines and text in lines[0] and path in lines[0], proc.stderr[-3000:]
-    assert not [p for p in files_in(store) if p.parts[-5] == "ExportOnnx"]
+    exported = [p.name for p in files_in(store) if p.parts[-5] == "ExportOnnx"]
+    assert exported == ["_failure.json"]  # the reason, and no output
 
 
 @pytest.mark.slow

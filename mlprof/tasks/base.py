@@ -58,11 +58,56 @@ class BaseTask(law.Task):
         """A file target in this task's output directory."""
         return law.LocalFileTarget(self.local_path(*path), **kwargs)
 
+    #: file next to a task's outputs that records why it failed (never an output itself;
+    #: MeasureRuntime branches use _failure_bs_<N>.json)
+    FAILURE_FILE = "_failure.json"
+
+    def failure_path(self) -> str:
+        """Where this task records its failure."""
+        return self.local_path(self.FAILURE_FILE)
+
+    def failure(self) -> dict | None:
+        """The recorded failure of this task (None if it did not fail, or succeeded since)."""
+        import json
+
+        try:
+            with open(self.failure_path()) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
     def on_failure(self, exception: BaseException) -> str:
-        """One line for mlprof's own errors, the traceback for everything else."""
+        """Record the failure next to the outputs; one line for mlprof's own errors."""
+        import datetime
+        import traceback
+
+        from mlprof.util import write_json_atomic
+
+        status = getattr(exception, "status", "failed")
+        message = str(exception) if isinstance(exception, MLProfError) else \
+            f"{type(exception).__name__}: {exception}"
+        try:
+            write_json_atomic(self.failure_path(), {
+                "task": self.task_family, "task_id": self.task_id, "status": status,
+                "message": message, "error": type(exception).__name__,
+                "traceback": None if isinstance(exception, MLProfError) else
+                "".join(traceback.format_exception(exception))[-4000:],
+                "time": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds"),
+            })
+        except OSError:
+            pass
         if isinstance(exception, MLProfError):
             return str(exception)
         return super().on_failure(exception)
+
+    def on_success(self):
+        """Drop a failure record left by an earlier run."""
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            os.unlink(self.failure_path())
+        return super().on_success()
 
 
 class _OneLineErrors(logging.Filter):

@@ -66,6 +66,12 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
         (model,) = reqs["discover"].selected(single=True)
         return f"{self.model_spec.file}::{model['hash']}"
 
+    def failure_path(self) -> str:
+        """One failure record per batch size (the branches share a directory)."""
+        if self.is_branch():
+            return self.local_path(f"_failure_bs_{self.branch_data}.json")
+        return super().failure_path()
+
     @property
     def resources(self) -> dict[str, int]:
         # never two measurements at once, whatever --workers says
