@@ -17,6 +17,7 @@ check catches exports that bake the batch size or a data-dependent branch into t
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
@@ -30,6 +31,8 @@ DEFAULT_OPSET = 18
 #: default tolerances per precision: (atol, rtol)
 TOLERANCES = {"fp32": (1e-4, 1e-3), "fp16": (1e-2, 1e-2)}
 BATCH_DIM = "batch_size"
+#: ONNX metadata key listing the inputs that carry the batch dimension (JSON list)
+BATCHED_INPUTS_KEY = "mlprof.batched_inputs"
 
 
 def default_opset() -> int:
@@ -109,7 +112,9 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     try:
         import warnings
 
-        with warnings.catch_warnings(), torch.no_grad():
+        # grad mode stays on: under no_grad, eval-mode transformer layers take PyTorch's fused
+        # "fast path" (aten::_transformer_encoder_layer_fwd), which has no ONNX export
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(module, args, tmp, dynamo=False, opset_version=opset,
                               input_names=input_names, output_names=output_names,
@@ -122,6 +127,11 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     export_s = time.perf_counter() - t0
 
     try:
+        # which inputs carry the batch: read back by mlprof.model.onnx_graph.resolve
+        proto = onnx.load(tmp)
+        meta = proto.metadata_props.add()
+        meta.key, meta.value = BATCHED_INPUTS_KEY, json.dumps(sorted(batched))
+        onnx.save(proto, tmp)
         if precision == "fp16":
             from onnxruntime.transformers.float16 import convert_float_to_float16
 

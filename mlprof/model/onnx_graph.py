@@ -126,10 +126,24 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
     else:
         order = {}
 
+    # exports by mlprof record which inputs carry the batch; the others keep their shape
+    batched_names = None
+    for prop in model.metadata_props:
+        if prop.key == "mlprof.batched_inputs":
+            import json
+
+            batched_names = set(json.loads(prop.value))
+
     inputs: list[InputSpec] = []
     fixed: set[int] = set()
     for g in ginputs:
         fld = f"model.inputs[{order[g.name]}]" if yaml_mode else None
+        if batched_names is not None and g.name not in batched_names:
+            if any(not isinstance(d, int) for d in g.dims):
+                raise MLProfError(f"input '{g.name}' has no batch dimension but symbolic dims "
+                                  f"{_fmt_dims(g.dims)}", where)
+            inputs.append(InputSpec(g.name, tuple(g.dims), g.dtype, batched=False))
+            continue
         if not g.dims:
             # scalar input: no batch dimension
             if yaml_mode and spec.inputs[order[g.name]].shape:

@@ -1,0 +1,215 @@
+"""The ``mlprof`` command: one-liners around the law tasks.
+
+::
+
+    mlprof benchmark models/selftest/*.py --runtimes ort,torch --batch-sizes 1,8
+    mlprof corpus --corpora selftest            # every corpus model at batch size 1, summary
+    mlprof system-info                          # CPU, threads, library versions
+    mlprof models                               # where the model corpus is
+    mlprof version
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from mlprof.errors import MLProfError
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _labels(values: Sequence[str] | None) -> dict[str, list[str]] | None:
+    if not values:
+        return None
+    out: dict[str, list[str]] = {}
+    for item in values:
+        key, sep, vals = item.partition("::")
+        if not sep or not key or not vals:
+            raise MLProfError(f"expected key::value[,value...], got {item!r}", field="--labels")
+        out.setdefault(key, []).extend(_csv(vals))
+    return out
+
+
+def _measure_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runtimes", default="ort", help="comma-separated runtimes (default: ort)")
+    p.add_argument("--batch-sizes", default="1", help="comma-separated batch sizes (default: 1)")
+    p.add_argument("--version", default="cli", help="version of the outputs (default: cli)")
+    p.add_argument("--n-calls", type=int, default=100)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--min-duration", type=float, default=0.5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--script-args", default="", help="arguments for model scripts")
+    p.add_argument("--labels", nargs="*", help="only scripts with these labels (key::value)")
+    p.add_argument("--workers", type=int, default=1)
+
+
+def _settings(a: argparse.Namespace) -> dict:
+    return {"n_calls": a.n_calls, "warmup": a.warmup, "min_duration": a.min_duration,
+            "threads": a.threads, "script_args": a.script_args}
+
+
+def expand_inputs(items: Sequence[str]) -> list[str]:
+    """Files, globs, and ``.txt`` lists of files (one per line, ``#`` comments)."""
+    out: list[str] = []
+    for item in items:
+        path, sep, hashes = item.partition("::")
+        if path.endswith(".txt") and not sep:
+            base = os.path.dirname(os.path.abspath(path))
+            with open(path) as f:
+                lines = [ln.split("#", 1)[0].strip() for ln in f]
+            out.extend(expand_inputs([ln if os.path.isabs(ln) else os.path.join(base, ln)
+                                      for ln in lines if ln]))
+        elif any(c in path for c in "*?[") and not sep:
+            matches = sorted(glob.glob(path))
+            if not matches:
+                raise MLProfError(f"no file matches {path!r}", field="files")
+            out.extend(matches)
+        else:
+            out.append(os.path.abspath(path) + sep + hashes)
+    return out
+
+
+def _table(rows: list[dict], cols: list[str]) -> str:
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols),
+             "  ".join("-" * widths[c] for c in cols)]
+    lines += ["  ".join(str(r.get(c, "")).ljust(widths[c]) for c in cols) for r in rows]
+    return "\n".join(lines)
+
+
+def cmd_benchmark(a: argparse.Namespace) -> int:
+    """Benchmark files; print one row per model, runtime and batch size."""
+    from mlprof.api import benchmark_files
+
+    files = expand_inputs(a.files)
+    results = benchmark_files(files, runtimes=_csv(a.runtimes),
+                              batch_sizes=[int(b) for b in _csv(a.batch_sizes)],
+                              version=a.version, labels=_labels(a.labels), workers=a.workers,
+                              raise_on_failure=False, **_settings(a))
+    rows = []
+    for r in results:
+        for s in r.stats.to_dict("records"):
+            rows.append({"model": r.model, "runtime": r.runtime, "batch": s["batch_size"],
+                         "median_ms": f"{s['median_ms']:.4f}", "p84_ms": f"{s['p84_ms']:.4f}",
+                         "throughput/s": f"{s['throughput']:.1f}"})
+    print(_table(rows, ["model", "runtime", "batch", "median_ms", "p84_ms", "throughput/s"]))
+    return 0 if results else 1
+
+
+def corpus_dir() -> str:
+    """The models corpus of this checkout."""
+    base = os.environ.get("MLP_BASE") or os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))
+    return os.path.join(base, "models")
+
+
+def cmd_corpus(a: argparse.Namespace) -> int:
+    """Every corpus script at one batch size: a summary of what passed, failed and why."""
+    from mlprof.api import benchmark_files, expand_models
+    from mlprof.model.script import read_labels, read_skip
+
+    root = corpus_dir()
+    corpora = _csv(a.corpora) if a.corpora else sorted(
+        d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    scripts = [s for c in corpora for s in sorted(glob.glob(os.path.join(root, c, "*.py")))]
+    want = _labels(a.labels)
+    rows, n_ok = [], 0
+    t_all = time.monotonic()
+    for i, script in enumerate(scripts, 1):
+        rel = os.path.relpath(script, root)
+        row = {"script": rel, "status": "", "models": "", "median_ms": "", "seconds": "",
+               "reason": ""}
+        if want and not all(any(v in read_labels(script).get(k, ()) for v in vs)
+                            for k, vs in want.items()):
+            continue
+        skip = read_skip(script)
+        t0 = time.monotonic()
+        if skip:
+            row.update(status="skipped", reason=skip)
+        else:
+            try:
+                models = expand_models([script], a.version, a.script_args)
+                results = benchmark_files(models, runtimes=[a.runtime], batch_sizes=[1],
+                                          version=a.version, raise_on_failure=True,
+                                          **_settings(a))
+                row.update(status="ok", models=str(len(results)), median_ms=", ".join(
+                    f"{r.stats['median_ms'].iloc[0]:.3f}" for r in results))
+                n_ok += 1
+            except MLProfError as e:
+                row.update(status="failed", reason=str(e)[:160])
+        row["seconds"] = f"{time.monotonic() - t0:.1f}"
+        rows.append(row)
+        print(f"[{i}/{len(scripts)}] {rel}: {row['status']} {row['median_ms']} "
+              f"{row['reason']}".rstrip(), flush=True)
+    print()
+    print(_table(rows, ["script", "status", "models", "median_ms", "seconds", "reason"]))
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "skipped")}
+    print(f"\n{counts['ok']} passed, {counts['failed']} failed, {counts['skipped']} skipped "
+          f"in {time.monotonic() - t_all:.0f} s ({a.runtime}, batch size 1)")
+    return 0 if counts["failed"] == 0 else 1
+
+
+def system_info() -> dict:
+    """CPU, threads and library versions."""
+    from mlprof import __version__
+    from mlprof.measure.sysinfo import system_info as sysinfo
+    from mlprof.util import dist_version, git_commit
+
+    info = {"mlprof": __version__, "git_commit": git_commit(), **sysinfo()}
+    info["libraries"] = {d: dist_version(d) for d in (
+        "onnxruntime", "onnx", "torch", "torchvision", "numpy", "law", "luigi", "timm",
+        "transformers")}
+    try:
+        import onnxruntime as ort
+
+        info["onnxruntime_providers"] = ort.get_available_providers()
+    except ImportError:
+        pass
+    return info
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mlprof`` command."""
+    ap = argparse.ArgumentParser(prog="mlprof", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("benchmark", help="benchmark model files (YAML, ONNX, scripts)")
+    b.add_argument("files", nargs="+", help="files, globs, script.py::HASH or .txt lists")
+    _measure_args(b)
+    c = sub.add_parser("corpus", help="run the model corpus at batch size 1 and summarize")
+    c.add_argument("--corpora", default="", help="comma-separated corpora (default: all)")
+    c.add_argument("--runtime", default="ort", help="runtime (default: ort)")
+    _measure_args(c)
+    c.set_defaults(n_calls=20, min_duration=0.0, version="corpus")
+    sub.add_parser("system-info", help="CPU, threads and library versions (JSON)")
+    sub.add_parser("models", help="print the location of the models corpus")
+    sub.add_parser("version", help="print mlprof's version")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "benchmark":
+            return cmd_benchmark(a)
+        if a.cmd == "corpus":
+            return cmd_corpus(a)
+        if a.cmd == "system-info":
+            print(json.dumps(system_info(), indent=2))
+        elif a.cmd == "models":
+            print(corpus_dir())
+        elif a.cmd == "version":
+            from mlprof import __version__
+
+            print(__version__)
+        return 0
+    except MLProfError as e:
+        print(f"mlprof error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
