@@ -1,0 +1,105 @@
+"""The Python API and the mlprof command, on real tasks and a real store."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the API tests need PyTorch")
+
+from conftest import REPO, files_in  # noqa: E402
+
+import mlprof  # noqa: E402
+from mlprof.cli import expand_inputs  # noqa: E402
+
+pytestmark = pytest.mark.slow
+SCRIPTS = REPO / "tests" / "scripts"
+
+
+class TinyNet(torch.nn.Module):
+    """Defined at module level so that the measurement processes can load it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.ReLU(),
+                                        torch.nn.Linear(12, 3))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def test_benchmark_model_returns_stats_and_samples_and_caches(store):
+    torch.manual_seed(0)
+    net, inputs = TinyNet(), {"x": torch.rand(1, 6)}
+    result = mlprof.benchmark_model(net, inputs, runtime="ort",
+                                    batch_sizes=[1, 4], n_calls=15, warmup=1, min_duration=0)
+    assert result.runtime == "onnxruntime"
+    assert result.stats["batch_size"].tolist() == [1, 4]
+    assert (result.stats["count"] == 15).all()
+    assert sorted(result.samples) == [1, 4] and len(result.samples[4]) == 15
+    assert result.median_ms[4] == pytest.approx(float(sorted(result.samples[4])[7]))
+    assert result.provenance["measurements"][1]["model"]["inputs"][0]["shape"] == [4, 6]
+    before = {p: p.stat().st_mtime_ns for p in files_in(store)}
+    again = mlprof.benchmark_model(net, inputs, runtime="ort",
+                                   batch_sizes=[1, 4], n_calls=15, warmup=1, min_duration=0)
+    assert {p: p.stat().st_mtime_ns for p in files_in(store)} == before  # nothing re-measured
+    assert again.median_ms == result.median_ms
+    # another model (other weights) is another script: measured anew, never mixed up
+    other = mlprof.benchmark_model(TinyNet(), inputs, runtime="ort", batch_sizes=[1],
+                                   n_calls=15, warmup=1, min_duration=0)
+    assert other.files["stats"] != result.files["stats"]
+
+
+def test_export_onnx_of_a_module(store):
+    record = mlprof.export_onnx(TinyNet(), torch.rand(2, 6), name="tiny")
+    assert os.path.exists(record["file"]) and record["file"].endswith("model.onnx")
+    assert record["validation"][1]["ok"] is True
+    assert record["dynamic_axes"]["x"] == {"0": "batch_size"}
+
+
+def test_benchmark_files_torch_on_a_script(store):
+    (res,) = mlprof.benchmark_files(str(SCRIPTS / "linear.py"), runtimes=["torch"],
+                                    batch_sizes=[2], n_calls=5, warmup=0, min_duration=0)
+    assert res.model.startswith("linear-") and res.runtime == "torch"
+    assert len(res.samples[2]) == 5
+
+
+def test_inputs_from_globs_and_txt_lists(tmp_path):
+    lst = tmp_path / "models.txt"
+    lst.write_text(f"# a list\n{SCRIPTS / 'linear.py'}\n{SCRIPTS}/two_*.py\n")
+    got = expand_inputs([str(lst)])
+    assert got == [str(SCRIPTS / "linear.py"), str(SCRIPTS / "two_models.py")]
+
+
+def _mlprof(*args: str, store: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, MLP_STORE=str(store))
+    return subprocess.run(["mlprof", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=900)
+
+
+def test_corpus_command_on_the_selftest_corpus(store):
+    proc = _mlprof("corpus", "--corpora", "selftest", store=store)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "[1/" in proc.stdout  # progress across the corpus
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert summary.startswith(f"{len(list((REPO / 'models/selftest').glob('*.py')))} passed, "
+                              "0 failed")
+
+
+def test_benchmark_command_with_labels_filter(store):
+    proc = _mlprof("benchmark", str(SCRIPTS / "*.py"), "--labels", "task::multi",
+                   "--n-calls", "5", "--min-duration", "0", "--runtimes", "ort",
+                   store=store)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [ln for ln in proc.stdout.splitlines() if ln.startswith("two_models-")]
+    assert len(rows) == 2  # only two_models.py has task::multi, and it has two models
+
+
+def test_system_info_and_version():
+    out = subprocess.run(["mlprof", "system-info"], capture_output=True, text=True, check=True)
+    assert '"onnxruntime"' in out.stdout and '"cpu_model"' in out.stdout
+    assert subprocess.run(["mlprof", "version"], capture_output=True, text=True,
+                          check=True).stdout.strip() == mlprof.__version__
