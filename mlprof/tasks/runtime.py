@@ -102,6 +102,8 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
         result = measure_isolated(measured, self.measure_settings(bs),
                                   script_args=self.script_argv, progress=progress)
         prov = result.provenance
+        for note in prov["model"].get("notes", []):
+            logger.warning("%s: %s", label, note)
         prov["task"] = {"family": self.task_family, "version": self.version,
                         "model_name": self.resolved_model_name,
                         "model_label": self.resolved_model_label,
