@@ -78,7 +78,7 @@ def expand_inputs(items: Sequence[str]) -> list[str]:
 
 
 def _table(rows: list[dict], cols: list[str]) -> str:
-    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
+    widths = {c: max([len(c)] + [len(str(r.get(c, ""))) for r in rows]) for c in cols}
     lines = ["  ".join(c.ljust(widths[c]) for c in cols),
              "  ".join("-" * widths[c] for c in cols)]
     lines += ["  ".join(str(r.get(c, "")).ljust(widths[c]) for c in cols) for r in rows]
