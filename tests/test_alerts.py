@@ -65,3 +65,34 @@ def test_thresholds_are_configurable_and_too_little_history_is_silent():
 def test_a_step_alerts_once_and_the_new_level_becomes_normal():
     x = np.concatenate([noise(20, 10), noise(30, 11, level=1.2)])
     assert len(detect(x)) == 1
+
+
+def _report(values, host="a", runtime_version="1.0"):
+    import pandas as pd
+
+    n = len(values)
+    return pd.DataFrame({
+        "status": "ok", "model": "m", "model_hash": "h", "runtime": "onnxruntime",
+        "runtime_version": runtime_version, "device": "cpu", "host": host, "cpu_model": "x",
+        "threads": 1, "settings_key": "s", "batch_size": 1,
+        "version": [f"nightly-{i:02d}" for i in range(n)],
+        "timestamp": [f"2026-11-{i + 1:02d}T00:00:00+00:00" for i in range(n)],
+        "median_ms": values})
+
+
+def test_alerts_table_compares_only_like_with_like():
+    import pandas as pd
+
+    from mlprof.report.history import alerts_table, series
+
+    steady = noise(10, 12)
+    slow = np.concatenate([noise(8, 13), noise(2, 14, level=1.25)])
+    # a slower host's results are another series, not a regression
+    other_host = _report(noise(10, 15, level=1.5), host="b")
+    df = pd.concat([_report(steady), other_host], ignore_index=True)
+    assert len(series(df)) == 2
+    assert alerts_table(df).empty
+    table = alerts_table(_report(slow))
+    assert table["kind"].tolist() == ["regression"]
+    assert table["version"].tolist() == ["nightly-09"]
+    assert table["first_version"].tolist() == ["nightly-08"]

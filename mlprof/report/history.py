@@ -1,0 +1,44 @@
+"""History: the same configuration across versions, and alerts along it.
+
+Only like is compared with like: a series is one model (and model hash), runtime and runtime
+version, device, host and CPU, threads, measurement settings and batch size, ordered by the
+measurement timestamp. A different host or runtime version starts another series.
+"""
+
+from __future__ import annotations
+
+from mlprof.report.alerts import AlertRule, detect
+
+#: what must be equal for two results to be in one series
+SERIES_KEY = ["model", "model_hash", "runtime", "runtime_version", "device", "host",
+              "cpu_model", "threads", "settings_key", "batch_size"]
+
+#: statistics where a higher value is better
+HIGHER_IS_BETTER = {"throughput"}
+
+
+def series(report, statistic: str = "median_ms"):
+    """``{key tuple: DataFrame(version, timestamp, value)}`` of the successful results."""
+    ok = report[report["status"] == "ok"]
+    out = {}
+    for key, g in ok.groupby(SERIES_KEY, sort=True, dropna=False):
+        g = g.sort_values("timestamp", kind="stable")
+        out[key] = g[["version", "timestamp", statistic]].rename(columns={statistic: "value"})
+    return out
+
+
+def alerts_table(report, statistic: str = "median_ms", rule: AlertRule = AlertRule()):
+    """One row per alert: the series key, the version that confirmed it, kind and sizes."""
+    import pandas as pd
+
+    rows = []
+    for key, s in series(report, statistic).items():
+        for a in detect(s["value"].to_numpy(), rule,
+                        higher_is_worse=statistic not in HIGHER_IS_BETTER):
+            rows.append({**dict(zip(SERIES_KEY, key, strict=True)), "statistic": statistic,
+                         "kind": a.kind, "version": s["version"].iloc[a.index],
+                         "first_version": s["version"].iloc[a.start], "value": a.value,
+                         "baseline": a.baseline, "change": a.change, "z": a.z})
+    cols = [*SERIES_KEY, "statistic", "kind", "version", "first_version", "value", "baseline",
+            "change", "z"]
+    return pd.DataFrame(rows, columns=cols)
