@@ -27,10 +27,11 @@ def series(report, statistic: str = "median_ms"):
     return out
 
 
-def alerts_table(report, statistic: str = "median_ms", rule: AlertRule = AlertRule()):
+def alerts_table(report, statistic: str = "median_ms", rule: AlertRule | None = None):
     """One row per alert: the series key, the version that confirmed it, kind and sizes."""
     import pandas as pd
 
+    rule = rule or AlertRule()
     rows = []
     for key, s in series(report, statistic).items():
         for a in detect(s["value"].to_numpy(), rule,
