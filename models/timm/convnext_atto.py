@@ -1,0 +1,24 @@
+# labels: name::convnext_atto author::timm task::computer_vision
+"""
+ConvNeXt-Atto from timm, random weights.
+
+Source: https://huggingface.co/timm/convnext_atto.d2_in1k
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python convnext_atto.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("convnext_atto", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

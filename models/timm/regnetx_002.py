@@ -1,0 +1,24 @@
+# labels: name::regnetx_002 author::timm task::computer_vision
+"""
+RegNetX-200MF from timm, random weights.
+
+Source: https://huggingface.co/timm/regnetx_002.pycls_in1k
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python regnetx_002.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("regnetx_002", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,24 @@
+# labels: name::regnet_y_400mf author::torchvision task::computer_vision
+"""
+RegNetY-400MF from torchvision, random weights.
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.regnet_y_400mf.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python regnet_y_400mf.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.regnet_y_400mf(weights=None)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,29 @@
+# labels: name::distilbert author::huggingface task::natural_language_processing
+"""
+DistilBERT base: transformers.DistilBertModel built from the default DistilBertConfig
+(6 layers, hidden size 768, 12 heads), random weights.
+
+Source: https://huggingface.co/docs/transformers/model_doc/distilbert
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python distilbert.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.DistilBertConfig()
+model = transformers.DistilBertModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)
