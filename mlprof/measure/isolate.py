@@ -75,13 +75,23 @@ def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
             preload.insert(0, "__main__")
         ctx.set_forkserver_preload(preload)
         _ctx_torch = torch
+        # start it now, without the current directory on its sys.path (python -c puts it
+        # first, so a stray onnx.py or an old mlprof/ there would shadow the installed ones)
+        old = os.environ.get("PYTHONSAFEPATH")
+        os.environ["PYTHONSAFEPATH"] = "1"
+        try:
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            if old is None:
+                os.environ.pop("PYTHONSAFEPATH", None)
+            else:
+                os.environ["PYTHONSAFEPATH"] = old
     return ctx
 
 
 def prestart(torch: bool = False) -> None:
     """Start the measurement server of this process in the background (if not yet running)."""
     _context(torch)
-    multiprocessing.forkserver.ensure_running()
 
 
 def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:

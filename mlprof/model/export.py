@@ -76,7 +76,7 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     import onnxruntime as ort
     import torch
 
-    from mlprof.model.script import capture, resize_batch
+    from mlprof.model.script import capture, keyword_wrapper, resize_batch
 
     if precision not in TOLERANCES:
         raise MLProfError(f"precision must be one of {', '.join(TOLERANCES)}, got "
@@ -87,12 +87,18 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     rtol = d_rtol if rtol is None else rtol
     where = f"{script}::{model_hash}"
 
+    torch.set_num_threads(1)  # as in discovery: robust on a busy machine
     module, items, flags = capture(script, model_hash, script_args, max_depth)
+    module.eval()
+    if any(n.startswith("*") for n, _ in items):
+        raise MLProfError("models called with *args cannot be exported", where)
+    # call by keyword, with exactly the inputs the script passed (see keyword_wrapper)
+    module = keyword_wrapper(module, items)
     module.eval()
 
     tensors = [(n, v) for n, v in items if isinstance(v, torch.Tensor)]
     batched = {n for (n, _), f in zip(items, flags, strict=True) if f}
-    args = tuple(v for _, v in items)
+    args = tuple(v for _, v in tensors)
     input_names = [n for n, _ in tensors]
 
     with torch.inference_mode():
@@ -147,7 +153,7 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
         onnx_inputs = [i.name for i in sess.get_inputs()]
 
         def check(feed_items: list[tuple[str, Any]], label: str) -> dict:
-            feed_args = tuple(v for _, v in feed_items)
+            feed_args = tuple(v for _, v in feed_items if isinstance(v, torch.Tensor))
             with torch.inference_mode():
                 expected = [_to_numpy(t) for t in _flatten(module(*feed_args))]
             feed = {n: _to_numpy(v) for n, v in feed_items
@@ -201,7 +207,7 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     return {
         "script": script, "model_hash": model_hash, "file": out_path, "opset": opset,
         "precision": precision, "optimized": optimize, "exporter": "torchscript",
-        "torch_version": torch.__version__, "onnx_version": onnx.__version__,
+        "torch_version": str(torch.__version__), "onnx_version": onnx.__version__,
         "export_s": export_s, "inputs": input_names, "outputs": output_names,
         "batched_inputs": sorted(batched), "dynamic_axes": {k: dict(v) for k, v in
                                                               dynamic_axes.items()},

@@ -193,12 +193,55 @@ def bind_inputs(module: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any]]
     for name, value in bound.arguments.items():
         kind = sig.parameters[name].kind
         if kind == inspect.Parameter.VAR_POSITIONAL:
-            items.extend((f"{name}_{i}", v) for i, v in enumerate(value))
+            items.extend((f"*{name}_{i}", v) for i, v in enumerate(value))
         elif kind == inspect.Parameter.VAR_KEYWORD:
             items.extend(value.items())
         else:
             items.append((name, value))
     return items
+
+
+def positional_ok(module: Any, names: list[str]) -> bool:
+    """Whether ``names`` are exactly the first positional parameters of ``forward()``.
+
+    Only then may the inputs be passed positionally; otherwise they go by keyword (a model
+    such as GPT-2 has ``past_key_values`` between ``input_ids`` and ``attention_mask``).
+    """
+    try:
+        params = [p.name for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return True
+    plain = [n for n in names if not n.startswith("*")]
+    if len(plain) < len(names):  # *args: everything goes positionally
+        return params == plain
+    return params[:len(names)] == list(names)
+
+
+def keyword_wrapper(module: Any, items: list[tuple[str, Any]]) -> Any:
+    """A module whose ``forward(*tensors)`` calls ``module`` with the tensors by keyword.
+
+    Non-tensor arguments are fixed. Exporters fill unused parameters positionally, which
+    breaks models whose ``forward()`` takes many optional arguments (transformers); this
+    wrapper passes exactly what the script passed, by name.
+    """
+    import torch
+
+    names = [n for n, v in items if isinstance(v, torch.Tensor)]
+    consts = {n: v for n, v in items if not isinstance(v, torch.Tensor)}
+
+    class KeywordCall(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = module
+
+        def forward(self, *tensors):
+            return self.inner(**dict(zip(names, tensors, strict=True)), **consts)
+
+    wrapper = KeywordCall()
+    wrapper.train(module.training)
+    return wrapper
 
 
 def model_hash(module: Any, args: tuple, kwargs: dict) -> str:
@@ -268,6 +311,8 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise MLProfError("file not found", path)
+    # one thread: on a busy 2-core machine, 2 threads made a batch-1 Linear 500x slower
+    torch.set_num_threads(1)
     labels = read_labels(path)
     hooks = _Hooks(path, max_depth=max_depth)
     seen = _run_script(path, tuple(script_args), hooks)
@@ -318,7 +363,7 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
         "labels": labels,
         "batch_size": batch_size,
         "parsed": {k: v for k, v in seen.items()},
-        "torch_version": torch.__version__,
+        "torch_version": str(torch.__version__),
         "models": ordered,
     }
 

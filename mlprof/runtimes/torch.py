@@ -6,6 +6,7 @@ script builds, called with inputs of the script's shapes, the batch dimension re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,9 @@ class ResolvedTorchModel:
     inputs: list[InputSpec]
     #: every forward() argument in order: ("tensor", name) or ("const", value)
     arguments: list[tuple[str, Any]]
+    #: the forward() parameter name of each argument, and whether they may go positionally
+    names: list[str] = field(default_factory=list)
+    positional: bool = True
     outputs: list[str] | None = None
     fixed_batch: int | None = None
     opset: int | None = None
@@ -60,7 +64,11 @@ def resolve_script(model_file: str, script_args: tuple[str, ...] = ()) -> Resolv
             arguments.append(("const", value))
     if len(spec.model_hashes) != 1:
         spec.name = spec.label = f"{spec.name}-{want}"
-    resolved = ResolvedTorchModel(spec=spec, module=module, inputs=inputs, arguments=arguments)
+    from mlprof.model.script import positional_ok
+
+    resolved = ResolvedTorchModel(spec=spec, module=module, inputs=inputs, arguments=arguments,
+                                  names=[n for n, _ in items],
+                                  positional=positional_ok(module, [n for n, _ in items]))
     if not any(i.batched for i in inputs):
         resolved.notes.append("no input has a batch dimension: every batch size measures the "
                               "model's own shapes")
@@ -117,7 +125,11 @@ class TorchRuntime(Runtime):
         assert self.callable is not None, "load() first"
         args = tuple(torch.from_numpy(np.ascontiguousarray(feed[v])) if kind == "tensor" else v
                      for kind, v in self.model.arguments)
-        return self.callable, args
+        if self.model.positional:
+            return self.callable, args
+        # by keyword (e.g. GPT-2's attention_mask is not its second parameter)
+        return functools.partial(self.callable, **dict(zip(self.model.names, args,
+                                                           strict=True))), ()
 
     def explain_failure(self, exc: BaseException, batch_size: int) -> str:
         """A message for a failed first call."""
@@ -127,7 +139,7 @@ class TorchRuntime(Runtime):
     def info(self) -> dict[str, Any]:
         """Threads and modes applied."""
         return {
-            "torch_version": torch.__version__,
+            "torch_version": str(torch.__version__),
             "num_threads": torch.get_num_threads(),
             "num_interop_threads": torch.get_num_interop_threads(),
             "inference_mode": True,

@@ -15,3 +15,25 @@ _os.environ.setdefault(
 # spares the interpreter a full garbage collection over pandas and matplotlib at shutdown
 # (0.5-0.8 s per run here, measured by benchmarks/overhead.py)
 _atexit.register(_gc.freeze)
+
+
+def _prestart_for_scripts() -> None:
+    """Under ``law run`` with a model script argument, start the measurement server now.
+
+    It imports torch (~2.5 s); started here, that overlaps with law's own start-up and the
+    scheduling instead of delaying the first discovery (measured: -0.3 to -0.5 s per run).
+    """
+    import sys
+
+    argv = sys.argv
+    if not argv or not _os.path.basename(argv[0]).startswith("law"):
+        return
+    if "run" not in argv[1:3] and not argv[0].endswith(" run"):
+        return
+    if any(a.endswith(".py") or ".py::" in a for a in argv[2:]):
+        from mlprof.measure.isolate import prestart
+
+        prestart(torch=True)
+
+
+_prestart_for_scripts()

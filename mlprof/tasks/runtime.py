@@ -29,8 +29,17 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
     runtime_ms) and ``runtime_bs_<N>.json`` (provenance). ``--branch K`` runs one batch size.
     """
 
+    # the workflow requires its branches statically: law's dynamic branch yielding starts a
+    # multiprocessing manager process (~0.3 s per run); priorities keep the batch-size order
+    local_workflow_require_branches = True
+
     def create_branch_map(self) -> dict[int, int]:
         return dict(enumerate(self.batch_sizes))
+
+    @property
+    def priority(self) -> int:
+        """Branches run in batch-size order (luigi runs higher priorities first)."""
+        return max(1, 10_000 - self.branch) if self.is_branch() else 0
 
     def _model_reqs(self) -> dict:
         """Script models: the ONNX export for onnxruntime, the discovery for torch."""
