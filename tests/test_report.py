@@ -36,3 +36,30 @@ def test_report_over_two_stores_lists_results_and_failures(tmp_path):
     assert failed["batch_size"] == 2 and "not a valid ONNX model" in failed["error"]
     assert failed["model"] == "bad"
     assert pd.read_parquet(parquet).shape == df.shape
+
+
+def test_history_plot_over_three_versions_without_false_alerts(tmp_path):
+    store = tmp_path / "s"
+    for v in ("n1", "n2", "n3"):
+        assert law_run("MeasureRuntime", "--version", v, "--batch-sizes", "1,8", *FAST,
+                       store=store).returncode == 0
+    proc = law_run("PlotHistory", "--version", "h1", "--stores", str(store),
+                   store=tmp_path / "r")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = files_in(tmp_path / "r")
+    pngs = [p for p in out if p.suffix == ".png"]
+    assert len(pngs) == 1 and pngs[0].parent.name == "history_median_ms"
+    assert pngs[0].read_bytes()[:4] == b"\x89PNG"
+    (alerts,) = [p for p in out if p.name == "alerts_median_ms.csv"]
+    assert pd.read_csv(alerts).empty  # three runs of one configuration: no alert
+
+
+def test_plot_history_marks_alerts():
+    from mlprof.plotting.history import plot_history
+
+    fig = plot_history({"batch size 1": (["n1", "n2", "n3"], [1.0, 1.01, 1.3])},
+                       alerts=[("batch size 1", "n3", "regression")])
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["n1", "n2", "n3"]
+    marks = [ln for ln in ax.lines if ln.get_marker() == "^"]
+    assert len(marks) == 1 and list(marks[0].get_ydata()) == [1.3]
