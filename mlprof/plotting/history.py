@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mlprof.plotting.runtimes import _style_context  # noqa: E402
+from mlprof.plotting.runtimes import _style_context, decorate  # noqa: E402
 
 _LABELS = {"median_ms": "Median latency per call [ms]", "mean_ms": "Mean latency per call [ms]",
            "p84_ms": "84th percentile latency [ms]", "p99_ms": "99th percentile latency [ms]",
@@ -48,13 +48,7 @@ def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
         ax.set_xlabel("Version")
         ax.set_ylabel(_LABELS.get(statistic, statistic))
         ax.set_ylim(bottom=0)
-        ax.text(0.0, 1.01, "mlprof", transform=ax.transAxes, ha="left", va="bottom",
-                fontweight="bold")
-        if top_right_label:
-            ax.text(1.0, 1.01, top_right_label, transform=ax.transAxes, ha="right",
-                    va="bottom", fontsize="small")
-        if title:
-            ax.set_title(title, pad=24)
+        decorate(ax, "mlprof", top_right_label, title)
         ax.legend(loc="best", frameon=True, framealpha=0.85)
         fig.tight_layout()
     return fig

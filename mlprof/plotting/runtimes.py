@@ -67,6 +67,18 @@ def _style_context():
     return plt.style.context(STYLE)
 
 
+def decorate(ax, top_left_label: str = "mlprof", top_right_label: str | None = None,
+             title: str | None = None) -> None:
+    """The labels over the axes' corners (bold on the left, small on the right) and a title."""
+    ax.text(0.0, 1.01, top_left_label, transform=ax.transAxes, ha="left", va="bottom",
+            fontweight="bold")
+    if top_right_label:
+        ax.text(1.0, 1.01, top_right_label, transform=ax.transAxes, ha="right", va="bottom",
+                fontsize="small")
+    if title:
+        ax.set_title(title, pad=24)
+
+
 def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool = False,
                   y_min: float | None = None, y_max: float | None = None,
                   bs_normalized: bool = True, error_style: str = "band",
@@ -126,13 +138,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
             ax.set_ylim(bottom=None if y_min is None else y_min * scale,
                         top=None if y_max is None else y_max * scale)
         ax.margins(x=0.03)
-        ax.text(0.0, 1.01, top_left_label, transform=ax.transAxes, ha="left", va="bottom",
-                fontweight="bold")
-        if top_right_label:
-            ax.text(1.0, 1.01, top_right_label, transform=ax.transAxes, ha="right",
-                    va="bottom", fontsize="small")
-        if title:
-            ax.set_title(title, pad=24)
+        decorate(ax, top_left_label, top_right_label, title)
         band = "16-84% band" if error_style == "band" else "16-84% bars"
         leg = ax.legend(title=f"median, {band}", loc="best", frameon=True, framealpha=0.85)
         leg.get_title().set_fontsize("small")
