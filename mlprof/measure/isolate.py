@@ -32,7 +32,6 @@ PRELOAD = ["mlprof.measure.child"]
 PRELOAD_TORCH = ["mlprof.measure.child_torch"]
 
 _ctx_pid: int | None = None
-_ctx_torch = False
 
 
 def default_timeout() -> float:
@@ -56,7 +55,7 @@ def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
     The server starts with the first child; ``torch`` then also preloads PyTorch (a later
     child that needs torch from a server started without it imports torch itself).
     """
-    global _ctx_pid, _ctx_torch
+    global _ctx_pid
     ctx = multiprocessing.get_context("forkserver")
     pid = os.getpid()
     fs = multiprocessing.forkserver._forkserver
@@ -66,7 +65,7 @@ def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
             fs._forkserver_pid = None
             fs._forkserver_address = None
             fs._forkserver_alive_fd = None
-        _ctx_pid, _ctx_torch = pid, False
+        _ctx_pid = pid
     if fs._forkserver_pid is None:
         preload = list(PRELOAD) + (PRELOAD_TORCH if torch else [])
         main = getattr(__import__("__main__"), "__file__", None)
@@ -74,7 +73,6 @@ def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
             # import the main script once in the server, not in every child
             preload.insert(0, "__main__")
         ctx.set_forkserver_preload(preload)
-        _ctx_torch = torch
         # start it now, without the current directory on its sys.path (python -c puts it
         # first, so a stray onnx.py or an old mlprof/ there would shadow the installed ones)
         old = os.environ.get("PYTHONSAFEPATH")

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mlprof.measure.stats import STAT_COLUMNS, read_runtimes, summarize
+from mlprof.runtimes import RUNTIMES
 
 #: columns of the report, in order
 REPORT_COLUMNS = [
@@ -32,8 +33,10 @@ def _split(path: Path, store: Path) -> dict:
     model_seg, runtime_seg, settings, version = rel[1], rel[2], rel[3], rel[4]
     model, _, mhash = model_seg.rpartition("__")
     rt, _, device = runtime_seg.rpartition("__")
-    runtime, _, rt_version = rt.partition("-") if not rt.startswith("torch-compile") else \
-        ("torch-compile", "", rt[len("torch-compile-"):])
+    # "<runtime>-<version>": runtime names may hold dashes, so match the known names
+    runtime = max((n for n in RUNTIMES if rt.startswith(n + "-")), key=len,
+                  default=rt.partition("-")[0])
+    rt_version = rt[len(runtime) + 1:]
     return {"model": model, "model_hash": mhash, "runtime": runtime,
             "runtime_version": rt_version, "device": device, "settings_key": settings,
             "version": version}

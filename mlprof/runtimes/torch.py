@@ -98,12 +98,10 @@ class TorchRuntime(Runtime):
         super().__init__(model, device=device, threads=threads)
         self.callable: Callable[..., Any] | None = None
         self._mode: Any = None
-        self._interop_set = False
 
     def _prepare_threads(self) -> None:
         try:
             torch.set_num_interop_threads(1)
-            self._interop_set = True
         except RuntimeError:  # already set or parallel work already started
             pass
         if self.threads > 0:

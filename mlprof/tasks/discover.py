@@ -29,15 +29,6 @@ class DiscoverModels(ModelMixin, BaseTask):
             raise MLProfError("DiscoverModels takes a Python model script (.py)",
                               self.model_spec.spec_file, "--model-file")
 
-    def requires(self):
-        # nothing to require; but the script will run: start the measurement server (which
-        # imports torch, ~2.5 s) now, so that this overlaps with scheduling
-        if not self.output().exists():
-            from mlprof.measure.isolate import prestart
-
-            prestart(torch=True)
-        return []
-
     def store_parts(self):
         parts = super().store_parts()
         stem = self.model_spec.name.split("-")[0] if self.model_spec.model_hashes else \

@@ -48,7 +48,6 @@ class ExportOnnx(ModelMixin, BaseTask):
 
         (model,) = self.requires().selected(single=True)
         outputs = self.output()
-        outputs["onnx"].parent.touch()
         record = run_isolated(export_onnx, {
             "script": self.model_spec.file, "model_hash": model["hash"],
             "out_path": outputs["onnx"].path, "script_args": self.script_argv,

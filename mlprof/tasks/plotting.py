@@ -137,12 +137,16 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return MergeRuntimes.req(self, model_file=model_file, runtime=runtime,
                                  model_name=name, model_label=label)
 
+    def _given(self, i: int) -> tuple[str, str]:
+        """--model-names and --model-labels of model file ``i`` (NO_STR when not given)."""
+        return (self.model_names[i] if self.model_names else law.NO_STR,
+                self.model_labels[i] if self.model_labels else law.NO_STR)
+
     def _entries(self) -> list[tuple[str, str, str]]:
         """(model file, name, label) per model; scripts expanded once discovered."""
         entries = []
         for i, f in enumerate(self.model_files):
-            name = self.model_names[i] if self.model_names else law.NO_STR
-            label = self.model_labels[i] if self.model_labels else law.NO_STR
+            name, label = self._given(i)
             if not self._expands(i):
                 entries.append((f, name, label))
                 continue
@@ -164,11 +168,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             if self._expands(i):
                 reqs.append(self._discovery(i))  # the models follow in run()
             else:
-                reqs.extend(self._merge(f, rt,
-                                        self.model_names[i] if self.model_names else law.NO_STR,
-                                        self.model_labels[i] if self.model_labels else
-                                        law.NO_STR)
-                            for rt in self.runtimes)
+                reqs.extend(self._merge(f, rt, *self._given(i)) for rt in self.runtimes)
         return reqs
 
     def _varying(self) -> tuple[bool, bool]:

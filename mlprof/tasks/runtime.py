@@ -92,6 +92,8 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
                 "json": self.local_target(f"runtime_bs_{bs}.json")}
 
     def run(self):
+        import numpy as np
+
         from mlprof.measure import measure_isolated
 
         bs = self.branch_data
@@ -128,13 +130,7 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
         # the JSON last: a branch counts as complete only when both exist
         write_json_atomic(outputs["json"].path, prov)
         logger.info("%s: median %.4f ms over %d calls", label,
-                    float(_median(result.samples_ns)) / 1e6, result.samples_ns.size)
-
-
-def _median(values) -> float:
-    import numpy as np
-
-    return float(np.median(values))
+                    float(np.median(result.samples_ms)), result.samples_ns.size)
 
 
 class MergeRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin):
