@@ -96,3 +96,28 @@ def test_alerts_table_compares_only_like_with_like():
     assert table["kind"].tolist() == ["regression"]
     assert table["version"].tolist() == ["nightly-09"]
     assert table["first_version"].tolist() == ["nightly-08"]
+
+
+def test_the_third_run_alerts_once_confirmed():
+    """Two earlier runs, then a slow run and its confirming re-measurement."""
+    (a,) = detect([1.0, 1.01, 1.3, 1.28])
+    assert (a.kind, a.start, a.index) == ("regression", 2, 3)
+    assert detect([1.0, 1.01, 1.3, 1.0]) == []     # not confirmed
+    # two or three points cannot tell how noisy a configuration is: 8 % is not enough yet
+    assert detect([1.0, 1.01, 1.08, 1.08]) == []
+    assert len(detect([1.0, 1.01, 1.12, 1.12])) == 1
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_short_noisy_histories_stay_silent(seed):
+    assert detect(noise(4, seed, rel=0.025)) == []
+
+
+def test_candidates_are_the_last_version_beyond_the_thresholds():
+    from mlprof.report.history import candidates
+
+    df = _report([1.0, 1.01, 1.5])
+    (c,) = candidates(df, "nightly-02")
+    assert c["kind"] == "regression" and c["change"] == pytest.approx(0.5, rel=0.02)
+    assert candidates(df, "nightly-01") == []  # not the last point of its series
+    assert candidates(_report([1.0, 1.01, 1.02]), "nightly-02") == []

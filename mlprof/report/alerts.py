@@ -5,7 +5,9 @@ one compares each new point with the *median* and the *MAD* (median absolute dev
 by 1.4826 to estimate a standard deviation for normal noise) of a window of past points, and
 alerts only when all of these hold:
 
-- ``|z| >= z_min`` (default 4), with ``z = (x - median) / (1.4826 * MAD)``;
+- ``|z| >= z_min`` (default 4), with ``z = (x - median) / (1.4826 * MAD)``; with a short
+  history (fewer than 5 past points) the noise is taken as at least 2.5 % (so a change must be
+  >= 10 %), since two or three points cannot tell how noisy a configuration is;
 - the relative change ``|x - median| / median >= min_change`` (default 5 %), so that a tiny,
   very stable metric does not alert on an irrelevant shift;
 - it persists: ``persist`` consecutive points (default 2) are all beyond both thresholds in the
@@ -33,7 +35,13 @@ class AlertRule:
     min_change: float = 0.05
     persist: int = 2
     window: int = 10
-    min_history: int = 3
+    #: past points needed before anything can alert (two earlier runs, then a candidate and
+    #: its confirmation: the third run of a configuration can already alert)
+    min_history: int = 2
+    #: with fewer past points than this, the MAD says little about the noise: assume at least
+    #: ``prior_noise`` (relative) run-to-run noise, so that z >= 4 needs a change of 10 %
+    short_history: int = 5
+    prior_noise: float = 0.025
     #: floor of the noise scale, relative to the median (a perfectly flat history still needs
     #: a change of z_min * mad_floor to count)
     mad_floor: float = 0.002
@@ -59,7 +67,8 @@ class Alert:
 def _score(x: float, past: np.ndarray, rule: AlertRule) -> tuple[float, float, float]:
     med = float(np.median(past))
     mad = MAD_SCALE * float(np.median(np.abs(past - med)))
-    mad = max(mad, rule.mad_floor * abs(med), 1e-12)
+    floor = rule.prior_noise if len(past) < rule.short_history else rule.mad_floor
+    mad = max(mad, floor * abs(med), 1e-12)
     return med, (x - med) / mad, (x - med) / med if med else float("inf")
 
 

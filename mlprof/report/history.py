@@ -23,7 +23,8 @@ def series(report, statistic: str = "median_ms"):
     out = {}
     for key, g in ok.groupby(SERIES_KEY, sort=True, dropna=False):
         g = g.sort_values("timestamp", kind="stable")
-        out[key] = g[["version", "timestamp", statistic]].rename(columns={statistic: "value"})
+        cols = ["version", "timestamp", statistic] + (["path"] if "path" in g else [])
+        out[key] = g[cols].rename(columns={statistic: "value"})
     return out
 
 
@@ -43,3 +44,28 @@ def alerts_table(report, statistic: str = "median_ms", rule: AlertRule | None = 
     cols = [*SERIES_KEY, "statistic", "kind", "version", "first_version", "value", "baseline",
             "change", "z"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def candidates(report, version: str, statistic: str = "median_ms",
+               rule: AlertRule | None = None) -> list[dict]:
+    """Results of ``version`` that would alert if confirmed: worth a re-measurement.
+
+    A series whose *last* point is from ``version`` and beyond both thresholds on its own (the
+    rule with ``persist=1``); a confirming re-measurement that is beyond them too makes the
+    alert (two points in a row). Returns the series key plus ``kind``, ``path``, ``change``.
+    """
+    import dataclasses
+
+    rule1 = dataclasses.replace(rule or AlertRule(), persist=1)
+    out = []
+    for key, s in series(report, statistic).items():
+        if len(s) == 0 or s["version"].iloc[-1] != version:
+            continue
+        found = detect(s["value"].to_numpy(), rule1,
+                       higher_is_worse=statistic not in HIGHER_IS_BETTER)
+        if found and found[-1].index == len(s) - 1:
+            a = found[-1]
+            out.append({**dict(zip(SERIES_KEY, key, strict=True)), "kind": a.kind,
+                        "path": s["path"].iloc[-1] if "path" in s else None,
+                        "change": a.change, "z": a.z})
+    return out

@@ -119,7 +119,9 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
                         "model_name": self.resolved_model_name,
                         "model_label": self.resolved_model_label,
                         "model_file": self.model_file, "measured_file": measured,
-                        "output": outputs["csv"].path}
+                        "output": outputs["csv"].path,
+                        # enough to measure this again (a confirming re-measurement)
+                        "params": self.to_str_params(only_significant=True)}
         if self.is_script:
             prov["script"] = {"file": self.model_spec.file, "script_args": self.script_argv,
                               "max_depth": self.max_depth}

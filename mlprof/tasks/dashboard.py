@@ -1,0 +1,80 @@
+"""Dashboard: a static HTML site over the stores' results (opens from file://)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import law
+import luigi
+
+from mlprof.tasks.base import install_error_handling
+from mlprof.tasks.parameters import RuntimeParameter
+from mlprof.tasks.report import Report
+from mlprof.util import short_hash
+
+install_error_handling()
+
+
+class Dashboard(Report):
+    """Write ``dashboard/index.html`` (+ model pages, plots, CSVs) for ``--stores``.
+
+    The current results are the latest of each configuration, or those of ``--current``
+    versions; the history and the alerts use every version in the stores.
+    """
+
+    current = law.CSVParameter(default=(), description="versions whose results are shown as "
+                               "current (default: the latest result of each configuration)")
+    experiments_file = luigi.Parameter(default=law.NO_STR, description="JSON list of experiment "
+                                       "statuses (written by Nightly) to show on the index")
+    reference_runtime = RuntimeParameter(default="onnxruntime", description="speed-ups are "
+                                         "relative to this runtime; default: onnxruntime")
+    statistic = luigi.ChoiceParameter(default="median_ms", choices=(
+        "median_ms", "mean_ms", "p84_ms", "p99_ms", "throughput"),
+        description="statistic followed by the history and the alerts; default: median_ms")
+    title = luigi.Parameter(default="mlprof dashboard", description="page title")
+
+    def store_parts(self):
+        parts = super().store_parts()
+        tag = f"{self.statistic}_ref-{self.reference_runtime}"
+        extra = [*self.current, self.experiments_file if self.experiments_file != law.NO_STR
+                 else "", self.title]
+        if any(extra):
+            tag += "_" + short_hash(*extra, length=8)
+        parts["settings"] = tag
+        return parts
+
+    def output(self):
+        return law.LocalDirectoryTarget(self.local_path("dashboard"))
+
+    def run(self):
+        import shutil
+        import tempfile
+
+        from mlprof.report import collect, to_frame
+        from mlprof.report.dashboard import build_dashboard
+
+        experiments = None
+        if self.experiments_file != law.NO_STR:
+            with open(self.experiments_file) as f:
+                experiments = json.load(f)
+        report = to_frame(collect(self.resolved_stores()))
+        target = self.output().path
+        parent = os.path.dirname(target)
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".dashboard.", dir=parent)
+        try:
+            summary = build_dashboard(report, tmp, current_versions=list(self.current),
+                                      experiments=experiments,
+                                      reference_runtime=self.reference_runtime,
+                                      statistic=self.statistic, title=self.title)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, target)  # the whole site appears at once, or not at all
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.summary = summary
+        self.publish_message(
+            f"dashboard: {summary['results']} result(s), {summary['failures']} failure(s), "
+            f"{summary['regressions']} regression(s), {summary['improvements']} improvement(s)"
+            f" -> file://{os.path.join(target, 'index.html')}")
