@@ -6,6 +6,7 @@
     mlprof corpus --corpora selftest            # every corpus model at batch size 1, summary
     mlprof system-info                          # CPU, threads, library versions
     mlprof models                               # where the model corpus is
+    mlprof store list|clean|delete [--version V] [--model M] [--dry-run]   # manage results
     mlprof version
 """
 
@@ -176,6 +177,50 @@ def system_info() -> dict:
     return info
 
 
+def _store_args(sub) -> None:
+    """The ``store`` subcommand: list, clean and delete results."""
+    s = sub.add_parser("store", help="list, clean (drop large artifacts) or delete results")
+    s.add_argument("action", choices=("list", "clean", "delete"))
+    s.add_argument("--store", default=None, help="store directory (default: $MLP_STORE)")
+    for opt, what in (("--version", "versions"), ("--model", "model names"),
+                      ("--task", "tasks"), ("--runtime", "runtimes")):
+        s.add_argument(opt, action="append", default=[], help=f"only these {what} (globs; "
+                       "repeat or comma-separate)")
+    s.add_argument("--plots", action="store_true", help="clean: remove plots too")
+    s.add_argument("--dry-run", action="store_true", help="show what would be removed")
+    s.add_argument("--all", action="store_true", help="delete: allow no selector (everything)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_store(a: argparse.Namespace) -> int:
+    """``mlprof store list|clean|delete``: see :mod:`mlprof.store`."""
+    from mlprof import store as st
+
+    sel = {k: [v for item in getattr(a, k) for v in _csv(item)]
+           for k in ("version", "model", "task", "runtime")}
+    if a.action == "delete" and not any(sel.values()) and not a.all:
+        raise MLProfError("delete needs a selector (--version, --model, --task, --runtime) "
+                          "or --all", field="--all")
+    scanned = st.scan(a.store)
+    entries = st.select(scanned.entries, versions=sel["version"], models=sel["model"],
+                        tasks=sel["task"], runtimes=sel["runtime"])
+    for link in scanned.skipped_links:
+        print(f"not followed: symbolic link {link}", file=sys.stderr)
+    if a.action == "list":
+        print(json.dumps({"store": scanned.store, "totals": st.totals(entries), "entries": [
+            e.to_dict() for e in entries]}, indent=2) if a.json else
+            st.format_entries(entries, scanned.store))
+        return 0
+    if a.action == "clean":
+        removed = st.clean(entries, scanned.store, dry_run=a.dry_run, plots=a.plots)
+    else:
+        removed = st.delete(entries, scanned.store, dry_run=a.dry_run)
+    print(json.dumps({"store": scanned.store, "dry_run": a.dry_run, "bytes": sum(
+        r.size for r in removed), "removed": [r.to_dict() for r in removed]}, indent=2)
+        if a.json else st.format_removals(removed, scanned.store, a.dry_run))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mlprof`` command."""
     ap = argparse.ArgumentParser(prog="mlprof", description=__doc__.split("\n\n")[0])
@@ -191,12 +236,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("system-info", help="CPU, threads and library versions (JSON)")
     sub.add_parser("models", help="print the location of the models corpus")
     sub.add_parser("version", help="print mlprof's version")
+    _store_args(sub)
     a = ap.parse_args(argv)
     try:
         if a.cmd == "benchmark":
             return cmd_benchmark(a)
         if a.cmd == "corpus":
             return cmd_corpus(a)
+        if a.cmd == "store":
+            return cmd_store(a)
         if a.cmd == "system-info":
             print(json.dumps(system_info(), indent=2))
         elif a.cmd == "models":
