@@ -226,6 +226,9 @@ class RuntimeMixin(BaseTask):
 
     runtime = RuntimeParameter(default="onnxruntime", description="inference runtime: "
                                "onnxruntime (alias ort)")
+    runtime_version = luigi.Parameter(default="", description="measure with this version of "
+                                      "the runtime (e.g. 1.20.1 or onnxruntime==1.20.1), in a "
+                                      "cached virtual environment; default: the installed one")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
 
     def __init__(self, *args, **kwargs):
@@ -233,12 +236,29 @@ class RuntimeMixin(BaseTask):
         from mlprof.runtimes import check_device
 
         check_device(self.runtime, self.device)
+        if self.runtime_version:
+            from mlprof.measure.venvs import parse_runtime_version
 
-    def store_parts(self):
+            self.runtime_version = parse_runtime_version(self.runtime, self.runtime_version)
+
+    @property
+    def resolved_runtime_version(self) -> str:
+        """--runtime-version, else the installed version of the runtime."""
         from mlprof.runtimes import runtime_version
 
+        return self.runtime_version or runtime_version(self.runtime)
+
+    @property
+    def uses_venv(self) -> bool:
+        """Whether the measurement runs in another environment (another runtime version)."""
+        from mlprof.runtimes import runtime_version
+
+        return bool(self.runtime_version) and self.runtime_version != runtime_version(
+            self.runtime)
+
+    def store_parts(self):
         parts = super().store_parts()
-        parts["runtime"] = f"{self.runtime}-{runtime_version(self.runtime)}__{self.device}"
+        parts["runtime"] = f"{self.runtime}-{self.resolved_runtime_version}__{self.device}"
         return parts
 
 

@@ -87,6 +87,10 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
     model_labels = law.CSVParameter(default=(), description="legend labels, one per model file")
     runtimes = RuntimesParameter(default=("onnxruntime",), description="comma-separated "
                                  "runtimes; default: onnxruntime")
+    runtime_versions = law.CSVParameter(default=(), description="runtime versions to compare, "
+                                        "one curve each: 1.20.1,1.31.1 for the one runtime of "
+                                        "--runtimes, or onnxruntime==1.20.1,...; measured in "
+                                        "cached virtual environments")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
 
     def __init__(self, *args, **kwargs):
@@ -104,6 +108,35 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         for rt in self.runtimes:
             check_device(rt, self.device)
         self._specs = [read_model_file(f) for f in self.model_files]
+        self._pairs = self._runtime_pairs()
+
+    def _runtime_pairs(self) -> list[tuple[str, str]]:
+        """(runtime, version or "" for the installed one) per curve."""
+        from mlprof.measure.venvs import parse_runtime_version
+        from mlprof.runtimes import canonical_runtime
+
+        fld = "--runtime-versions"
+        wanted: dict[str, list[str]] = {}
+        for entry in self.runtime_versions:
+            name, sep, _ = str(entry).partition("==")
+            if sep:
+                rt = canonical_runtime(name.strip())
+                if rt not in self.runtimes:
+                    raise MLProfError(f"{entry!r}: {rt!r} is not one of --runtimes", field=fld)
+            elif len(self.runtimes) == 1:
+                rt = self.runtimes[0]
+            else:
+                raise MLProfError(f"{entry!r}: with several runtimes, write "
+                                  "runtime==version", field=fld)
+            version = parse_runtime_version(rt, entry, field=fld)
+            if version not in wanted.setdefault(rt, []):
+                wanted[rt].append(version)
+        return [(rt, v) for rt in self.runtimes for v in (wanted.get(rt) or [""])]
+
+    def _rt_name(self, rt: str, version: str) -> str:
+        from mlprof.runtimes import runtime_version
+
+        return f"{rt}-{version or runtime_version(rt)}"
 
     def _name(self, i: int) -> str:
         return self.model_names[i] if self.model_names else self._specs[i].name
@@ -112,15 +145,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return self.model_labels[i] if self.model_labels else self._specs[i].label
 
     def store_parts(self):
-        from mlprof.runtimes import runtime_version
-
         parts = super().store_parts()
         segs = [model_segment(self._name(i), short_hash(s.content_hash, *self.script_argv,
                                                         self.max_depth, length=64)
                               if s.is_script else s.content_hash)
                 for i, s in enumerate(self._specs)]
         parts["model"] = segs[0] if len(segs) == 1 else joined_or_hashed(segs, 80)
-        rts = [f"{rt}-{runtime_version(rt)}" for rt in self.runtimes]
+        rts = [self._rt_name(rt, v) for rt, v in self._pairs]
         parts["runtime"] = f"{joined_or_hashed(rts)}__{self.device}"
         return parts
 
@@ -133,8 +164,9 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
         return DiscoverModels.req(self, model_file=self.model_files[i])
 
-    def _merge(self, model_file: str, runtime: str, name: str, label: str):
-        return MergeRuntimes.req(self, model_file=model_file, runtime=runtime,
+    def _merge(self, model_file: str, runtime: tuple[str, str], name: str, label: str):
+        rt, version = runtime
+        return MergeRuntimes.req(self, model_file=model_file, runtime=rt, runtime_version=version,
                                  model_name=name, model_label=label)
 
     def _given(self, i: int) -> tuple[str, str]:
@@ -168,11 +200,11 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             if self._expands(i):
                 reqs.append(self._discovery(i))  # the models follow in run()
             else:
-                reqs.extend(self._merge(f, rt, *self._given(i)) for rt in self.runtimes)
+                reqs.extend(self._merge(f, rt, *self._given(i)) for rt in self._pairs)
         return reqs
 
     def _varying(self) -> tuple[bool, bool]:
-        return len(self.model_files) > 1, len(self.runtimes) > 1
+        return len(self.model_files) > 1, len(self._pairs) > 1
 
     def output(self):
         many_models, many_rts = self._varying()
@@ -181,7 +213,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             stem.append(joined_or_hashed([path_safe(self._name(i), 24)
                                           for i in range(len(self.model_files))]))
         if many_rts:
-            stem.append(joined_or_hashed(list(self.runtimes)))
+            stem.append(joined_or_hashed([self._rt_name(rt, v) if self.runtime_versions else rt
+                                          for rt, v in self._pairs]))
         stem.append(self.bs_tag)
         return self.plot_targets("_".join(stem))
 
@@ -191,19 +224,20 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
         # scripts' models are known once discovered: dynamic dependencies
         entries = self._entries()
-        merges = [[self._merge(f, rt, name, label) for rt in self.runtimes]
+        merges = [[self._merge(f, rt, name, label) for rt in self._pairs]
                   for f, name, label in entries]
         yield [m for row in merges for m in row]
 
-        many_models, many_rts = len(entries) > 1, len(self.runtimes) > 1
+        many_models, many_rts = len(entries) > 1, len(self._pairs) > 1
         curves = []
         for row in merges:
-            for rt, task in zip(self.runtimes, row, strict=True):
+            for (rt, _), task in zip(self._pairs, row, strict=True):
                 parts = []
                 if many_models or not many_rts:
                     parts.append(task.resolved_model_label)
                 if many_rts:
-                    parts.append(rt)
+                    parts.append(f"{rt} {task.resolved_runtime_version}"
+                                 if self.runtime_versions else rt)
                 curves.append(Curve(", ".join(parts),
                                     read_stats_csv(task.output()["stats"].path)))
         options = self.plot_options()

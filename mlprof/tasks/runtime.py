@@ -8,6 +8,7 @@ import time
 
 import law
 
+from mlprof.errors import MLProfError
 from mlprof.tasks.base import install_error_handling
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
@@ -110,8 +111,21 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
                 logger.info("%s: %s", label, message)
 
         measured = self.measured_file()
-        result = measure_isolated(measured, self.measure_settings(bs),
-                                  script_args=self.script_argv, progress=progress)
+        if self.uses_venv:  # another version of the runtime, in its own environment
+            from mlprof.measure.venvs import ensure_venv, measure_in_venv
+
+            python = ensure_venv(self.runtime, self.runtime_version,
+                                 log=lambda m: logger.info("%s: %s", label, m))
+            result = measure_in_venv(python, measured, self.measure_settings(bs),
+                                     script_args=self.script_argv)
+            if result.provenance.get("runtime_version") != self.runtime_version:
+                raise MLProfError(f"measured with {self.runtime} "
+                                  f"{result.provenance.get('runtime_version')}, not "
+                                  f"{self.runtime_version}", python, "--runtime-version")
+            result.provenance["venv"] = python
+        else:
+            result = measure_isolated(measured, self.measure_settings(bs),
+                                      script_args=self.script_argv, progress=progress)
         prov = result.provenance
         for note in prov["model"].get("notes", []):
             logger.warning("%s: %s", label, note)

@@ -1,0 +1,77 @@
+"""Two versions of ONNX Runtime measured and plotted side by side (cached virtual environments).
+
+The older version is installed from the package registry into ``$MLP_VENVS`` (default
+``$MLP_BASE/.venvs``) on first use: about a minute once, then cached.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DNN, FAST, law_run
+
+from mlprof.errors import MLProfError
+from mlprof.measure.venvs import parse_runtime_version
+from mlprof.runtimes import runtime_version
+
+OLD = "1.20.1"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("1.20.1", "1.20.1"), (" onnxruntime==1.20.1 ", "1.20.1"), ("1.21.0rc1", "1.21.0rc1"),
+])
+def test_parse_runtime_version(value: str, expected: str) -> None:
+    assert parse_runtime_version("onnxruntime", value) == expected
+
+
+@pytest.mark.parametrize("runtime, value, message", [
+    ("onnxruntime", "torch==2.0", "names 'torch'"),
+    ("onnxruntime", "latest!", "not a version"),
+    ("onnxruntime", "", "not a version"),
+    ("torch", "2.9.1", "supported for onnxruntime"),
+])
+def test_bad_runtime_versions(runtime: str, value: str, message: str) -> None:
+    with pytest.raises(MLProfError, match=message) as info:
+        parse_runtime_version(runtime, value)
+    assert info.value.field == "--runtime-version"
+
+
+def test_bad_runtime_versions_on_the_command_line(store) -> None:
+    r = law_run("PlotMultiRuntimes", "--version", "v1", "--model-files", str(DNN),
+                "--runtimes", "onnxruntime,torch", "--runtime-versions", "1.20.1", store=store)
+    assert r.returncode != 0
+    assert "--runtime-versions: '1.20.1': with several runtimes, write runtime==version" in \
+        r.stderr + r.stdout
+    r = law_run("MeasureRuntime", "--version", "v1", "--runtime-version", "tensorrt==10",
+                store=store)
+    assert r.returncode != 0
+    assert "--runtime-version: 'tensorrt==10' names 'tensorrt'" in r.stderr + r.stdout
+    assert not store.exists() or not list(store.rglob("*.csv"))
+
+
+@pytest.mark.slow
+def test_two_onnxruntime_versions_side_by_side(store) -> None:
+    installed = runtime_version("onnxruntime")
+    assert installed != OLD
+    r = law_run("PlotMultiRuntimes", "--version", "v1", "--model-files", str(DNN),
+                "--runtime-versions", f"onnxruntime=={OLD},{installed}",
+                "--batch-sizes", "1,8", "--file-types", "png", *FAST, store=store, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    (plot,) = store.glob("PlotMultiRuntimes/**/*.png")
+    assert f"onnxruntime-{OLD}-onnxruntime-{installed}" in plot.name
+    # each curve measured with its own version: the old one in its venv, the other in ours
+    seen = {}
+    for js in store.glob("MeasureRuntime/*/*/*/v1/runtime_bs_8.json"):
+        prov = json.loads(js.read_text())
+        seen[prov["runtime_version"]] = prov.get("venv")
+        assert js.parent.parent.parent.name == f"onnxruntime-{prov['runtime_version']}__cpu"
+    assert set(seen) == {OLD, installed}
+    assert seen[OLD] and f"onnxruntime-{OLD}" in seen[OLD]
+    assert seen[installed] is None
+    # the report keeps them apart
+    r = law_run("Report", "--version", "r1", store=store)
+    assert r.returncode == 0
+    (csv,) = store.glob("Report/**/report.csv")
+    text = csv.read_text()
+    assert f",onnxruntime,{OLD}," in text and f",onnxruntime,{installed}," in text
