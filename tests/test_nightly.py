@@ -84,9 +84,15 @@ batch_sizes: [1, -4]
 
 @pytest.fixture(scope="module")
 def broken_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from onnx_factory import hardcoded_reshape_model
+
     root = tmp_path_factory.mktemp("broken")
+    # a model whose graph only takes batch size 1: its batch size 128 fails when measured
+    fixed = hardcoded_reshape_model(root / "fixed.onnx", batch=1)
     exps = make_experiments(root / "experiments", good=EXPERIMENT, broken=BROKEN,
-                            off=EXPERIMENT.replace("priority: 1", "active: false"))
+                            off=EXPERIMENT.replace("priority: 1", "active: false"),
+                            partial=f"title: Fixed batch\nmodel_files: [{fixed}]\n"
+                            "batch_sizes: [1, 128]\nsettings: {n_calls: 10, min_duration: 0}\n")
     store = root / "store"
     return {"store": store, "experiments": exps, "summary": nightly(store, exps, "v1")}
 
@@ -144,8 +150,16 @@ def test_broken_experiment_does_not_stop_the_good_one(broken_run: dict) -> None:
     index = (site(s) / "index.html").read_text()
     assert "broken.yaml" in index and "batch_sizes: must be a list of integers" in index
     results = read_csv(site(s) / "results.csv")
-    assert sorted(int(r["batch_size"]) for r in results) == [1, 128]
-    assert all(r["status"] == "ok" and float(r["median_ms"]) > 0 for r in results)
+    good = [r for r in results if r["model"] == "dnn_l10u256"]
+    assert sorted(int(r["batch_size"]) for r in good) == [1, 128]
+    assert all(r["status"] == "ok" and float(r["median_ms"]) > 0 for r in good)
+    # a measurement that failed inside an experiment: its error, and what did work
+    partial = by_name["partial"]
+    assert partial["status"] == "failed" and "fixed batch dimension of 1" in partial["errors"][0]
+    fixed = {int(r["batch_size"]): r for r in results if r["model"] == "fixed"}
+    assert fixed[1]["status"] == "ok" and fixed[128]["status"] == "failed"
+    failures = index.split('id="failures-table"', 1)[1].split("</table>", 1)[0]
+    assert "fixed batch dimension of 1" in failures and ">128<" in failures
 
 
 def test_rerun_is_complete(broken_run: dict) -> None:
@@ -220,15 +234,18 @@ def check_site(browser, summary: dict) -> None:
     for row, rec in zip(rows, csv_rows, strict=True):
         assert row[0] == rec["model"] and row[1] == rec["runtime"]
         assert int(row[5]) == int(rec["batch_size"])
-        assert float(row[6]) == pytest.approx(float(rec["median_ms"]), rel=1e-3)
+        if rec["median_ms"]:
+            assert float(row[6]) == pytest.approx(float(rec["median_ms"]), rel=1e-3)
+        else:  # a failure: no statistics
+            assert row[6] == "" and rec["status"] != "ok"
         assert row[11] == rec["status"] and row[12] == rec["version"]
     # sorting by the median column orders the rows numerically (both ways)
     header = page.locator("#results-table thead th", has_text="median")
     header.click()
-    medians = [float(r[6]) for r in table_rows(page, "results-table")]
-    assert medians == sorted(medians)
+    medians = [float(r[6] or "inf") for r in table_rows(page, "results-table")]
+    assert medians == sorted(medians)  # failures (no median) last
     header.click()
-    medians = [float(r[6]) for r in table_rows(page, "results-table")]
+    medians = [float(r[6] or "inf") for r in table_rows(page, "results-table")]
     assert medians == sorted(medians, reverse=True)
     # every model page: loads cleanly, all plots load
     links = page.eval_on_selector_all("#results-table a", "as => as.map(a => a.href)")

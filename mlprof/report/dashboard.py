@@ -130,8 +130,8 @@ def _cell(col: str, value: Any, link: str | None = None) -> str:
     attrs = ""
     if col in _NUMERIC or col in ("value", "baseline", "change", "z"):
         cls.append("num")
-        if value is not None and not (isinstance(value, float) and value != value):
-            attrs = f' data-v="{float(value)!r}"'
+        missing = value is None or (isinstance(value, float) and value != value)
+        attrs = ' data-v="NaN"' if missing else f' data-v="{float(value)!r}"'
     if col in ("status", "kind"):
         cls.append(str(value))
     if col in ("error", "message"):
