@@ -16,6 +16,7 @@ from mlprof.tasks.parameters import (
     ModelMixin,
     RuntimeMixin,
 )
+from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.util import atomic_path, write_json_atomic, write_text_atomic
 
 install_error_handling()
@@ -23,7 +24,7 @@ logger = logging.getLogger("mlprof")
 
 
 class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin,
-                     law.LocalWorkflow):
+                     law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
     """Measure the inference latency of one model, one branch per batch size.
 
     Each branch writes ``runtime_bs_<N>.csv`` (raw samples: batch_size, event, call,
@@ -60,7 +61,8 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
         # overlap with scheduling instead of delaying the first branch
         from mlprof.measure.isolate import prestart
 
-        prestart(torch=self.is_script or self.runtime != "onnxruntime")
+        if self.effective_workflow == "local":  # remote branches measure on the workers
+            prestart(torch=self.is_script or self.runtime != "onnxruntime")
         return reqs
 
     def requires(self):
@@ -129,6 +131,7 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
         prov = result.provenance
         for note in prov["model"].get("notes", []):
             logger.warning("%s: %s", label, note)
+        prov["batch_job"] = batch_job_info()  # the Slurm/HTCondor job, None when local
         prov["task"] = {"family": self.task_family, "version": self.version,
                         "model_name": self.resolved_model_name,
                         "model_label": self.resolved_model_label,
