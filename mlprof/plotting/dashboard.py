@@ -127,8 +127,10 @@ def plot_distributions(samples: Mapping[str, Mapping[int, np.ndarray]], *,
         ax.xaxis.set_minor_locator(FixedLocator([]))
         ax.set_xlabel("Batch size")
         ax.set_yscale("log")
-        ax.set_ylabel("Latency per call [ms] (box 16-84%, whiskers 1-99%)")
+        ax.set_ylabel("Latency per call [ms]")
         decorate(ax, "mlprof", top_right_label, title)
-        ax.legend(loc="best", frameon=True, framealpha=0.85)
+        leg = ax.legend(title="box 16-84%, median, whiskers 1-99%", loc="best", frameon=True,
+                        framealpha=0.85)
+        leg.get_title().set_fontsize("small")
         fig.tight_layout()
     return fig

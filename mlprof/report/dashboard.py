@@ -187,15 +187,22 @@ def current_results(report, versions: Iterable[str] | None = None):
         kind="stable", ignore_index=True)
 
 
-def _curve_label(row: dict, vary: set[str]) -> str:
+def _curve_label(row: dict, vary: set[str], common: set[str] = frozenset()) -> str:
     parts = [f"{row['runtime']} {row['runtime_version']}"]
     if "device" in vary:
         parts.append(str(row["device"]))
     if "threads" in vary:
         parts.append(f"{int(row['threads'])} thr")
-    if "settings_key" in vary:
-        parts.append(str(row["settings_key"])[:24])
+    if "settings_key" in vary:  # only what differs, e.g. "calls20 warmup1"
+        tokens = re.split(r"_+", str(row["settings_key"]))
+        parts.append(" ".join(t for t in tokens if t not in common)[:40])
     return ", ".join(parts)
+
+
+def _version_key(version: str) -> tuple:
+    """Sort key of a version string: 1.9.0 < 1.20.1 < 1.31.1 (numbers compared as numbers)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p)
+                 for p in re.split(r"[.+-]", version))
 
 
 def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
@@ -211,9 +218,11 @@ def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
     group_cols = ["runtime", "runtime_version", "device", "threads", "settings_key"]
     vary = {c for c in ("device", "threads", "settings_key") if ok[c].nunique() > 1}
     curves, samples, curve_rt = [], {}, []
+    token_sets = [set(re.split(r"_+", str(k))) for k in ok["settings_key"].unique()]
+    common = set.intersection(*token_sets) if token_sets else set()
     for _, g in ok.groupby(group_cols, sort=True, dropna=False):
         g = g.sort_values("batch_size")
-        label = _curve_label(g.iloc[0].to_dict(), vary)
+        label = _curve_label(g.iloc[0].to_dict(), vary, common)
         curves.append(Curve(label, g))
         curve_rt.append(g.iloc[0]["runtime"])
         per = {}
@@ -235,8 +244,15 @@ def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
         save(plot_runtimes(curves, x_log=True), "latency",
              "Latency per event vs batch size (median, 16-84% band)")
         save(plot_throughput(curves), "throughput", "Throughput vs batch size")
-        ref = [c for c, rt in zip(curves, curve_rt, strict=True) if rt == reference_runtime]
-        others = [c for c, rt in zip(curves, curve_rt, strict=True) if rt != reference_runtime]
+        # the reference: the reference runtime (its newest version when several are measured)
+        refs = [(i, c) for i, (c, rt) in enumerate(zip(curves, curve_rt, strict=True))
+                if rt == reference_runtime]
+        refs.sort(key=lambda t: _version_key(str(t[1].stats.iloc[0]["runtime_version"])))
+        ref = [refs[-1][1]] if refs else []
+        # like with like: the same device, threads and settings as the reference
+        same = ("device", "threads", "settings_key")
+        others = [c for c in curves if ref and c is not ref[0] and all(
+            str(c.stats.iloc[0][k]) == str(ref[0].stats.iloc[0][k]) for k in same)]
         if ref and others:
             try:
                 save(plot_speedup(ref[0], others), "speedup",
