@@ -27,9 +27,11 @@ class MLProfError(Exception):
 
 
 class MeasurementFailed(MLProfError):
-    """A measurement child process crashed, was killed or timed out.
+    """A measurement child process crashed, was killed, ran out of memory or timed out.
 
-    ``status`` is ``"failed"`` (the child raised or crashed) or ``"timeout"``.
+    ``status`` is ``"failed"`` (the child raised or crashed), ``"timeout"`` (killed after
+    ``$MLP_TIMEOUT``) or ``"oom"`` (killed above ``$MLP_MEMORY_LIMIT``, by the kernel's OOM
+    killer, or an allocation failed).
     """
 
     def __init__(self, message: str, file: str | os.PathLike | None = None,
@@ -39,3 +41,28 @@ class MeasurementFailed(MLProfError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.file, self.field, self.status))
+
+
+#: lower-case fragments of the messages of failed allocations (Python, C++, ONNX Runtime, torch)
+_OOM_TEXT = ("bad_alloc", "bad allocation", "failed to allocate memory", "can't allocate memory",
+             "cannot allocate memory", "out of memory")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` reports a failed memory allocation (``MemoryError``, ``std::bad_alloc``,
+    ONNX Runtime's "Failed to allocate memory", PyTorch's "can't allocate memory")."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc).lower()
+    return any(t in text for t in _OOM_TEXT)
+
+
+def out_of_memory_text(exc: BaseException, max_len: int = 300) -> str:
+    """One line about a failed allocation: ``exc``'s message, cut to the part that says so."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if len(text) <= max_len:
+        return text
+    low = text.lower()
+    at = min((i for i in (low.find(t) for t in _OOM_TEXT) if i >= 0), default=0)
+    # "... Failed to allocate memory for requested buffer of size 1099511627776"
+    return ("... " if at else "") + text[at:at + max_len]

@@ -1,4 +1,5 @@
-"""Measurements run in a child process: crashes, hangs and errors cost only that measurement."""
+"""Measurements run in a child process: crashes, hangs, memory exhaustion and errors cost only
+that measurement."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import time
 
 import faulty
 import pytest
-from conftest import DNN
+from conftest import DNN, REPO
+from faulty_models import hogs
+from faulty_models.faulty_onnx import expand_bomb
 
-from mlprof.errors import MeasurementFailed, MLProfError
-from mlprof.measure import MeasureSettings, measure_isolated
+from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory
+from mlprof.measure import MeasureSettings, isolate, measure_isolated
 from mlprof.measure.isolate import run_isolated
+
+FAULTY_MODELS = REPO / "tests" / "faulty_models"
 
 
 def test_result_and_progress_come_back_from_another_process():
@@ -72,3 +77,141 @@ def test_measure_isolated_runs_the_real_harness_in_a_child():
                          timeout=120)
     assert r.samples_ns.size == 5
     assert r.provenance["pid"] != os.getpid()
+
+
+# --- the memory limit ($MLP_MEMORY_LIMIT) -------------------------------------------------------
+#: above what a child starts with (a child of a server that preloaded PyTorch: ~0.4 GB resident)
+LIMIT = 800
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` no longer exists (or is a zombie, i.e. dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_memory_hog_is_killed_at_the_limit(tmp_path):
+    pid_file = tmp_path / "pid"
+    t0 = time.monotonic()
+    with pytest.raises(MeasurementFailed) as err:
+        run_isolated(hogs.hog, {"step_mb": 32, "total_mb": 4096, "pid_file": str(pid_file)},
+                     timeout=60, memory_limit=LIMIT, label="hog.onnx at batch size 64")
+    assert err.value.status == "oom"
+    msg = str(err.value)
+    assert msg.startswith(f"hog.onnx at batch size 64: exceeded the memory limit of {LIMIT} MB "
+                          "(MLP_MEMORY_LIMIT): "), msg
+    used = int(msg.split("MLP_MEMORY_LIMIT): ")[1].split()[0])
+    assert LIMIT < used < 4096  # stopped long before it held everything it asked for
+    assert _gone(int(pid_file.read_text()))
+    assert time.monotonic() - t0 < 30
+
+
+def test_memory_of_subprocesses_counts_and_they_are_killed_too(tmp_path):
+    pid_file = tmp_path / "pid"
+    with pytest.raises(MeasurementFailed) as err:
+        run_isolated(hogs.hog_in_subprocess, {"pid_file": str(pid_file)}, timeout=60,
+                     memory_limit=LIMIT, label="spawner")
+    assert err.value.status == "oom"
+    assert f"exceeded the memory limit of {LIMIT} MB" in str(err.value)
+    pid = int(pid_file.read_text())
+    for _ in range(50):  # the kill is immediate; reaping by init may take a moment
+        if _gone(pid):
+            break
+        time.sleep(0.1)
+    assert _gone(pid)
+
+
+def test_under_the_limit_the_result_comes_back():
+    assert run_isolated(hogs.hog, {"step_mb": 32, "total_mb": 96}, timeout=60,
+                        memory_limit=1000) == 96
+
+
+@pytest.mark.parametrize("interval", [isolate.WATCH_INTERVAL, 60.0])
+def test_a_peak_between_two_looks_still_counts(monkeypatch, interval):
+    # 1.2 GB allocated and freed at once; with a 60 s watch interval the parent never looks
+    # while the child runs: the child's peak (VmHWM) decides all the same
+    monkeypatch.setattr(isolate, "WATCH_INTERVAL", interval)
+    with pytest.raises(MeasurementFailed) as err:
+        run_isolated(hogs.spike, {"mb": 1200, "then_sleep": 0.2}, timeout=60,
+                     memory_limit=LIMIT)
+    assert err.value.status == "oom"
+    assert f"exceeded the memory limit of {LIMIT} MB" in str(err.value)
+
+
+def test_memory_limit_from_environment(monkeypatch):
+    monkeypatch.setenv("MLP_MEMORY_LIMIT", str(LIMIT))
+    with pytest.raises(MeasurementFailed, match=f"memory limit of {LIMIT} MB") as err:
+        run_isolated(hogs.hog, {"total_mb": 4096}, timeout=60)
+    assert err.value.status == "oom"
+    for bad, why in (("lots", "must be a number of MB"), ("0", "must be > 0"),
+                     ("-5", "must be > 0")):
+        monkeypatch.setenv("MLP_MEMORY_LIMIT", bad)
+        with pytest.raises(MLProfError, match=f"^MLP_MEMORY_LIMIT: {why}"):
+            run_isolated(faulty.ok, {"value": 1}, timeout=60)
+
+
+def test_default_memory_limit_is_80_percent_of_the_machine(monkeypatch):
+    monkeypatch.delenv("MLP_MEMORY_LIMIT", raising=False)
+    with open("/proc/meminfo") as f:
+        mem_total_mb = int(next(ln for ln in f if ln.startswith("MemTotal:")).split()[1]) / 1024
+    assert 0 < isolate.total_memory_mb() <= mem_total_mb
+    assert isolate.default_memory_limit() == round(0.8 * isolate.total_memory_mb())
+
+
+def test_sigkill_by_someone_else_reads_as_the_oom_killer():
+    with pytest.raises(MeasurementFailed) as err:
+        run_isolated(hogs.sigkill_self, {}, timeout=60, label="big model at batch size 8")
+    assert err.value.status == "oom"
+    assert str(err.value).startswith("big model at batch size 8: the measurement process was "
+                                     "killed with SIGKILL, most likely by the kernel's "
+                                     "out-of-memory killer")
+
+
+def test_memory_error_in_the_child_is_oom():
+    with pytest.raises(MeasurementFailed) as err:
+        run_isolated(hogs.memory_error, {}, timeout=60, label="greedy at batch size 2")
+    assert err.value.status == "oom"
+    assert str(err.value) == "greedy at batch size 2: out of memory (MemoryError)"
+
+
+def test_allocation_refused_by_onnxruntime_is_oom(tmp_path):
+    # a 1 TB intermediate: no machine grants it, ONNX Runtime's arena says so
+    bomb = expand_bomb(tmp_path / "bomb.onnx", mb_per_row=1024)
+    with pytest.raises(MeasurementFailed) as err:
+        measure_isolated(bomb, MeasureSettings(batch_size=1024, n_calls=2, warmup=0),
+                         timeout=120, memory_limit=1024)
+    assert err.value.status == "oom"
+    msg = str(err.value)
+    assert msg.startswith(f"{bomb}: out of memory at batch size 1024: ")
+    assert "Failed to allocate memory for requested buffer of size 1099511627776" in msg, msg
+
+
+@pytest.mark.parametrize("exc, oom", [
+    (MemoryError(), True),
+    (RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Failed to allocate memory for "
+                  "requested buffer of size 4294967296"), True),
+    (RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate "
+                  "memory: you tried to allocate 1099511627776 bytes."), True),
+    (RuntimeError("std::bad_alloc"), True),
+    (RuntimeError("shape mismatch"), False),
+    (KeyError("memory"), False),
+])
+def test_allocation_failures_are_recognized(exc, oom):
+    assert is_out_of_memory(exc) is oom
+
+
+@pytest.mark.slow
+def test_leaking_model_script_fails_its_batch_size_only():
+    pytest.importorskip("torch")
+    leak = str(FAULTY_MODELS / "leak.py")
+    ok = measure_isolated(leak, MeasureSettings(batch_size=1, runtime="torch", n_calls=5,
+                                                warmup=1), timeout=300, memory_limit=1500)
+    assert ok.samples_ns.size == 5
+    with pytest.raises(MeasurementFailed) as err:
+        measure_isolated(leak, MeasureSettings(batch_size=4, runtime="torch", n_calls=5,
+                                               warmup=1), timeout=300, memory_limit=1500)
+    assert err.value.status == "oom"
+    assert str(err.value).startswith("leak.py at batch size 4: exceeded the memory limit of "
+                                     "1500 MB (MLP_MEMORY_LIMIT)")

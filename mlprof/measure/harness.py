@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from mlprof.errors import MLProfError
+from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
 
 ProgressFn = Callable[[float, str], None]
 
@@ -133,6 +133,10 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     try:
         fn(*args)
     except Exception as e:  # the runtime's own error, made one clear line
+        if is_out_of_memory(e):
+            text = out_of_memory_text(e)
+            raise MeasurementFailed(f"out of memory at batch size {s.batch_size}: {text}",
+                                    spec.spec_file, status="oom") from None
         explain = getattr(rt, "explain_failure", None)
         msg = explain(e, s.batch_size) if explain else f"first inference failed: {e}"
         raise MLProfError(msg, spec.spec_file) from None
@@ -223,11 +227,15 @@ def _library_versions() -> dict[str, str | None]:
 
 def measure_isolated(model_file: str, settings: MeasureSettings, *,
                      script_args: tuple[str, ...] = (), timeout: float | None = None,
-                     progress: ProgressFn | None = None) -> MeasureResult:
-    """Like :func:`measure`, in a child process that is killed after ``timeout`` seconds.
+                     progress: ProgressFn | None = None,
+                     memory_limit: float | None = None) -> MeasureResult:
+    """Like :func:`measure`, in a child process that is killed after ``timeout`` seconds or
+    above ``memory_limit`` MB of resident memory.
 
-    ``timeout`` defaults to ``$MLP_TIMEOUT`` (600 s). Crashes, hangs and errors in the child
-    raise :class:`mlprof.errors.MeasurementFailed` / :class:`MLProfError` with a clear message.
+    ``timeout`` defaults to ``$MLP_TIMEOUT`` (600 s), ``memory_limit`` to ``$MLP_MEMORY_LIMIT``
+    (80 % of the machine's memory). Crashes, hangs, memory exhaustion and errors in the child
+    raise :class:`mlprof.errors.MeasurementFailed` (``status`` ``failed``, ``timeout`` or
+    ``oom``) / :class:`MLProfError` with a clear message.
     """
     from mlprof.measure.isolate import run_isolated
 
@@ -235,7 +243,8 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
     return run_isolated(measure, {"model_file": model_file, "settings": settings,
                                   "script_args": tuple(script_args)},
                         timeout=timeout, progress=progress, label=label,
-                        torch=_needs_torch(model_file, settings.runtime))
+                        torch=_needs_torch(model_file, settings.runtime),
+                        memory_limit=memory_limit)
 
 
 def _needs_torch(model_file: str, runtime: str) -> bool:

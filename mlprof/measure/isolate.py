@@ -9,11 +9,20 @@ As with any multiprocessing start method other than fork, a script that calls
 :func:`run_isolated` (or :func:`mlprof.measure.measure_isolated`) must do so under
 ``if __name__ == "__main__":``, since the server imports the main module.
 
-The parent waits with ``poll`` (no busy loop, so it does not steal a core from the child).
+The parent waits with ``poll`` (no busy loop, so it does not steal a core from the child),
+waking every :data:`WATCH_INTERVAL` seconds to read the child's resident memory from ``/proc``
+(a few microseconds): a child above the memory limit (``$MLP_MEMORY_LIMIT`` MB, default 80 % of
+the machine's memory) is killed with status ``"oom"``. The limit is watched rather than set with
+``RLIMIT_AS``/``RLIMIT_DATA``: those count *virtual* memory, and a child with PyTorch (CUDA
+build) starts with ~3.3 GB of address space and ~0.8 GB of data mappings for ~0.4 GB resident,
+so any useful limit would break imports or bear no relation to the memory really used. A child
+killed by the kernel's OOM killer (SIGKILL that the parent did not send) or raising
+``MemoryError`` also gets status ``"oom"``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -23,9 +32,15 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from mlprof.errors import MeasurementFailed, MLProfError
+from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
 
 DEFAULT_TIMEOUT = 600.0
+#: default memory limit: this fraction of the machine's (or the cgroup's) memory
+DEFAULT_MEMORY_FRACTION = 0.8
+#: seconds between two looks at the child's resident memory
+WATCH_INTERVAL = 0.1
+#: descendants of the child (e.g. compile workers) are looked for every this many seconds
+DESCENDANTS_INTERVAL = 1.0
 #: modules imported once by the forkserver, inherited by every measurement child
 PRELOAD = ["mlprof.measure.child"]
 #: added when the first child of this process needs PyTorch (script models, torch runtimes)
@@ -47,6 +62,123 @@ def default_timeout() -> float:
     if value <= 0:
         raise MLProfError(f"must be > 0, got {raw!r}", field="MLP_TIMEOUT")
     return value
+
+
+def total_memory_mb() -> float:
+    """The memory available to this machine's processes in MB: MemTotal, or a lower cgroup limit.
+
+    Returns 0 when it cannot be read (no ``/proc/meminfo``).
+    """
+    total = 0.0
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    total = float(line.split()[1]) / 1024
+                    break
+    except OSError:
+        return 0.0
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                raw = f.read().strip()
+        except OSError:
+            continue
+        if raw.isdigit() and 0 < int(raw) / 2**20 < total:
+            total = int(raw) / 2**20
+    return total
+
+
+def default_memory_limit() -> float | None:
+    """``$MLP_MEMORY_LIMIT`` in MB (default: 80 % of :func:`total_memory_mb`; None if unknown)."""
+    raw = os.environ.get("MLP_MEMORY_LIMIT", "").strip()
+    if not raw:
+        total = total_memory_mb()
+        return round(DEFAULT_MEMORY_FRACTION * total) if total > 0 else None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise MLProfError(f"must be a number of MB, got {raw!r}",
+                          field="MLP_MEMORY_LIMIT") from None
+    if value <= 0:
+        raise MLProfError(f"must be > 0 (MB), got {raw!r}", field="MLP_MEMORY_LIMIT")
+    return value
+
+
+_PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20 if hasattr(os, "sysconf") else 4096 / 2**20
+
+
+def _anon_mb(pid: int) -> float:
+    """The resident anonymous (and private) memory of ``pid`` in MB; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * _PAGE_MB
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _peak_rss_mb(pid: int) -> float:
+    """The peak resident memory (``VmHWM``) of ``pid`` in MB; 0 once it is gone.
+
+    The peak rather than the current value: an allocation made and freed between two looks
+    still counts. Linux resets it at fork, so the forkserver's own memory does not count.
+    """
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    """All processes below ``pid`` (empty where ``/proc/*/task/*/children`` is missing)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            todo.extend(kids)
+    return found
+
+
+class _MemoryWatch:
+    """The resident memory of a child process and its descendants, read from ``/proc``.
+
+    The child counts with its peak resident set (``VmHWM``, as ``peak_rss_mb`` in the
+    provenance); descendants with their current anonymous memory only, since pages they share
+    with the child (or with each other after a fork) would otherwise count twice.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_mb = 0.0
+        self._kids: list[int] = []
+        self._kids_at = 0.0
+
+    def current_mb(self) -> float:
+        """Resident memory (MB): the child's peak plus its descendants' now; updates
+        :attr:`peak_mb`."""
+        now = time.monotonic()
+        if now - self._kids_at >= DESCENDANTS_INTERVAL:
+            self._kids_at = now
+            self._kids = _descendants(self.pid)
+        total = _peak_rss_mb(self.pid) + sum(_anon_mb(k) for k in self._kids)
+        self.peak_mb = max(self.peak_mb, total)
+        return total
 
 
 def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
@@ -98,12 +230,18 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
 
     try:
         result = func(**kwargs, progress=progress)
+        # the child's own peak, for the parent's verdict: a peak between two looks counts too
+        conn.send(("peak", _peak_rss_mb(os.getpid())))
         conn.send(("ok", result))
     except MLProfError as e:
         conn.send(("error", e))
     except BaseException as e:  # report anything, including KeyboardInterrupt/SystemExit
         tb = traceback.format_exc(limit=-3)
-        conn.send(("error", MeasurementFailed(f"{type(e).__name__}: {e}", status="failed")))
+        if is_out_of_memory(e):  # an allocation the system refused
+            what = type(e).__name__ + (f": {out_of_memory_text(e)}" if str(e).strip() else "")
+            conn.send(("error", MeasurementFailed(f"out of memory ({what})", status="oom")))
+        else:
+            conn.send(("error", MeasurementFailed(f"{type(e).__name__}: {e}", status="failed")))
         conn.send(("traceback", tb))
     finally:
         conn.close()
@@ -112,21 +250,27 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
 def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                  timeout: float | None = None,
                  progress: Callable[[float, str], None] | None = None,
-                 label: str = "measurement", torch: bool = False) -> Any:
+                 label: str = "measurement", torch: bool = False,
+                 memory_limit: float | None = None) -> Any:
     """Call ``func(**kwargs, progress=...)`` in a child process and return its result.
 
-    Raises :class:`MeasurementFailed` (``status`` ``"timeout"`` or ``"failed"``) when the child
-    hangs past ``timeout``, crashes (signal) or exits without a result, and re-raises the
-    :class:`MLProfError` the child raised. Ctrl-C kills the child and propagates.
+    Raises :class:`MeasurementFailed` with ``status`` ``"timeout"`` when the child runs past
+    ``timeout`` seconds (default ``$MLP_TIMEOUT``), ``"oom"`` when its resident memory exceeds
+    ``memory_limit`` MB (default ``$MLP_MEMORY_LIMIT``), it is killed with SIGKILL by someone
+    else (the kernel's OOM killer) or raises ``MemoryError``, and ``"failed"`` when it crashes
+    (signal) or exits without a result; re-raises the :class:`MLProfError` the child raised.
+    The child is killed in every case. Ctrl-C kills the child and propagates.
     """
     timeout = default_timeout() if timeout is None else float(timeout)
+    limit = default_memory_limit() if memory_limit is None else float(memory_limit)
     ctx = _context(torch)
     recv_conn, send_conn = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(send_conn, func, kwargs),
                        name=f"mlprof-measure-{label}", daemon=True)
+    proc.start()  # returns once the server has forked the child (after its preloads)
     start = time.monotonic()
-    proc.start()
     send_conn.close()
+    watch = _MemoryWatch(proc.pid)
     error: BaseException | None = None
     try:
         while True:
@@ -134,7 +278,9 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
             if remaining <= 0:
                 raise MeasurementFailed(f"{label}: timed out after {timeout:g} s (MLP_TIMEOUT); "
                                         "the measurement process was killed", status="timeout")
-            if not recv_conn.poll(min(remaining, 5.0)):
+            if limit is not None and error is None:
+                _check_memory(watch.current_mb(), limit, label)
+            if not recv_conn.poll(min(remaining, WATCH_INTERVAL if limit is not None else 5.0)):
                 if not proc.is_alive() and not recv_conn.poll(0):
                     break
                 continue
@@ -145,21 +291,50 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
             if kind == "progress":
                 if progress is not None:
                     progress(*payload)
+            elif kind == "peak":
+                watch.peak_mb = max(watch.peak_mb, payload)
+                if limit is not None:
+                    _check_memory(watch.peak_mb, limit, label)
             elif kind == "ok":
                 return payload
             elif kind == "error":
                 error = payload
             elif kind == "traceback" and isinstance(error, MeasurementFailed):
                 error.traceback = payload  # type: ignore[attr-defined]
+        if isinstance(error, MeasurementFailed) and error.file is None \
+                and not error.message.startswith(label):
+            # the child's unexpected error or MemoryError: say which measurement it was
+            tb = getattr(error, "traceback", None)
+            error = MeasurementFailed(f"{label}: {error.message}", status=error.status)
+            error.traceback = tb  # type: ignore[attr-defined]
         if error is not None:
             raise error
         proc.join(10)
+        if proc.exitcode == -signal.SIGKILL:
+            # not our kill (we raise before killing): on Linux almost always the OOM killer
+            raise MeasurementFailed(
+                f"{label}: the measurement process was killed with SIGKILL, most likely by the "
+                f"kernel's out-of-memory killer ({watch.peak_mb:.0f} MB resident when last "
+                "seen)", status="oom")
         raise MeasurementFailed(f"{label}: {_describe_exit(proc.exitcode)}", status="failed")
     finally:
         if proc.is_alive():
+            # its own subprocesses first: once it is gone they can no longer be found
+            for kid in _descendants(proc.pid):
+                with contextlib.suppress(OSError):
+                    os.kill(kid, signal.SIGKILL)
             proc.kill()
         proc.join(10)
         recv_conn.close()
+
+
+def _check_memory(used_mb: float, limit: float, label: str) -> None:
+    """Raise :class:`MeasurementFailed` (``"oom"``) if ``used_mb`` is above the limit (the
+    caller kills the child)."""
+    if used_mb > limit:
+        raise MeasurementFailed(
+            f"{label}: exceeded the memory limit of {limit:g} MB (MLP_MEMORY_LIMIT): "
+            f"{used_mb:.0f} MB resident; the measurement process was killed", status="oom")
 
 
 def _describe_exit(code: int | None) -> str:
@@ -170,6 +345,5 @@ def _describe_exit(code: int | None) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        hint = " (out of memory?)" if -code == signal.SIGKILL else ""
-        return f"the measurement process crashed with {name}{hint}"
+        return f"the measurement process crashed with {name}"
     return f"the measurement process exited with code {code} without a result"

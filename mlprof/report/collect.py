@@ -2,7 +2,7 @@
 
 One row per MeasureRuntime branch (model, runtime, settings, batch size, version): its
 statistics, provenance and status. A branch that failed (``_failure_bs_<N>.json``) is a row too,
-with status ``failed`` or ``timeout`` and the error message, so failures never vanish.
+with status ``failed``, ``timeout`` or ``oom`` and the error message, so failures never vanish.
 """
 
 from __future__ import annotations

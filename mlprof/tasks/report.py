@@ -15,8 +15,8 @@ class Report(BaseTask):
     """Collect every MeasureRuntime result of ``--stores`` (default: $MLP_STORE).
 
     Writes ``report.csv`` and ``report.parquet``: one row per model, runtime, settings, batch
-    size and version, with all statistics, provenance and ``status`` (ok, failed, timeout) plus
-    the error message of failures. Run it under a new ``--version`` to see new results.
+    size and version, with all statistics, provenance and ``status`` (ok, failed, timeout,
+    oom) plus the error message of failures. Run it under a new ``--version`` to see new results.
     """
 
     stores = law.CSVParameter(default=(), description="comma-separated store directories; "
