@@ -49,19 +49,24 @@ PRELOAD_TORCH = ["mlprof.measure.child_torch"]
 _ctx_pid: int | None = None
 
 
-def default_timeout() -> float:
-    """``$MLP_TIMEOUT`` in seconds (default 600)."""
-    raw = os.environ.get("MLP_TIMEOUT", "").strip()
+def _positive_env(name: str, unit: str) -> float | None:
+    """The positive number in ``$name`` (None when unset); a clear error otherwise."""
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return DEFAULT_TIMEOUT
+        return None
     try:
         value = float(raw)
     except ValueError:
-        raise MLProfError(f"must be a number of seconds, got {raw!r}",
-                          field="MLP_TIMEOUT") from None
+        raise MLProfError(f"must be a number of {unit}, got {raw!r}", field=name) from None
     if value <= 0:
-        raise MLProfError(f"must be > 0, got {raw!r}", field="MLP_TIMEOUT")
+        raise MLProfError(f"must be > 0 ({unit}), got {raw!r}", field=name)
     return value
+
+
+def default_timeout() -> float:
+    """``$MLP_TIMEOUT`` in seconds (default 600)."""
+    value = _positive_env("MLP_TIMEOUT", "seconds")
+    return DEFAULT_TIMEOUT if value is None else value
 
 
 def total_memory_mb() -> float:
@@ -91,17 +96,10 @@ def total_memory_mb() -> float:
 
 def default_memory_limit() -> float | None:
     """``$MLP_MEMORY_LIMIT`` in MB (default: 80 % of :func:`total_memory_mb`; None if unknown)."""
-    raw = os.environ.get("MLP_MEMORY_LIMIT", "").strip()
-    if not raw:
+    value = _positive_env("MLP_MEMORY_LIMIT", "MB")
+    if value is None:
         total = total_memory_mb()
         return round(DEFAULT_MEMORY_FRACTION * total) if total > 0 else None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise MLProfError(f"must be a number of MB, got {raw!r}",
-                          field="MLP_MEMORY_LIMIT") from None
-    if value <= 0:
-        raise MLProfError(f"must be > 0 (MB), got {raw!r}", field="MLP_MEMORY_LIMIT")
     return value
 
 
