@@ -16,6 +16,8 @@ _os.environ.setdefault(
 # (0.5-0.8 s per run here, measured by benchmarks/overhead.py)
 _atexit.register(_gc.freeze)
 
+from mlprof.tasks import _scale  # noqa: E402,F401  (law 0.1.21 scale patches, see there)
+
 
 def _prestart_for_scripts() -> None:
     """Under ``law run`` with a model script argument, start the measurement server now.

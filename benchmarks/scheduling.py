@@ -1,0 +1,187 @@
+"""Scheduling overhead per task of ``law run`` for sweeps of 100 and 1000 branches.
+
+What is measured: ``law run MeasureRuntime --version ... --batch-sizes 1,2,...,N`` as a
+subprocess (the real command a user types; default model, ``--n-calls 10 --warmup 1
+--min-duration 0``), each into a fresh temporary store, from ``Popen`` until luigi logs "Done
+scheduling tasks". Nothing is measured by the tool in that span: scheduling ends before the
+first task runs. Two scenarios:
+
+- ``pending``: no outputs exist. luigi checks the workflow and all N branches, registers N + 1
+  tasks with the scheduler (``Worker._add_task``); the process is killed (with its process group)
+  as soon as scheduling is done, so no branch is measured;
+- ``complete``: all N branches' outputs exist (empty files, which is all the completeness check
+  looks at). The workflow builds its N branches to check their outputs; nothing runs.
+
+For each, both the wall time and the CPU time (user + system) of the ``law`` process at that
+moment (``/proc/<pid>/stat``) are taken. The CPU time is the figure to trust on a shared machine:
+other processes slow the wall time, not the CPU time. The per-task overhead is
+
+    (T(N) - T(1)) / (N - 1)
+
+with T(1) (the same command with one batch size: start-up, imports, one task) measured in the
+same run, so start-up does not dilute the per-task figure. ``ratio`` is the per-task overhead at
+the largest N over that at the smallest (target: <= 2). The per-task overhead holds a constant
+part (about 20 ms of CPU here, law/luigi's and mlprof's work per task instance) that dilutes the
+ratio; "grew by" (per-task CPU at the largest N minus at the smallest) isolates what grows with N.
+
+Every configuration runs twice: with mlprof's patches of law 0.1.21 (``mlprof/tasks/_scale.py``)
+and without (``MLP_NO_SCALE_PATCH=1``), so the effect is visible. ``--repeats R`` takes the median
+of R runs per point.
+
+Usage (after ``source setup.sh``)::
+
+    python benchmarks/scheduling.py [--sizes 100,1000] [--scenarios pending,complete]
+        [--repeats 1] [--modes patched,unpatched]
+
+This is a benchmark, not a test: it prints figures and exits 0 unless ``law run`` fails.
+Unpatched at N = 1000 takes about a minute per scenario on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FAST = ["--n-calls", "10", "--warmup", "1", "--min-duration", "0"]
+DONE_SCHEDULING = "Done scheduling tasks"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Sample:
+    """Wall and CPU seconds of ``law run`` until the end of scheduling."""
+
+    wall_s: float
+    cpu_s: float
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is the state (3rd field of stat); utime and stime are the 14th and 15th
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def branch_dir(store: str, version: str) -> str:
+    """The directory MeasureRuntime's branches write to (independent of the batch-size list)."""
+    os.environ["MLP_STORE"] = store
+    from mlprof.tasks.runtime import MeasureRuntime
+
+    wf = MeasureRuntime(version=version, batch_sizes=(1,), n_calls=10, warmup=1, min_duration=0.0)
+    return os.path.dirname(wf.req(wf, branch=0).output()["csv"].path)
+
+
+def fake_outputs(store: str, version: str, n: int) -> None:
+    """Create the (empty) outputs of branches 1..n: the completeness check sees them done."""
+    directory = branch_dir(store, version)
+    os.makedirs(directory, exist_ok=True)
+    for bs in range(1, n + 1):
+        for ext in ("csv", "json"):
+            open(os.path.join(directory, f"runtime_bs_{bs}.{ext}"), "w").close()
+
+
+def schedule_once(n: int, scenario: str, patched: bool) -> Sample:
+    """One ``law run`` of N branches in a fresh store, timed until "Done scheduling tasks"."""
+    store = tempfile.mkdtemp(prefix="mlp-sched-")
+    version = f"sched-{n}"
+    try:
+        if scenario == "complete":
+            fake_outputs(store, version, n)
+        env = dict(os.environ, MLP_STORE=store)
+        env.setdefault("MLP_BASE", REPO)
+        env.setdefault("LAW_HOME", os.path.join(REPO, ".law"))
+        env.setdefault("LAW_CONFIG_FILE", os.path.join(REPO, "law.cfg"))
+        env.pop("MLP_NO_SCALE_PATCH", None)
+        if not patched:
+            env["MLP_NO_SCALE_PATCH"] = "1"
+        cmd = ["law", "run", "MeasureRuntime", "--version", version,
+               "--batch-sizes", ",".join(map(str, range(1, n + 1))), *FAST]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        sample = None
+        tail: list[str] = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if sample is None and DONE_SCHEDULING in line:
+                sample = Sample(time.perf_counter() - t0, proc_cpu_s(proc.pid))
+                if scenario == "pending":  # do not measure anything: stop here
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    break
+            tail = (tail + [line])[-20:]
+        proc.wait()
+        if sample is None:
+            sys.stdout.write("".join(tail))
+            raise SystemExit(f"law run failed (exit code {proc.returncode}): {' '.join(cmd[:5])}")
+        if scenario == "complete" and proc.returncode != 0:
+            sys.stdout.write("".join(tail))
+            raise SystemExit(f"law run exited with {proc.returncode}")
+        return sample
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
+
+
+def schedule(n: int, scenario: str, patched: bool, repeats: int) -> Sample:
+    """The median over ``repeats`` runs (wall and CPU separately)."""
+    samples = [schedule_once(n, scenario, patched) for _ in range(repeats)]
+    return Sample(statistics.median(s.wall_s for s in samples),
+                  statistics.median(s.cpu_s for s in samples))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print per-task overheads and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000", help="numbers of branches (default "
+                        "100,1000); the ratio is largest over smallest")
+    parser.add_argument("--scenarios", default="pending,complete")
+    parser.add_argument("--modes", default="patched,unpatched")
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args(argv)
+    sizes = sorted({int(s) for s in args.sizes.split(",")})
+    if len(sizes) < 2 or sizes[0] < 2:
+        parser.error("give at least two sizes >= 2")
+
+    import law
+
+    print(f"law {law.__version__}; {os.cpu_count()} CPUs; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    results: dict[tuple[str, str], tuple[float, float]] = {}
+    for scenario in args.scenarios.split(","):
+        for mode in args.modes.split(","):
+            patched = mode == "patched"
+            base = schedule(1, scenario, patched, args.repeats)
+            print(f"{scenario:8s} {mode:9s} N=1: wall {base.wall_s:7.2f} s, cpu "
+                  f"{base.cpu_s:7.2f} s (start-up baseline)", flush=True)
+            per_task = {}
+            for n in sizes:
+                s = schedule(n, scenario, patched, args.repeats)
+                wall = (s.wall_s - base.wall_s) / (n - 1)
+                cpu = (s.cpu_s - base.cpu_s) / (n - 1)
+                per_task[n] = (wall, cpu)
+                print(f"{scenario:8s} {mode:9s} N={n}: wall {s.wall_s:7.2f} s, cpu "
+                      f"{s.cpu_s:7.2f} s; per task: wall {1e3 * wall:6.2f} ms, cpu "
+                      f"{1e3 * cpu:6.2f} ms", flush=True)
+            lo, hi = per_task[sizes[0]], per_task[sizes[-1]]
+            ratio = (hi[0] / lo[0], hi[1] / lo[1])
+            results[(scenario, mode)] = ratio
+            print(f"{scenario:8s} {mode:9s} ratio per task N={sizes[-1]} / N={sizes[0]}: "
+                  f"wall {ratio[0]:.2f}, cpu {ratio[1]:.2f}; cpu per task grew by "
+                  f"{1e3 * (hi[1] - lo[1]):.2f} ms", flush=True)
+    print()
+    for (scenario, mode), (wall, cpu) in results.items():
+        print(f"ratio {scenario} {mode}: cpu {cpu:.2f} (wall {wall:.2f}); target <= 2")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
