@@ -63,3 +63,26 @@ def test_plot_history_marks_alerts():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["n1", "n2", "n3"]
     marks = [ln for ln in ax.lines if ln.get_marker() == "^"]
     assert len(marks) == 1 and list(marks[0].get_ydata()) == [1.3]
+
+
+def test_discovery_and_export_failures_are_rows(tmp_path):
+    """A script that fails before anything is measured still shows up, with its stage."""
+    scripts = __import__("conftest").REPO / "tests" / "scripts"
+    store = tmp_path / "s"
+    assert law_run("MeasureRuntime", "--version", "n1", "--runtime", "torch", *FAST,
+                   "--batch-sizes", "1", "--model-file", str(scripts / "no_model.py"),
+                   store=store).returncode != 0
+    assert law_run("MeasureRuntime", "--version", "n1", "--batch-sizes", "1", *FAST,
+                   "--model-file", str(scripts / "unexportable.py"), store=store
+                   ).returncode != 0
+    proc = law_run("Report", "--version", "r1", store=store)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (csv,) = store.glob("Report/**/report.csv")
+    df = pd.read_csv(csv)
+    by_stage = {r["stage"]: r for r in df.to_dict("records")}
+    assert set(by_stage) == {"discovery", "export"}
+    disc, exp = by_stage["discovery"], by_stage["export"]
+    assert disc["status"] == "failed" and disc["model"] == "no_model"
+    assert "no_model.py" in disc["error"] and pd.isna(disc["batch_size"])
+    assert exp["status"] == "failed" and exp["runtime"] == "onnxruntime"
+    assert exp["model"].startswith("unexportable") and exp["version"] == "n1"

@@ -2,7 +2,9 @@
 
 One row per MeasureRuntime branch (model, runtime, settings, batch size, version): its
 statistics, provenance and status. A branch that failed (``_failure_bs_<N>.json``) is a row too,
-with status ``failed``, ``timeout`` or ``oom`` and the error message, so failures never vanish.
+with status ``failed``, ``timeout`` or ``oom`` and the error message, so failures never vanish;
+so is a model script whose discovery or export failed (``stage`` ``discovery`` or ``export``,
+no batch size: nothing was measured).
 """
 
 from __future__ import annotations
@@ -22,8 +24,13 @@ REPORT_COLUMNS = [
     *[c for c in STAT_COLUMNS if c != "batch_size"],
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
     "session_creation_ms", "first_call_ms", "peak_rss_mb",
-    "version", "timestamp", "git_commit", "mlprof_version", "settings_key", "store", "path",
+    "version", "timestamp", "git_commit", "mlprof_version", "settings_key", "stage", "store",
+    "path",
 ]
+
+#: tasks before the measurement whose failures are rows too: (task directory, stage, runtime
+#: the failure stops; "" for all)
+UPSTREAM_STAGES = (("DiscoverModels", "discovery", ""), ("ExportOnnx", "export", "onnxruntime"))
 
 
 def _split(path: Path, store: Path) -> dict:
@@ -47,6 +54,7 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
     rows: list[dict] = []
     for store in stores:
         store = Path(store).resolve()
+        rows.extend(_upstream_failures(store))
         base = store / "MeasureRuntime"
         if not base.is_dir():
             continue
@@ -61,7 +69,7 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
             except (OSError, ValueError) as e:
                 row = _split(js, store)
                 row.update(status="failed", error=f"unreadable result: {e}", store=str(store),
-                           path=str(js))
+                           path=str(js), stage="measure")
                 rows.append(row)
                 continue
             s = prov.get("settings", {})
@@ -79,7 +87,8 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
                 session_creation_ms=prov.get("session_creation_ms"),
                 first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
                 timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
-                mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js))
+                mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
+                stage="measure")
             rows.append(row)
         for fail in sorted(base.glob("*/*/*/*/_failure_bs_*.json")):
             bs = int(fail.stem.rsplit("_", 1)[1])
@@ -90,8 +99,29 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
             row = _split(fail, store)
             row.update(status=rec.get("status", "failed"), error=rec.get("message", ""),
                        batch_size=bs, timestamp=rec.get("time"), store=str(store),
-                       path=str(fail))
+                       path=str(fail), stage="measure")
             rows.append(row)
+    return rows
+
+
+def _upstream_failures(store: Path) -> list[dict]:
+    """Discovery and export failures: nothing was measured, so they have no batch size."""
+    rows = []
+    for task, stage, runtime in UPSTREAM_STAGES:
+        # <Task>/<model>__<hash>/<settings>/<version>/_failure.json
+        for fail in sorted((store / task).glob("*/*/*/_failure.json")):
+            try:
+                with open(fail) as f:
+                    rec = json.load(f)
+            except (OSError, ValueError):
+                continue
+            model_seg, settings, version = fail.relative_to(store).parts[1:4]
+            model, _, mhash = model_seg.rpartition("__")
+            rows.append({"status": rec.get("status", "failed"), "error": rec.get("message", ""),
+                         "model": model, "model_hash": mhash, "runtime": runtime,
+                         "runtime_version": "", "device": "", "settings_key": settings,
+                         "version": version, "timestamp": rec.get("time"), "stage": stage,
+                         "store": str(store), "path": str(fail)})
     return rows
 
 

@@ -372,8 +372,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     body.append('<section id="failures"><h2>Failures</h2>'
                 + _table(exp_failures, ["title", "file", "status", "message"],
                          table_id="experiment-failures-table", empty="no experiment failed")
-                + _table(failures, ["model", "runtime", "runtime_version", "batch_size",
-                                    "status", "error", "version"],
+                + _table(failures, ["model", "stage", "runtime", "runtime_version",
+                                    "batch_size", "status", "error", "version"],
                          table_id="failures-table", links={"model": lambda r: model_link(r)},
                          empty="no measurement failed")
                 + "</section>")
