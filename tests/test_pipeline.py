@@ -166,3 +166,20 @@ def test_workers_never_run_two_measurements_at_once(store):
     assert len(spans) == 4
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end, spans
+
+
+def test_workers_share_one_measurement_server(store):
+    """luigi runs each task in a forked process under --workers 2: they all use the server of
+    the scheduler process (which imported PyTorch once) instead of starting one each."""
+    models = ",".join(str(REPO / p) for p in ("tests/scripts/linear.py",
+                                              "models/selftest/mlp.py"))
+    proc = law_run("PlotMultiRuntimes", "--version", "w", "--model-files", models,
+                   "--runtimes", "torch", "--batch-sizes", "1,2", *FAST, "--workers", "2",
+                   store=store)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    provs = [json.loads(p.read_text()) for p in files_in(store / "MeasureRuntime")
+             if p.suffix == ".json"]
+    assert len(provs) == 4
+    servers = {p["parent_pid"] for p in provs}
+    workers = {p["pid"] for p in provs}
+    assert len(servers) == 1 and len(workers) == 4, (servers, workers)

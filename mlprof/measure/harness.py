@@ -214,6 +214,8 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         "started_unix": started_unix,
         "finished_unix": finished_unix,
         "pid": os.getpid(),
+        # the process that started this one: the measurement server (forkserver) when isolated
+        "parent_pid": os.getppid(),
         "library_versions": _library_versions(),
     }
     return MeasureResult(s.batch_size, samples, ev.astype(np.int64), call.astype(np.int64), prov)

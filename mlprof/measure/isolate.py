@@ -29,6 +29,7 @@ import os
 import signal
 import time
 import traceback
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -191,10 +192,13 @@ def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
     fs = multiprocessing.forkserver._forkserver
     if _ctx_pid != pid:
         if fs._forkserver_pid is not None and _ctx_pid is not None:
-            # we were forked from a process that had started a forkserver: start our own
-            fs._forkserver_pid = None
-            fs._forkserver_address = None
-            fs._forkserver_alive_fd = None
+            # we were forked (a luigi worker process) from a process whose server runs: share
+            # it instead of starting (and importing torch in) one per task; the standard
+            # liveness check (waitpid) only works in the process that started the server
+            if _server_alive(fs._forkserver_pid):
+                fs.ensure_running = types.MethodType(_ensure_running_inherited, fs)
+            else:
+                _forget_server(fs)
         _ctx_pid = pid
     if fs._forkserver_pid is None:
         preload = list(PRELOAD) + (PRELOAD_TORCH if torch else [])
@@ -215,6 +219,34 @@ def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
             else:
                 os.environ["PYTHONSAFEPATH"] = old
     return ctx
+
+
+def _server_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie), from any process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def _forget_server(fs: Any) -> None:
+    """Drop an inherited forkserver, so that the next child starts this process's own."""
+    fs.__dict__.pop("ensure_running", None)
+    fs._forkserver_pid = None
+    fs._forkserver_address = None
+    fs._forkserver_alive_fd = None
+
+
+def _ensure_running_inherited(fs: Any) -> None:
+    """``ForkServer.ensure_running`` for a server inherited from the parent process."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    if fs._forkserver_pid is not None and _server_alive(fs._forkserver_pid):
+        return
+    _forget_server(fs)  # it is gone: start our own
+    _context(torch=False)
 
 
 def prestart(torch: bool = False) -> None:
