@@ -286,3 +286,25 @@ def test_dashboard_in_browser_broken_experiment(browser, broken_run: dict) -> No
     assert exps["broken.yaml"][1] == "failed" and "batch_sizes" in exps["broken.yaml"][4]
     failures = page.locator("#experiment-failures-table").inner_text()
     assert "broken.yaml" in failures
+
+
+def test_notifications_when_configured_never_fail_the_run(tmp_path: Path) -> None:
+    """Slack configured in law.cfg: the summary goes to Slack by default; a transport that
+    cannot send (no client installed here) is a warning, the run still succeeds."""
+    cfg = tmp_path / "law.cfg"
+    cfg.write_text(f"[core]\ninherit: {REPO / 'law.cfg'}\nindex_file: {tmp_path / 'index'}\n\n"
+                   "[notifications]\nslack_token: xoxb-test\nslack_channel: nightly\n")
+    exps = make_experiments(tmp_path / "experiments", tiny=f"model_files: [{REPO}/examples/dnn/"
+                            "model_onnx_l10u128.yaml]\nbatch_sizes: [1]\n"
+                            "settings: {n_calls: 10, min_duration: 0}\n")
+    env = {"LAW_CONFIG_FILE": str(cfg)}
+    subprocess.run(["law", "index", "-q"], env={**os.environ, **env}, check=True, cwd=REPO)
+    r = law_run("Nightly", "--version", "v1", "--experiments", str(exps),
+                store=tmp_path / "store", env=env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "notification via transport" in out and "Slack" in out and "failed" in out
+    # turned off explicitly: nothing is attempted
+    r = law_run("Nightly", "--version", "v2", "--experiments", str(exps), "--notify-slack",
+                "False", store=tmp_path / "store", env=env)
+    assert r.returncode == 0 and "notification via transport" not in r.stdout + r.stderr

@@ -150,6 +150,11 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def _configured(*options: str) -> bool:
+    """Whether law.cfg's ``[notifications]`` section sets all ``options``."""
+    return all(law.config.get_expanded("notifications", o, None) for o in options)
+
+
 class _ExperimentsMixin(BaseTask):
     """``--experiments``: the directory of experiment files, and its store segment."""
 
@@ -235,17 +240,21 @@ class ConfirmResults(_ExperimentsMixin):
 class Nightly(_ExperimentsMixin):
     """All active experiments of ``--experiments``, then the report and the dashboard.
 
-    Output: ``nightly.json`` (experiment statuses, alerts, the dashboard's path). With
-    ``--notify-slack`` / ``--notify-telegram`` / ``--notify-mail`` (configured in law.cfg,
-    see the README), the summary line is sent when the run ends.
+    Output: ``nightly.json`` (experiment statuses, alerts, the dashboard's path). The summary
+    line is sent via Slack, Telegram or mail when law.cfg's ``[notifications]`` configures them
+    (or with ``--notify-slack`` etc.; ``--notify-slack False`` turns one off).
     """
 
     confirm = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
                                   description="measure suspicious results once more before "
                                   "alerting (--confirm False: alert on two runs in a row only)")
-    notify_slack = law.slack.NotifySlackParameter(significant=False)
-    notify_telegram = law.telegram.NotifyTelegramParameter(significant=False)
-    notify_mail = law.NotifyMailParameter(significant=False)
+    # on by default where law.cfg configures them ([notifications]): "when configured"
+    notify_slack = law.slack.NotifySlackParameter(
+        significant=False, default=_configured("slack_token", "slack_channel"))
+    notify_telegram = law.telegram.NotifyTelegramParameter(
+        significant=False, default=_configured("telegram_token", "telegram_chat"))
+    notify_mail = law.NotifyMailParameter(significant=False,
+                                          default=_configured("mail_recipient"))
 
     exclude_params_req = {"notify_slack", "notify_telegram", "notify_mail"}
 
