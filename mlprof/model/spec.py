@@ -22,6 +22,7 @@ MLProf's YAML format, accepted as MLProf writes it, plus an optional ``dtype`` p
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -105,19 +106,44 @@ class ModelSpec:
 
     @property
     def content_hash(self) -> str:
-        """sha256 over the spec file and the model file: changes whenever either changes."""
+        """sha256 over the spec file and the model file: changes whenever either changes.
+
+        Cached per process by the files' paths, sizes and modification times (a sweep creates
+        one task per batch size, each asking).
+        """
         if self._hash is None:
-            h = hashlib.sha256()
-            for path in dict.fromkeys([self.spec_file, self.file]):
-                h.update(_read_bytes(path, self.spec_file, "file"))
-            for mh in self.model_hashes:
-                h.update(b"::" + mh.encode())
-            self._hash = h.hexdigest()
+            paths = list(dict.fromkeys([self.spec_file, self.file]))
+            key = (*(_stat_key(p) for p in paths), self.model_hashes)
+            if None in key or key not in _HASHES:
+                h = hashlib.sha256()
+                for path in paths:
+                    h.update(_read_bytes(path, self.spec_file, "file"))
+                for mh in self.model_hashes:
+                    h.update(b"::" + mh.encode())
+                if None in key:
+                    self._hash = h.hexdigest()
+                    return self._hash
+                _HASHES[key] = h.hexdigest()
+            self._hash = _HASHES[key]
         return self._hash
 
     def model_sha256(self) -> str:
         """sha256 of the ONNX model file alone."""
         return hashlib.sha256(_read_bytes(self.file, self.spec_file, "file")).hexdigest()
+
+
+#: content hashes and parsed specs of this process, keyed by file identity (see _stat_key)
+_HASHES: dict[tuple, str] = {}
+_SPECS: dict[tuple, ModelSpec] = {}
+
+
+def _stat_key(path: str) -> tuple | None:
+    """(path, size, mtime_ns) of ``path``, None if it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (path, st.st_size, st.st_mtime_ns)
 
 
 def _read_bytes(path: str, spec_file: str, fld: str) -> bytes:
@@ -152,7 +178,14 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
         stem = Path(path).stem
         return ModelSpec(name=stem, label=stem, spec_file=path, file=path)
     if ext in (".yaml", ".yml"):
-        return _read_yaml(path)
+        # parsed once per process and file version (a sweep creates one task per batch size)
+        key = _stat_key(path)
+        if key is None or key not in _SPECS:
+            spec = _read_yaml(path)
+            if key is None:
+                return spec
+            _SPECS[key] = spec
+        return copy.deepcopy(_SPECS[key])
     if ext == ".py":
         from mlprof.model.script import read_labels, split_model_file
 
