@@ -119,6 +119,8 @@ def _fmt(col: str, value: Any) -> str:
         return f"{float(value):+.1f}"
     if col in ("threads", "batch_size"):
         return str(int(value))
+    if isinstance(value, float):
+        return f"{value:.4g}"
     return str(value)
 
 
