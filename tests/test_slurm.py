@@ -6,7 +6,7 @@ The session fixture runs ``tests/slurm/setup_slurm.sh`` (installs and starts ``s
 fails the tests. The sweeps run through ``law run`` exactly as a user would, with
 ``--MeasureRuntime-workflow slurm``.
 
-HTCondor cannot run here; its workflow is checked up to the submit file that law writes.
+HTCondor runs real jobs in tests/test_htcondor.py (opt-in); here its submit file is checked.
 """
 
 from __future__ import annotations

@@ -159,7 +159,13 @@ def htcondor_settings(threads: int = 1) -> dict[str, Any]:
 
 
 def batch_job_info() -> dict[str, Any] | None:
-    """Which batch job this process runs in (Slurm or HTCondor), None outside of one."""
+    """Which batch job this process runs in (Slurm or HTCondor), None outside of one.
+
+    Slurm: job id, name, partition, cluster, node and its CPUs from the ``SLURM_*`` variables.
+    HTCondor: ``job_id`` as ``<cluster>.<proc>`` (from law's ``LAW_HTCONDOR_JOB_CLUSTER`` and
+    ``LAW_HTCONDOR_JOB_PROCESS``, else from the job ad in ``$_CONDOR_JOB_AD``), and from the job
+    ad the schedd's ``global_job_id``, the ``node`` (``slot@host``) and ``request_cpus``.
+    """
     env = os.environ
     if env.get("SLURM_JOB_ID"):
         return {"system": "slurm", "job_id": env["SLURM_JOB_ID"],
@@ -186,7 +192,10 @@ def batch_job_info() -> dict[str, Any] | None:
                 pass
         if "ClusterId" in ad and not info["job_id"]:
             info["job_id"] = f"{ad['ClusterId']}.{ad.get('ProcId', '0')}"
-        info["node"] = ad.get("RemoteHost")
+        # the schedd's unique id (schedd#cluster.proc#submission time), the slot and its cpus
+        info["global_job_id"] = ad.get("GlobalJobId")
+        info["node"] = ad.get("RemoteHost") or env.get("_CONDOR_SLOT")
+        info["request_cpus"] = ad.get("RequestCpus")
         return info
     return None
 
@@ -203,6 +212,15 @@ BOOTSTRAP = """#!/usr/bin/env bash
 # shared filesystem must not write the same file
 export LAW_HOME="${{LAW_JOB_HOME:-${{TMPDIR:-/tmp}}}}/.law"
 export MLP_JOB_SYSTEM={system}
+
+# the submitter's store, where this bootstrap was written: if it is not here, the results would
+# land on this node only (no shared filesystem, or a store in /tmp that HTCondor's
+# MOUNT_UNDER_SCRATCH replaces by a private one)
+if [ -n "${{MLP_STORE:-}}" ] && [ ! -d "${{MLP_STORE}}/jobs" ]; then
+    echo "mlprof bootstrap: the store ${{MLP_STORE}} is not visible on $(hostname) (it must be on" \
+        "a filesystem that the worker nodes share, and not in /tmp or /var/tmp on HTCondor)" >&2
+    return 1
+fi
 
 _mlp_job_dir="$(pwd)"
 cd {base} || {{ echo "mlprof bootstrap: cannot cd to the checkout "{base} >&2; return 1; }}
@@ -380,14 +398,21 @@ class HTCondorWorkflow(RemoteJobsMixin, law.htcondor.HTCondorWorkflow):
 
     def htcondor_job_config(self, config, job_num, branches):
         s = htcondor_settings(self.measurement_threads())
-        # HTCondor's job log and one stdout/stderr per job, in logs/
-        config.log = config.log or "log.txt"
+        # HTCondor's job log and one stdout/stderr per job, in logs/ (law puts stdout and stderr
+        # there by itself; the job log is written by the schedd, wherever the submit file says)
+        logs = os.path.join(self.jobs_directory("htcondor"), "logs")
+        config.log = config.log or os.path.join(logs, "log.txt")
         config.stdout = config.stdout or "stdout.txt"
         config.stderr = config.stderr or "stderr.txt"
         config.universe = s["universe"]
         lines = config.custom_content
         # the bootstrap exports what the job needs; do not depend on the submitter's environment
         lines.append(("getenv", "false"))
+        if not config.output_files and not config.custom_log_file:
+            # the results go to the shared store, stdout and stderr come back by themselves:
+            # nothing else of the job's scratch directory (law's rendered scripts, ...) is copied
+            # into the job directory
+            lines.append(("transfer_output_files", '""'))
         lines.append(("request_cpus", str(s["request_cpus"])))
         if s["request_memory"]:
             lines.append(("request_memory", s["request_memory"]))
