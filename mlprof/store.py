@@ -38,6 +38,10 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "PlotMultiRuntimes": ("model", "runtime", "settings"),
     "Report": ("model",),
     "PlotHistory": ("model",),
+    "Dashboard": ("model", "settings"),
+    "RunExperiment": ("model",),
+    "ConfirmResults": ("model",),
+    "Nightly": ("model",),
 }
 
 #: top-level directories that hold model *sources* (no versions): listed and deletable, never
@@ -227,6 +231,14 @@ def _status(task: str, files: set[str], dirs: set[str]) -> tuple[str, int]:
         complete = "manifest.json" in out
     elif task == "Report":
         complete = {"report.csv", "report.parquet"} <= out
+    elif task == "Dashboard":
+        complete = "dashboard" in out_dirs
+    elif task == "RunExperiment":
+        complete = "status.json" in out
+    elif task == "ConfirmResults":
+        complete = "confirm.json" in out
+    elif task == "Nightly":
+        complete = "nightly.json" in out
     elif task == "PlotHistory":
         complete = any(f.startswith("alerts_") for f in out) and any(
             d.startswith("history_") for d in out_dirs)

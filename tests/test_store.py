@@ -308,3 +308,19 @@ def test_symlinks_to_outside_are_never_followed(built, tmp_path, capsys):
     with pytest.raises(MLProfError, match="outside the store"):
         st.delete([st.StoreEntry(task="X", version="v1", path=str(outside / "v1"))], built)
     assert _snapshot(outside) == keep
+
+
+@pipeline
+def test_dashboard_and_nightly_entries_have_their_versions(store, capsys):
+    """The report, dashboard and nightly tasks' directories are read with their own layout."""
+    exps = store.parent / "experiments"
+    exps.mkdir()
+    (exps / "one.yaml").write_text(f"model_files: [{REPO}/examples/dnn/model_onnx_l10u128.yaml]\n"
+                                   "batch_sizes: [1]\nsettings: {n_calls: 10, min_duration: 0}\n")
+    r = law_run("Nightly", "--version", "n1", "--experiments", str(exps), store=store)
+    assert r.returncode == 0, r.stderr[-2000:]
+    entries = _json(capsys, "list", "--store", str(store))["entries"]
+    by_task = {e["task"]: e for e in entries}
+    for task in ("RunExperiment", "ConfirmResults", "Dashboard", "Nightly", "MeasureRuntime"):
+        assert by_task[task]["version"] == "n1" and by_task[task]["status"] == "ok", by_task[task]
+    assert {e["version"] for e in entries} == {"n1"}
