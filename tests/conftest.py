@@ -41,3 +41,15 @@ def law_run(task: str, *args: str, store: Path, timeout: float = 300,
 def files_in(path: Path) -> list[Path]:
     """All files below ``path`` (none if it does not exist)."""
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
+
+
+def assert_merged_and_plotted(store: Path, batch_sizes) -> None:
+    """A sweep's MergeRuntimes statistics have one row per batch size and PlotRuntimes drew it."""
+    import pandas as pd
+
+    (stats,) = [p for p in files_in(store / "MergeRuntimes") if p.name.startswith("stats_")]
+    frame = pd.read_csv(stats)
+    assert frame["batch_size"].tolist() == list(batch_sizes)
+    assert (frame["median_ms"] > 0).all()
+    (plot,) = [p for p in files_in(store / "PlotRuntimes") if p.suffix == ".pdf"]
+    assert plot.stat().st_size > 1000 and plot.read_bytes().startswith(b"%PDF")

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DNN, FAST, REPO, files_in, law_run
+from conftest import DNN, FAST, REPO, assert_merged_and_plotted, files_in, law_run
 
 pytestmark = pytest.mark.slurm
 
@@ -93,16 +93,8 @@ def test_branches_ran_as_slurm_jobs(sweep: dict) -> None:
 
 @pytest.mark.slow
 def test_sweep_is_merged_and_plotted(sweep: dict) -> None:
-    import pandas as pd
-
-    store = sweep["store"]
-    (stats,) = [p for p in files_in(store / "MergeRuntimes") if p.name.startswith("stats_")]
-    frame = pd.read_csv(stats)
-    assert len(frame) == 4
-    assert frame["batch_size"].tolist() == list(BATCH_SIZES)
-    assert (frame["median_ms"] > 0).all()
-    (plot,) = [p for p in files_in(store / "PlotRuntimes") if p.suffix == ".pdf"]
-    assert plot.stat().st_size > 1000 and plot.read_bytes().startswith(b"%PDF")
+    assert len(BATCH_SIZES) == 4
+    assert_merged_and_plotted(sweep["store"], BATCH_SIZES)
 
 
 @pytest.mark.slow
