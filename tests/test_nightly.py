@@ -1,6 +1,6 @@
 """Nightly runs end to end: experiments, confirmations, alerts and the dashboard.
 
-Three nightly runs n1, n2, n3 of one experiment; in the regression scenario n3 runs while three
+Three nightly runs n1, n2, n3 of one experiment; in the regression scenario n3 runs while eight
 busy-looping processes compete for the 2 cores (the machine got slower, as when a neighbour
 moves in), so n3 is measurably slower. The browser tests open the dashboards in Chromium.
 """
@@ -30,8 +30,14 @@ description: The 20x256 DNN at batch sizes 1 and 512.
 priority: 1
 model_files: [{MODEL}]
 batch_sizes: [1, 512]
-settings: {{n_calls: 10, warmup: 2, min_duration: 0.3}}
+settings: {{n_calls: 10, warmup: 2, min_duration: 1.0}}
 """
+
+
+#: busy loops beside the n3 run: 9 runnable processes on 2 cores leave the measurement about
+#: 2/9 of a core (3 loops gave only +54 % in one run, below the 60 % a short history
+#: needs)
+HOGS = 8
 
 
 def nightly(store: Path, experiments: Path, version: str, hogs: int = 0) -> dict:
@@ -63,7 +69,7 @@ def regression_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("regression")
     exps = make_experiments(root / "experiments", watch=EXPERIMENT)
     store = root / "store"
-    runs = {v: nightly(store, exps, v, hogs=3 if v == "n3" else 0) for v in ("n1", "n2", "n3")}
+    runs = {v: nightly(store, exps, v, hogs=HOGS if v == "n3" else 0) for v in ("n1", "n2", "n3")}
     return {"store": store, "runs": runs}
 
 

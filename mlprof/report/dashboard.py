@@ -365,7 +365,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     r = rule or AlertRule()
     body.append(f'<section id="regressions"><h2>Regressions ({n_reg}) and improvements '
                 f'({n_imp})</h2><p>Robust rule: median and MAD of up to {r.window}'
-                f' earlier results, |z| &ge; {r.z_min:g} and change &ge; '
+                f' earlier results (noise &ge; {100 * r.prior_noise:g}% while fewer than '
+                f'{r.short_history}), |z| &ge; {r.z_min:g} and change &ge; '
                 f'{100 * r.min_change:g}%, confirmed by the next point or a '
                 f're-measurement; statistic {_esc(statistic)}.</p>'
                 + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
