@@ -137,6 +137,7 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
     """
     _ensure_env()
     from mlprof.model.script import is_script, read_labels
+    from mlprof.tasks.base import failure_reason
     from mlprof.tasks.discover import DiscoverModels
     from mlprof.tasks.parameters import PathsParameter
 
@@ -154,7 +155,7 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
         if task is None:
             out.append(f)
         elif not task.complete():
-            raise MLProfError(_why(task), f)
+            raise MLProfError(failure_reason(task), f)
         else:
             out.extend(f"{f}::{m['hash']}" for m in task.manifest()["models"])
     return out
@@ -162,27 +163,6 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
 
 def _match(have: Mapping[str, Sequence[str]], want: Mapping[str, Sequence[str]]) -> bool:
     return all(any(v in have.get(k, ()) for v in vals) for k, vals in want.items())
-
-
-def _why(task) -> str:
-    """The recorded failure of ``task`` or of the first failed task below it."""
-    seen = set()
-    stack = [task]
-    while stack:
-        t = stack.pop()
-        if t.task_id in seen:
-            continue
-        seen.add(t.task_id)
-        failure = t.failure() if hasattr(t, "failure") else None
-        if failure is None and hasattr(t, "is_workflow") and t.is_workflow():
-            for b in t.get_branch_tasks().values():
-                failure = b.failure() or failure
-        if failure:
-            return failure["message"]
-        from luigi.task import flatten
-
-        stack.extend(flatten(t.requires()))
-    return "did not complete (see the log above)"
 
 
 def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str] = ("ort",),
@@ -198,6 +178,7 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     ``raise_on_failure`` is False).
     """
     _ensure_env()
+    from mlprof.tasks.base import failure_reason
     from mlprof.tasks.runtime import MergeRuntimes
 
     if isinstance(model_files, str):
@@ -212,7 +193,7 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     results = []
     for t in tasks:
         if not t.complete():
-            msg = _why(t)
+            msg = failure_reason(t)
             if raise_on_failure:
                 raise MLProfError(msg)
             logger.warning("%s on %s failed: %s", t.model_file, t.runtime, msg)
@@ -298,6 +279,7 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
     import json
 
     _ensure_env()
+    from mlprof.tasks.base import failure_reason
     from mlprof.tasks.export import ExportOnnx
 
     script = model if isinstance(model, str) else _save_model(model, inputs, name)
@@ -305,6 +287,6 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
     if not task.complete():
         _build([task])
     if not task.complete():
-        raise MLProfError(_why(task), script)
+        raise MLProfError(failure_reason(task), script)
     with open(task.output()["json"].path) as f:
         return json.load(f)

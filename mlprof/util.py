@@ -56,6 +56,30 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
         raise
 
 
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temporary directory next to ``path``; it replaces ``path`` only on success.
+
+    The whole directory appears at once, or not at all (an old one at ``path`` is removed
+    just before the rename).
+    """
+    import shutil
+
+    path = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.", dir=parent)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
     with atomic_path(path) as tmp, open(tmp, "w") as f:

@@ -53,3 +53,18 @@ def assert_merged_and_plotted(store: Path, batch_sizes) -> None:
     assert (frame["median_ms"] > 0).all()
     (plot,) = [p for p in files_in(store / "PlotRuntimes") if p.suffix == ".pdf"]
     assert plot.stat().st_size > 1000 and plot.read_bytes().startswith(b"%PDF")
+
+
+def jobs_dir(store: Path, system: str) -> Path:
+    """The one directory of law's submission file, job scripts and logs of a remote sweep."""
+    (path,) = {p.parent for p in (store / "jobs").rglob(f"{system}_jobs_*.json")}
+    return path
+
+
+def branch_provenances(store: Path) -> dict[int, dict]:
+    """``{batch size: provenance}`` of every MeasureRuntime branch in ``store``."""
+    import json
+
+    return {int(p.stem.rsplit("_", 1)[1]): json.loads(p.read_text())
+            for p in files_in(store / "MeasureRuntime") if p.name.startswith("runtime_bs_")
+            and p.suffix == ".json"}

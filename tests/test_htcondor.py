@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FAST, REPO, assert_merged_and_plotted, files_in
+from conftest import FAST, REPO, assert_merged_and_plotted, branch_provenances, jobs_dir
 
 pytestmark = pytest.mark.htcondor
 
@@ -100,21 +100,13 @@ def sweep(user_store: Path) -> dict:
 
 
 def _jobs_dir(store: Path) -> Path:
-    """The one directory of law's submission file, job scripts and logs."""
-    (path,) = {p.parent for p in (store / "jobs").rglob("htcondor_jobs_*.json")}
-    return path
-
-
-def _provenances(store: Path) -> dict[int, dict]:
-    return {int(p.stem.rsplit("_", 1)[1]): json.loads(p.read_text())
-            for p in files_in(store / "MeasureRuntime") if p.name.startswith("runtime_bs_")
-            and p.suffix == ".json"}
+    return jobs_dir(store, "htcondor")
 
 
 @pytest.mark.slow
 def test_branches_ran_as_htcondor_jobs(sweep: dict) -> None:
     store = sweep["store"]
-    provs = _provenances(store)
+    provs = branch_provenances(store)
     assert sorted(provs) == list(BATCH_SIZES)
     jobs = [p["batch_job"] for p in provs.values()]
     assert all(j["system"] == "htcondor" for j in jobs)

@@ -17,7 +17,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DNN, FAST, REPO, assert_merged_and_plotted, files_in, law_run
+from conftest import (
+    DNN,
+    FAST,
+    REPO,
+    assert_merged_and_plotted,
+    branch_provenances,
+    files_in,
+    jobs_dir,
+    law_run,
+)
 
 pytestmark = pytest.mark.slurm
 
@@ -52,22 +61,14 @@ def sweep(slurm_cluster: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"store": store, "proc": proc}
 
 
-def _jobs_dir(store: Path, system: str = "slurm") -> Path:
-    """The one directory of law's submission file, job scripts and logs."""
-    (path,) = {p.parent for p in (store / "jobs").rglob(f"{system}_jobs_*.json")}
-    return path
-
-
-def _provenances(store: Path) -> dict[int, dict]:
-    return {int(p.stem.rsplit("_", 1)[1]): json.loads(p.read_text())
-            for p in files_in(store / "MeasureRuntime") if p.name.startswith("runtime_bs_")
-            and p.suffix == ".json"}
+def _jobs_dir(store: Path) -> Path:
+    return jobs_dir(store, "slurm")
 
 
 @pytest.mark.slow
 def test_branches_ran_as_slurm_jobs(sweep: dict) -> None:
     store = sweep["store"]
-    provs = _provenances(store)
+    provs = branch_provenances(store)
     assert sorted(provs) == list(BATCH_SIZES)
     jobs = [p["batch_job"] for p in provs.values()]
     assert all(j["system"] == "slurm" for j in jobs)
@@ -101,7 +102,7 @@ def test_sweep_is_merged_and_plotted(sweep: dict) -> None:
 def test_measurement_jobs_never_overlap(sweep: dict) -> None:
     """Exclusive jobs ([mlprof_slurm] exclusive): one measurement at a time on the node."""
     spans = sorted((p["started_unix"], p["finished_unix"])
-                   for p in _provenances(sweep["store"]).values())
+                   for p in branch_provenances(sweep["store"]).values())
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end
     job_file = next((_jobs_dir(sweep["store"]) / "files").rglob("slurm_job_*_0To1.sh"))
@@ -131,7 +132,7 @@ def test_failed_job_is_retried_and_reported(slurm_cluster: str, store: Path,
     out = proc.stdout + proc.stderr
     assert proc.returncode == 30, out[-3000:]
     # batch size 1 was measured in its job; batch size 2 failed twice (one automatic retry)
-    provs = _provenances(store)
+    provs = branch_provenances(store)
     assert list(provs) == [1] and provs[1]["batch_job"]["system"] == "slurm"
     # law's submission file is set aside, so that the next run submits the failed job anew
     assert not (_jobs_dir(store) / "slurm_jobs_0To2.json").exists()

@@ -11,20 +11,14 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FixedLocator  # noqa: E402
 
-from mlprof.plotting.runtimes import Curve, _style_context, decorate  # noqa: E402
-
-
-def _log2_batch_axis(ax, batch_sizes: Sequence[int]) -> None:
-    ax.set_xscale("log", base=2)
-    ticks = sorted(set(int(b) for b in batch_sizes))
-    if len(ticks) > 12:
-        ticks = [b for b in ticks if b & (b - 1) == 0][::2] or ticks
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("Batch size")
+from mlprof.plotting.runtimes import (  # noqa: E402
+    Curve,
+    _style_context,
+    decorate,
+    log2_batch_axis,
+)
 
 
 def _sorted(stats: Any, col: str) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +39,8 @@ def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = No
             bs, med = _sorted(c.stats, "median_ms")
             all_bs.extend(int(b) for b in bs)
             ax.plot(bs, bs / (med / 1000.0), marker="o", color=f"C{i % 10}", label=c.label)
-        _log2_batch_axis(ax, all_bs)
+        log2_batch_axis(ax, all_bs)
+        ax.set_xlabel("Batch size")
         ax.set_yscale("log")
         ax.set_ylabel("Throughput [events/s] (at the median)")
         decorate(ax, "mlprof", top_right_label, title)
@@ -86,7 +81,8 @@ def plot_speedup(reference: Curve, curves: Sequence[Curve], *,
             ax.plot(bs, s, marker="o", color=f"C{(i + 1) % 10}", label=label)
         ax.axhline(1.0, color="C0", linestyle="--", linewidth=1.5,
                    label=f"{reference.label} (reference)")
-        _log2_batch_axis(ax, all_bs)
+        log2_batch_axis(ax, all_bs)
+        ax.set_xlabel("Batch size")
         ax.set_ylabel("Speed-up vs reference (median latency ratio)")
         ax.set_ylim(bottom=0)
         decorate(ax, "mlprof", top_right_label, title)

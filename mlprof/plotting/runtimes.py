@@ -79,6 +79,17 @@ def decorate(ax, top_left_label: str = "mlprof", top_right_label: str | None = N
         ax.set_title(title, pad=24)
 
 
+def log2_batch_axis(ax, batch_sizes) -> None:
+    """A base-2 log x-axis with the batch sizes as ticks (every other power of two if many)."""
+    ax.set_xscale("log", base=2)
+    ticks = sorted({int(b) for b in batch_sizes})
+    if len(ticks) > 12:  # keep every other power of two readable
+        ticks = [b for b in ticks if b & (b - 1) == 0][::2] or ticks
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool = False,
                   y_min: float | None = None, y_max: float | None = None,
                   bs_normalized: bool = True, error_style: str = "band",
@@ -123,13 +134,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
         what = "Latency per event" if bs_normalized else "Latency per batch"
         ax.set_ylabel(f"{what} [{unit_tex}]")
         if x_log:
-            ax.set_xscale("log", base=2)
-            ticks = sorted(all_bs)
-            if len(ticks) > 12:  # keep every other power of two readable
-                ticks = [b for b in ticks if b & (b - 1) == 0][::2] or ticks
-            ax.xaxis.set_major_locator(FixedLocator(ticks))
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.xaxis.set_minor_formatter(NullFormatter())
+            log2_batch_axis(ax, all_bs)
         if y_log:
             ax.set_yscale("log")
         else:

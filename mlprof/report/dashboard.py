@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mlprof.report.alerts import AlertRule
-from mlprof.report.history import SERIES_KEY, alerts_table, series
+from mlprof.report.history import alerts_table, history_groups
 
 #: what identifies a result in the store's layout (present for failures too)
 RESULT_KEY = ["model", "model_hash", "runtime", "runtime_version", "device", "settings_key",
@@ -267,18 +267,8 @@ def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
     # history: the statistic over versions, one plot per configuration with > 1 version
     model_report = report[(report["model"] == rows.iloc[0]["model"])
                           & (report["model_hash"] == rows.iloc[0]["model_hash"])]
-    group_key = [k for k in SERIES_KEY if k != "batch_size"]
-    hist: dict[tuple, dict] = {}
-    for key, s in series(model_report, statistic).items():
-        k = dict(zip(SERIES_KEY, key, strict=True))
-        if len(s) < 2:
-            continue
-        hist.setdefault(tuple(k[c] for c in group_key), {})[f"batch size {k['batch_size']}"] = (
-            list(s["version"]), list(s["value"]))
-    for i, (gkey, lines) in enumerate(sorted(hist.items(), key=lambda t: str(t[0]))):
-        g = dict(zip(group_key, gkey, strict=True))
-        marks = [(f"batch size {a['batch_size']}", a["version"], a["kind"])
-                 for a in alerts if all(str(a[c]) == str(g[c]) for c in group_key)]
+    for i, (g, lines, marks) in enumerate(history_groups(model_report, alerts, statistic,
+                                                         min_points=2)):
         fig = plot_history(lines, statistic=statistic, alerts=marks,
                            top_right_label=f"{g['runtime']} {g['runtime_version']}, "
                            f"{g['device']}, {g['threads']} thr")

@@ -69,3 +69,31 @@ def candidates(report, version: str, statistic: str = "median_ms",
                         "path": s["path"].iloc[-1] if "path" in s else None,
                         "change": a.change, "z": a.z})
     return out
+
+
+#: what one history plot holds: a series per batch size of one configuration
+GROUP_KEY = [k for k in SERIES_KEY if k != "batch_size"]
+
+
+def history_groups(report, alerts: list[dict], statistic: str = "median_ms",
+                   min_points: int = 1) -> list[tuple[dict, dict, list]]:
+    """One entry per configuration (the series key but the batch size), for plotting.
+
+    Each is ``(configuration, {"batch size N": (versions, values)}, marks)`` with ``marks`` the
+    ``(line label, version, kind)`` of ``alerts`` (rows of :func:`alerts_table`) in it; series
+    with fewer than ``min_points`` points are left out.
+    """
+    lines: dict[tuple, dict] = {}
+    for key, s in series(report, statistic).items():
+        if len(s) < min_points:
+            continue
+        k = dict(zip(SERIES_KEY, key, strict=True))
+        lines.setdefault(tuple(k[g] for g in GROUP_KEY), {})[f"batch size {k['batch_size']}"] = (
+            list(s["version"]), list(s["value"]))
+    out = []
+    for gkey, group_lines in lines.items():
+        g = dict(zip(GROUP_KEY, gkey, strict=True))
+        marks = [(f"batch size {a['batch_size']}", a["version"], a["kind"]) for a in alerts
+                 if all(str(a[c]) == str(g[c]) for c in GROUP_KEY)]
+        out.append((g, group_lines, marks))
+    return out

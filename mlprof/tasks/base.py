@@ -110,6 +110,27 @@ class BaseTask(law.Task):
         return super().on_success()
 
 
+def failure_reason(task) -> str:
+    """The recorded failure of ``task`` or of the first failed task below it."""
+    from luigi.task import flatten
+
+    seen = set()
+    stack = [task]
+    while stack:
+        t = stack.pop()
+        if t.task_id in seen:
+            continue
+        seen.add(t.task_id)
+        failure = t.failure() if hasattr(t, "failure") else None
+        if failure is None and hasattr(t, "is_workflow") and t.is_workflow():
+            for b in t.get_branch_tasks().values():
+                failure = b.failure() or failure
+        if failure:
+            return failure["message"]
+        stack.extend(flatten(t.requires()))
+    return "did not complete (see the log above)"
+
+
 class _OneLineErrors(logging.Filter):
     """Log mlprof's bad-input errors as one line instead of a traceback."""
 

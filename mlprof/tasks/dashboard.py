@@ -11,7 +11,7 @@ import luigi
 from mlprof.tasks.base import install_error_handling
 from mlprof.tasks.parameters import RuntimeParameter
 from mlprof.tasks.report import Report
-from mlprof.util import short_hash
+from mlprof.util import atomic_dir, short_hash
 
 install_error_handling()
 
@@ -48,9 +48,6 @@ class Dashboard(Report):
         return law.LocalDirectoryTarget(self.local_path("dashboard"))
 
     def run(self):
-        import shutil
-        import tempfile
-
         from mlprof.report import collect, to_frame
         from mlprof.report.dashboard import build_dashboard
 
@@ -60,20 +57,11 @@ class Dashboard(Report):
                 experiments = json.load(f)
         report = to_frame(collect(self.resolved_stores()))
         target = self.output().path
-        parent = os.path.dirname(target)
-        os.makedirs(parent, exist_ok=True)
-        tmp = tempfile.mkdtemp(prefix=".dashboard.", dir=parent)
-        try:
+        with atomic_dir(target) as tmp:  # the whole site appears at once, or not at all
             summary = build_dashboard(report, tmp, current_versions=list(self.current),
                                       experiments=experiments,
                                       reference_runtime=self.reference_runtime,
                                       statistic=self.statistic, title=self.title)
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, target)  # the whole site appears at once, or not at all
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        self.summary = summary
         self.publish_message(
             f"dashboard: {summary['results']} result(s), {summary['failures']} failure(s), "
             f"{summary['regressions']} regression(s), {summary['improvements']} improvement(s)"

@@ -8,7 +8,7 @@ import luigi
 
 from mlprof.tasks.base import install_error_handling, path_safe
 from mlprof.tasks.report import Report
-from mlprof.util import atomic_path
+from mlprof.util import atomic_dir, atomic_path
 
 install_error_handling()
 
@@ -30,32 +30,17 @@ class PlotHistory(Report):
                 "plots": self.local_target(f"history_{self.statistic}")}
 
     def run(self):
-        import shutil
-        import tempfile
-
         from mlprof.plotting import save_figure
         from mlprof.plotting.history import plot_history
         from mlprof.report import collect, to_frame
-        from mlprof.report.history import SERIES_KEY, alerts_table, series
+        from mlprof.report.history import alerts_table, history_groups
 
         report = to_frame(collect(self.resolved_stores()))
         alerts = alerts_table(report, self.statistic)
         out = self.output()
-        group_key = [k for k in SERIES_KEY if k != "batch_size"]
-        plots: dict[tuple, dict] = {}
-        for key, s in series(report, self.statistic).items():
-            k = dict(zip(SERIES_KEY, key, strict=True))
-            lines = plots.setdefault(tuple(k[g] for g in group_key), {})
-            lines[f"batch size {k['batch_size']}"] = (list(s["version"]), list(s["value"]))
-        parent = os.path.dirname(out["plots"].path)
-        os.makedirs(parent, exist_ok=True)
-        tmp = tempfile.mkdtemp(prefix=".history.", dir=parent)
-        try:
-            for gkey, lines in plots.items():
-                g = dict(zip(group_key, gkey, strict=True))
-                marks = [(f"batch size {a['batch_size']}", a["version"], a["kind"])
-                         for a in alerts.to_dict("records")
-                         if all(str(a[c]) == str(g[c]) for c in group_key)]
+        groups = history_groups(report, alerts.to_dict("records"), self.statistic)
+        with atomic_dir(out["plots"].path) as tmp:
+            for g, lines, marks in groups:
                 fig = plot_history(lines, statistic=self.statistic, alerts=marks,
                                    title=f"{g['model']} on {g['runtime']} {g['runtime_version']}",
                                    top_right_label=f"{g['device'].upper()}, {g['threads']} "
@@ -64,13 +49,7 @@ class PlotHistory(Report):
                                  f"{g['host']}_{g['settings_key']}", 120)
                 save_figure(fig, [os.path.join(tmp, f"{name}.pdf"),
                                   os.path.join(tmp, f"{name}.png")])
-            if os.path.exists(out["plots"].path):
-                shutil.rmtree(out["plots"].path)
-            os.replace(tmp, out["plots"].path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         with atomic_path(out["alerts"].path) as t:
             alerts.to_csv(t, index=False)
-        self.publish_message(f"{len(plots)} history plot(s), {len(alerts)} alert(s) -> "
+        self.publish_message(f"{len(groups)} history plot(s), {len(alerts)} alert(s) -> "
                              f"{out['plots'].path}")

@@ -23,7 +23,13 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import BaseTask, install_error_handling, path_safe, store_base
+from mlprof.tasks.base import (
+    BaseTask,
+    failure_reason,
+    install_error_handling,
+    path_safe,
+    store_base,
+)
 from mlprof.tasks.parameters import PathParameter, expand_path
 from mlprof.util import short_hash, write_json_atomic
 
@@ -43,13 +49,6 @@ def build_isolated(tasks: list) -> None:
     """
     if tasks:
         luigi.build(tasks, local_scheduler=True, workers=1, detailed_summary=False)
-
-
-def why(task) -> str:
-    """The recorded failure of ``task`` or of the first failed task below it."""
-    from mlprof.api import _why
-
-    return _why(task)
 
 
 class RunExperiment(BaseTask):
@@ -134,7 +133,8 @@ class RunExperiment(BaseTask):
                 if t.complete():
                     n_ok += 1
                 else:
-                    errors.append(f"{os.path.basename(t.model_files[0])}: {why(t)}")
+                    name = os.path.basename(t.model_files[0])
+                    errors.append(f"{name}: {failure_reason(t)}")
             n = len(exp.model_files)
             status.update(status="ok" if not errors else "partial" if n_ok else "failed",
                           errors=errors, results=f"{n_ok}/{n} model file(s) complete",
@@ -230,7 +230,7 @@ class ConfirmResults(_ExperimentsMixin):
         build_isolated(tasks)
         for c, t in zip(found, tasks, strict=True):
             c["remeasured"] = t.complete()
-            c["error"] = "" if c["remeasured"] else why(t)
+            c["error"] = "" if c["remeasured"] else failure_reason(t)
         write_json_atomic(self.output().path, {"version": self.version,
                                                "confirm_version": self.confirm_version(),
                                                "candidates": found})
