@@ -4,15 +4,15 @@ For each batch size, several rounds each run two child processes back to back; w
 first alternates from round to round, so drifts of the noisy machine hit both sides alike:
 
 - **bare**: a fresh interpreter running a minimal ONNX Runtime loop, like
-  ``/work/shared/peers/bare/bare_ort.py``: one session (ORT_ENABLE_ALL, ORT_SEQUENTIAL,
-  1 intra-op and 1 inter-op thread, CPUExecutionProvider), one input generated once (the same
-  values as mlprof's ``random`` input), ``warmup`` untimed calls, then ``calls`` calls of
-  ``session.run(output_names, feed)``, each timed alone with ``time.perf_counter_ns``. It is
-  started (interpreter, imports, session, input) before the round's timing begins and then waits
-  idle for its turn, so the two sides of a round run within ~0.1 s of each other. It passes the
-  same ``output_names`` as mlprof (the YAML's outputs): ``bare_ort.py`` passes ``None``, which
-  makes ONNX Runtime's Python wrapper rebuild the name list on every call (~3% slower at batch
-  size 1, nothing to do with the harness);
+  ``../shared/peers/bare/bare_ort.py`` (relative to the checkout): one session (ORT_ENABLE_ALL,
+  ORT_SEQUENTIAL, 1 intra-op and 1 inter-op thread, CPUExecutionProvider), one input generated once
+  (the same values as mlprof's ``random`` input), ``warmup`` untimed calls, then ``calls`` calls of
+  ``session.run(output_names, feed)``, each timed alone with ``time.perf_counter_ns``. It is started
+  (interpreter, imports, session, input) before the round's timing begins and then waits idle for
+  its turn, so the two sides of a round run within ~0.1 s of each other. It passes the same
+  ``output_names`` as mlprof (the YAML's outputs): ``bare_ort.py`` passes ``None``, which makes ONNX
+  Runtime's Python wrapper rebuild the name list on every call (~3% slower at batch size 1, nothing
+  to do with the harness);
 - **mlprof**: :func:`mlprof.measure.measure_isolated` with ``MeasureSettings(batch_size=...,
   n_calls=calls, warmup=warmup, min_duration=0)``: the real harness in a forkserver child,
   exactly as ``MeasureRuntime`` calls it.

@@ -1,9 +1,9 @@
 """Script point: wall time of one measured point from a model script, mlprof vs. TurnkeyML.
 
 One *point* is batch size 1 on ONNX Runtime, taken from an unedited TurnkeyML-style model script
-(default: ``/work/shared/peers/models/mlp10x128.py``) into a fresh store: discovery, export to
-ONNX and the measurement are all included. Each round runs both tools once, one after the other,
-and which one goes first alternates from round to round:
+(default: ``../shared/peers/models/mlp10x128.py``, relative to the checkout) into a fresh store:
+discovery, export to ONNX and the measurement are all included. Each round runs both tools
+once, one after the other, and which one goes first alternates from round to round:
 
 - **mlprof**: ``law run MeasureRuntime --version <unique> --model-file SCRIPT --batch-sizes 1
   --runtime onnxruntime --n-calls 100 --warmup 100 --min-duration 0`` as a subprocess, with
@@ -26,7 +26,7 @@ last::
 Usage (after ``source setup.sh``; the first TurnkeyML run sets up ``/tmp/peer-turnkey``, ~95 s)::
 
     python benchmarks/script_point.py [--rounds 3] [--iterations 100] [--keep]
-        [--script /work/shared/peers/models/mlp10x128.py] [--law-args "..."]
+        [--script ../shared/peers/models/mlp10x128.py] [--law-args "..."]
 
 This is a benchmark, not a test: it exits 0 unless one of the tools fails.
 """
@@ -50,7 +50,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-PEERS = "/work/shared/peers"
+#: the checkout, and the peers' models and benchmark scripts beside it (../shared/peers)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEERS = os.path.normpath(os.path.join(REPO, "..", "shared", "peers"))
 DEFAULT_SCRIPT = os.path.join(PEERS, "models", "mlp10x128.py")
 TURNKEY_BENCH = os.path.join(PEERS, "turnkey_bench.sh")
 #: TurnkeyML's tools in the order they run, as named in its ``tool_duration`` keys

@@ -18,9 +18,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.measure.settings import SETTINGS, check_batch_sizes, cli_settings
 
 
 def _csv(value: str) -> list[str]:
@@ -39,22 +41,41 @@ def _labels(values: Sequence[str] | None) -> dict[str, list[str]] | None:
     return out
 
 
+def _arg_type(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)``, its :class:`MLProfError` reported by argparse."""
+    def arg_type(text: str) -> Any:
+        try:
+            return convert(text)
+        except MLProfError as e:
+            raise argparse.ArgumentTypeError(": ".join(filter(None, (e.file, e.message)))
+                                             ) from None
+
+    return arg_type
+
+
+def _batch_sizes(text: str) -> tuple[int, ...]:
+    return check_batch_sizes(SETTINGS["batch_size"].parse(b) for b in _csv(text))
+
+
 def _measure_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--runtimes", default="ort", help="comma-separated runtimes (default: ort)")
-    p.add_argument("--batch-sizes", default="1", help="comma-separated batch sizes (default: 1)")
+    """The measurement options; names, types, defaults, checks and help of the measurement
+    settings come from :mod:`mlprof.measure.settings`."""
+    p.add_argument("--runtimes", default=SETTINGS["runtime"].default,
+                   help="comma-separated runtimes (default: %(default)s)")
+    p.add_argument("--batch-sizes", type=_arg_type(_batch_sizes), default="1",
+                   help="comma-separated batch sizes (default: %(default)s)")
     p.add_argument("--version", default="cli", help="version of the outputs (default: cli)")
-    p.add_argument("--n-calls", type=int, default=100)
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--min-duration", type=float, default=0.5)
-    p.add_argument("--threads", type=int, default=1)
+    for s in cli_settings():
+        p.add_argument(s.flag, dest=s.name, type=_arg_type(s.parse), default=s.default,
+                       help=f"{s.help} (default: %(default)s)")
     p.add_argument("--script-args", default="", help="arguments for model scripts")
     p.add_argument("--labels", nargs="*", help="only scripts with these labels (key::value)")
     p.add_argument("--workers", type=int, default=1)
 
 
 def _settings(a: argparse.Namespace) -> dict:
-    return {"n_calls": a.n_calls, "warmup": a.warmup, "min_duration": a.min_duration,
-            "threads": a.threads, "script_args": a.script_args}
+    return {**{s.name: getattr(a, s.name) for s in cli_settings()},
+            "script_args": a.script_args}
 
 
 def expand_inputs(items: Sequence[str]) -> list[str]:
@@ -92,7 +113,7 @@ def cmd_benchmark(a: argparse.Namespace) -> int:
 
     files = expand_inputs(a.files)
     results = benchmark_files(files, runtimes=_csv(a.runtimes),
-                              batch_sizes=[int(b) for b in _csv(a.batch_sizes)],
+                              batch_sizes=a.batch_sizes,
                               version=a.version, labels=_labels(a.labels), workers=a.workers,
                               raise_on_failure=False, **_settings(a))
     rows = []
@@ -165,15 +186,14 @@ def system_info() -> dict:
     from mlprof.util import dist_version, git_commit
 
     info = {"mlprof": __version__, "git_commit": git_commit(), **sysinfo()}
-    info["libraries"] = {d: dist_version(d) for d in (
-        "onnxruntime", "onnx", "torch", "torchvision", "numpy", "law", "luigi", "timm",
-        "transformers")}
-    try:
-        import onnxruntime as ort
+    from mlprof.runtimes import runtime_info, runtime_names, runtime_packages, runtime_version
 
-        info["onnxruntime_providers"] = ort.get_available_providers()
-    except ImportError:
-        pass
+    info["libraries"] = {d: dist_version(d) for d in dict.fromkeys((
+        *runtime_packages(), "onnx", "torchvision", "numpy", "law", "luigi", "timm",
+        "transformers"))}
+    info["runtimes"] = {n: {"version": runtime_version(n), "aliases": list(runtime_info(n).aliases),
+                            "measures": list(runtime_info(n).model_kinds)}
+                        for n in runtime_names()}
     return info
 
 
@@ -221,8 +241,8 @@ def cmd_store(a: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mlprof`` command."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mlprof`` command's parser."""
     ap = argparse.ArgumentParser(prog="mlprof", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("benchmark", help="benchmark model files (YAML, ONNX, scripts)")
@@ -230,14 +250,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     _measure_args(b)
     c = sub.add_parser("corpus", help="run the model corpus at batch size 1 and summarize")
     c.add_argument("--corpora", default="", help="comma-separated corpora (default: all)")
-    c.add_argument("--runtime", default="ort", help="runtime (default: ort)")
+    c.add_argument("--runtime", default=SETTINGS["runtime"].default,
+                   help="runtime (default: %(default)s)")
     _measure_args(c)
     c.set_defaults(n_calls=20, min_duration=0.0, version="corpus")
     sub.add_parser("system-info", help="CPU, threads and library versions (JSON)")
     sub.add_parser("models", help="print the location of the models corpus")
     sub.add_parser("version", help="print mlprof's version")
     _store_args(sub)
-    a = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mlprof`` command."""
+    a = build_parser().parse_args(argv)
     try:
         if a.cmd == "benchmark":
             return cmd_benchmark(a)

@@ -34,12 +34,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.measure.settings import check_batch_sizes, check_setting, cli_settings
+from mlprof.runtimes import DEFAULT_RUNTIME
 
-#: measurement settings an experiment may set, with their types and minimum values
-SETTINGS: dict[str, tuple[type, float | None]] = {
-    "n_calls": (int, 1), "n_events": (int, 1), "warmup": (int, 0),
-    "min_duration": (float, 0.0), "threads": (int, 0), "input_data": (str, None),
-}
 FIELDS = ("title", "description", "active", "priority", "model_files", "runtimes",
           "reference_runtime", "batch_sizes", "device", "settings", "script_args", "notify")
 
@@ -55,7 +52,7 @@ class Experiment:
     active: bool = True
     priority: int = 0
     model_files: tuple[str, ...] = ()
-    runtimes: tuple[str, ...] = ("onnxruntime",)
+    runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
     reference_runtime: str | None = None
     batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
     device: str = "cpu"
@@ -174,27 +171,26 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         bs = data["batch_sizes"]
         if isinstance(bs, int) and not isinstance(bs, bool):
             bs = [bs]
-        if not isinstance(bs, list) or not bs or \
-                not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in bs):
+        if not isinstance(bs, list):
             raise _fail(path, "batch_sizes", f"must be a list of integers >= 1, got {bs!r}")
-        kw["batch_sizes"] = tuple(sorted(set(bs)))
+        try:
+            kw["batch_sizes"] = check_batch_sizes(bs)
+        except MLProfError as e:
+            raise _fail(path, "batch_sizes", e.message) from None
 
     settings = data.get("settings") or {}
     if not isinstance(settings, dict):
         raise _fail(path, "settings", f"must be a mapping, got {settings!r}")
+    known = [s.name for s in cli_settings()]  # the measurement options of MeasureRuntime
     checked: dict[str, Any] = {}
     for key, value in settings.items():
         fld = f"settings.{key}"
-        if key not in SETTINGS:
-            raise _fail(path, fld, f"unknown setting; known: {', '.join(SETTINGS)}")
-        typ, minimum = SETTINGS[key]
-        if typ is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, typ) or isinstance(value, bool):
-            raise _fail(path, fld, f"must be {typ.__name__}, got {value!r}")
-        if minimum is not None and value < minimum:
-            raise _fail(path, fld, f"must be >= {minimum:g}, got {value!r}")
-        checked[key] = value
+        if key not in known:
+            raise _fail(path, fld, f"unknown setting; known: {', '.join(known)}")
+        try:
+            checked[key] = check_setting(key, value)
+        except MLProfError as e:  # e.g. an input data file that is not found: named
+            raise _fail(path, fld, f"{e.message}: {e.file}" if e.file else e.message) from None
     kw["settings"] = checked
     if "notify" in data and data["notify"] is not None:
         kw["notify"] = tuple(_str_list(path, "notify", data["notify"]))

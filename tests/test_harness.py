@@ -16,7 +16,8 @@ from mlprof.model import InputSpec
 
 
 def test_samples_events_and_calls():
-    r = measure(str(DNN), MeasureSettings(batch_size=4, n_calls=7, n_events=3, warmup=2))
+    r = measure(str(DNN), MeasureSettings(batch_size=4, n_calls=7, n_events=3, warmup=2,
+                                          min_duration=0))
     assert r.samples_ns.size == 21
     assert (r.samples_ns > 0).all()
     # events in turn, n_calls each
@@ -47,7 +48,7 @@ def test_min_duration_adds_whole_rounds_until_reached():
 
 
 def test_csv_text_has_header_and_one_row_per_sample():
-    r = measure(str(DNN), MeasureSettings(batch_size=2, n_calls=3, warmup=0))
+    r = measure(str(DNN), MeasureSettings(batch_size=2, n_calls=3, warmup=0, min_duration=0))
     lines = r.csv_text().splitlines()
     assert lines[0] == "batch_size,event,call,runtime_ms"
     assert len(lines) == 4
@@ -59,7 +60,8 @@ def test_all_input_kinds_and_dtypes_run(tmp_path, kind):
     path = identity_model(tmp_path / "m.onnx", [
         ("f32", "float32", ["N", 3]), ("f16", "float16", ["N", 2]), ("i32", "int32", ["N", 4]),
         ("i64", "int64", ["N", 2]), ("b", "bool", ["N", 5])])
-    r = measure(path, MeasureSettings(batch_size=8, n_calls=3, warmup=1, input_data=kind))
+    r = measure(path, MeasureSettings(batch_size=8, n_calls=3, warmup=1, input_data=kind,
+                                      min_duration=0))
     assert r.samples_ns.size == 3
     assert {i["name"]: i["dtype"] for i in r.provenance["model"]["inputs"]} == {
         "f32": "float32", "f16": "float16", "i32": "int32", "i64": "int64", "b": "bool"}
@@ -94,18 +96,19 @@ def test_input_file_rows_wrap_and_cast(tmp_path):
 
 def test_fixed_batch_dimension_is_made_symbolic_where_the_graph_allows(tmp_path):
     path = matmul_model(tmp_path / "m.onnx", batch=4)
-    r = measure(path, MeasureSettings(batch_size=16, n_calls=3, warmup=0))
+    r = measure(path, MeasureSettings(batch_size=16, n_calls=3, warmup=0, min_duration=0))
     assert r.provenance["runtime_settings"]["batch_dim_made_symbolic"] is True
     assert r.provenance["model"]["inputs"][0]["shape"] == [16, 8]
-    r4 = measure(path, MeasureSettings(batch_size=4, n_calls=3, warmup=0))
+    r4 = measure(path, MeasureSettings(batch_size=4, n_calls=3, warmup=0, min_duration=0))
     assert r4.provenance["runtime_settings"]["batch_dim_made_symbolic"] is False
 
 
 def test_fixed_batch_dimension_that_the_graph_needs_fails_clearly(tmp_path):
     path = hardcoded_reshape_model(tmp_path / "m.onnx", batch=4)
-    assert measure(path, MeasureSettings(batch_size=4, n_calls=2, warmup=0)).samples_ns.size == 2
+    assert measure(path, MeasureSettings(batch_size=4, n_calls=2, warmup=0,
+                                         min_duration=0)).samples_ns.size == 2
     with pytest.raises(MLProfError) as err:
-        measure(path, MeasureSettings(batch_size=2, n_calls=2, warmup=0))
+        measure(path, MeasureSettings(batch_size=2, n_calls=2, warmup=0, min_duration=0))
     msg = str(err.value)
     assert msg.startswith(path)
     assert "fixed batch dimension of 4" in msg and "batch size 2" in msg

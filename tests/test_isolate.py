@@ -73,7 +73,8 @@ def test_exit_without_result():
 
 
 def test_measure_isolated_runs_the_real_harness_in_a_child():
-    r = measure_isolated(str(DNN), MeasureSettings(batch_size=2, n_calls=5, warmup=1),
+    r = measure_isolated(str(DNN), MeasureSettings(batch_size=2, n_calls=5, warmup=1,
+                                                   min_duration=0),
                          timeout=120)
     assert r.samples_ns.size == 5
     assert r.provenance["pid"] != os.getpid()
@@ -180,7 +181,8 @@ def test_allocation_refused_by_onnxruntime_is_oom(tmp_path):
     # a 1 TB intermediate: no machine grants it, ONNX Runtime's arena says so
     bomb = expand_bomb(tmp_path / "bomb.onnx", mb_per_row=1024)
     with pytest.raises(MeasurementFailed) as err:
-        measure_isolated(bomb, MeasureSettings(batch_size=1024, n_calls=2, warmup=0),
+        measure_isolated(bomb, MeasureSettings(batch_size=1024, n_calls=2, warmup=0,
+                                                min_duration=0),
                          timeout=120, memory_limit=1024)
     assert err.value.status == "oom"
     msg = str(err.value)
@@ -207,11 +209,13 @@ def test_leaking_model_script_fails_its_batch_size_only():
     pytest.importorskip("torch")
     leak = str(FAULTY_MODELS / "leak.py")
     ok = measure_isolated(leak, MeasureSettings(batch_size=1, runtime="torch", n_calls=5,
-                                                warmup=1), timeout=300, memory_limit=1500)
+                                                warmup=1, min_duration=0),
+                          timeout=300, memory_limit=1500)
     assert ok.samples_ns.size == 5
     with pytest.raises(MeasurementFailed) as err:
         measure_isolated(leak, MeasureSettings(batch_size=4, runtime="torch", n_calls=5,
-                                               warmup=1), timeout=300, memory_limit=1500)
+                                               warmup=1, min_duration=0),
+                         timeout=300, memory_limit=1500)
     assert err.value.status == "oom"
     assert str(err.value).startswith("leak.py at batch size 4: exceeded the memory limit of "
                                      "1500 MB (MLP_MEMORY_LIMIT)")

@@ -7,6 +7,7 @@ The older version is installed from the package registry into ``$MLP_VENVS`` (de
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import DNN, FAST, law_run
@@ -38,7 +39,9 @@ def test_bad_runtime_versions(runtime: str, value: str, message: str) -> None:
 
 
 def test_bad_runtime_versions_on_the_command_line(store) -> None:
-    r = law_run("PlotMultiRuntimes", "--version", "v1", "--model-files", str(DNN),
+    # a model script: both runtimes measure it (onnxruntime its export), so the versions are next
+    script = Path(__file__).parent / "scripts" / "linear.py"
+    r = law_run("PlotMultiRuntimes", "--version", "v1", "--model-files", str(script),
                 "--runtimes", "onnxruntime,torch", "--runtime-versions", "1.20.1", store=store)
     assert r.returncode != 0
     assert "--runtime-versions: '1.20.1': with several runtimes, write runtime==version" in \

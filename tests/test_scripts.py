@@ -78,7 +78,8 @@ def test_labels_line(tmp_path):
 
 def test_torch_runtime_resizes_the_batch_dimension():
     r = measure_isolated(LINEAR, MeasureSettings(batch_size=8, n_calls=5, warmup=1,
-                                                 runtime="torch-eager"), timeout=300)
+                                                 min_duration=0, runtime="torch-eager"),
+                         timeout=300)
     p = r.provenance
     assert p["runtime"] == "torch" and r.samples_ns.size == 5
     assert p["model"]["inputs"] == [{"name": "input", "shape": [8, 10], "dtype": "float32"}]
@@ -88,7 +89,8 @@ def test_torch_runtime_resizes_the_batch_dimension():
 
 def test_model_without_batch_dimension_measures_its_own_shape_and_says_so():
     r = measure_isolated(str(SCRIPTS / "no_batch.py"),
-                         MeasureSettings(batch_size=8, n_calls=3, warmup=0, runtime="torch"),
+                         MeasureSettings(batch_size=8, n_calls=3, warmup=0, min_duration=0,
+                                         runtime="torch"),
                          timeout=300)
     assert r.provenance["model"]["inputs"][0]["shape"] == [16]
     assert any("no input has a batch dimension" in n for n in r.provenance["model"]["notes"])

@@ -21,48 +21,15 @@ import datetime as _dt
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
+from mlprof.measure.settings import MeasureSettings
 
 ProgressFn = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class MeasureSettings:
-    """Everything that defines one measurement apart from the model."""
-
-    batch_size: int
-    runtime: str = "onnxruntime"
-    device: str = "cpu"
-    threads: int = 1
-    n_calls: int = 100
-    n_events: int = 1
-    warmup: int = 10
-    min_duration: float = 0.0
-    input_data: str = "random"
-    seed: int = 0
-
-    def validated(self) -> MeasureSettings:
-        """A copy with canonical names; raises :class:`MLProfError` for invalid values."""
-        from mlprof.measure.inputs import check_input_data
-        from mlprof.runtimes import canonical_runtime, check_device
-
-        if int(self.batch_size) < 1:
-            raise MLProfError(f"batch size must be >= 1, got {self.batch_size}",
-                              field="--batch-sizes")
-        for name, minimum in (("n_calls", 1), ("n_events", 1), ("warmup", 0), ("threads", 0)):
-            if int(getattr(self, name)) < minimum:
-                raise MLProfError(f"must be >= {minimum}, got {getattr(self, name)}",
-                                  field="--" + name.replace("_", "-"))
-        if float(self.min_duration) < 0:
-            raise MLProfError(f"must be >= 0, got {self.min_duration}", field="--min-duration")
-        runtime = canonical_runtime(self.runtime)
-        return replace(self, runtime=runtime, device=check_device(runtime, self.device),
-                       input_data=check_input_data(self.input_data))
 
 
 @dataclass
@@ -222,9 +189,12 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
 
 
 def _library_versions() -> dict[str, str | None]:
+    """Versions of what the harness imports and of every runtime's package (None: missing)."""
+    from mlprof.runtimes import runtime_packages
     from mlprof.util import dist_version
 
-    return {d: dist_version(d) for d in ("numpy", "onnx", "onnxruntime", "torch")}
+    dists = dict.fromkeys(("numpy", "onnx", *runtime_packages()))
+    return {d: dist_version(d) for d in dists}
 
 
 def measure_isolated(model_file: str, settings: MeasureSettings, *,
@@ -250,7 +220,9 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
 
 
 def _needs_torch(model_file: str, runtime: str) -> bool:
-    from mlprof.runtimes import SCRIPT_RUNTIMES, canonical_runtime
+    """Whether the measurement process must import torch: the runtime needs it, or the model is
+    a script (whose model is built with torch)."""
+    from mlprof.runtimes import runtime_info
 
-    return (canonical_runtime(runtime) in SCRIPT_RUNTIMES
+    return (runtime_info(runtime).needs_torch
             or model_file.split("::")[0].lower().endswith(".py"))

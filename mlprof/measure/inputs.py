@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.settings import check_batch_size, check_setting
 from mlprof.model.spec import InputSpec
 
 INPUT_KINDS = ("random", "incremental", "zeros", "ones")
@@ -36,10 +37,8 @@ def check_input_data(value: str) -> str:
 def make_feeds(inputs: Sequence[InputSpec], batch_size: int, n_events: int = 1,
                kind: str = "random", seed: int = 0) -> list[dict[str, np.ndarray]]:
     """Build ``n_events`` feeds (dicts of C-contiguous arrays) for ``batch_size``."""
-    if batch_size < 1:
-        raise MLProfError(f"batch size must be >= 1, got {batch_size}", field="--batch-sizes")
-    if n_events < 1:
-        raise MLProfError(f"must be >= 1, got {n_events}", field="--n-events")
+    batch_size = check_batch_size(batch_size)
+    n_events = check_setting("n_events", n_events)
     kind = check_input_data(kind)
     if kind in INPUT_KINDS:
         rng = np.random.default_rng(seed)

@@ -27,8 +27,6 @@ from collections.abc import Callable, Iterator
 
 from mlprof.errors import MeasurementFailed, MLProfError
 
-#: runtimes whose versions can be chosen, and their pip distributions
-SUPPORTED = {"onnxruntime": "onnxruntime"}
 #: what the harness needs besides the runtime (pinned to the main environment's versions
 #: where those install beside the requested runtime)
 HARNESS_DEPS = ("numpy", "onnx", "pyyaml")
@@ -45,13 +43,28 @@ def parse_runtime_version(runtime: str, value: str, field: str = "--runtime-vers
     name, version = name.strip().lower(), version.strip()
     if name != runtime:
         raise MLProfError(f"{text!r} names {name!r}, but the runtime is {runtime!r}", field=field)
-    if runtime not in SUPPORTED:
-        raise MLProfError(f"choosing the version is supported for {', '.join(SUPPORTED)}, not "
-                          f"{runtime!r} (its builds are too large to install per version here)",
-                          field=field)
+    if venv_package(runtime) is None:
+        raise MLProfError(f"choosing the version is supported for {', '.join(venv_runtimes())}, "
+                          f"not {runtime!r} (its builds are too large to install per version "
+                          "here)", field=field)
     if not _VERSION_RE.match(version):
         raise MLProfError(f"not a version: {version!r} (e.g. 1.20.1)", field=field)
     return version
+
+
+def venv_package(runtime: str) -> str | None:
+    """The pip package installed to measure another version of ``runtime`` (None: not
+    supported)."""
+    from mlprof.runtimes import runtime_info
+
+    return runtime_info(runtime).venv_package
+
+
+def venv_runtimes() -> tuple[str, ...]:
+    """The runtimes whose version can be chosen (``--runtime-version``)."""
+    from mlprof.runtimes import runtime_info, runtime_names
+
+    return tuple(n for n in runtime_names() if runtime_info(n).venv_package)
 
 
 def venv_root() -> str:
@@ -104,7 +117,10 @@ def ensure_venv(runtime: str, version: str,
     with _locked(final + ".lock"):
         if os.path.exists(os.path.join(final, STAMP)):
             return _python(final)
-        dist = SUPPORTED[runtime]
+        dist = venv_package(runtime)
+        if dist is None:
+            raise MLProfError(f"choosing the version is not supported for {runtime!r}",
+                              field="--runtime-version")
         if log:
             log(f"creating {final} for {dist}=={version} (once; cached afterwards)")
         tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.", dir=venv_root())
@@ -121,8 +137,11 @@ def ensure_venv(runtime: str, version: str,
                 last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
                 raise MLProfError(f"cannot install {dist}=={version}: {last} (log: {logfile})",
                                   field="--runtime-version")
-            got = subprocess.run([_python(tmp), "-c", f"import {runtime}; "
-                                  f"print({runtime}.__version__)"],
+            # load the runtime's class there, as the harness will (it imports the library),
+            # and read the version that measurements record
+            probe = ("from mlprof.runtimes import get_runtime; "
+                     f"print(get_runtime({runtime!r}).version())")
+            got = subprocess.run([_python(tmp), "-c", probe], env=_harness_env(),
                                  capture_output=True, text=True)
             if got.returncode != 0 or got.stdout.strip() != version:
                 raise MLProfError(f"{dist}=={version} installed but imports as "
@@ -140,6 +159,12 @@ def ensure_venv(runtime: str, version: str,
     return _python(final)
 
 
+def _harness_env() -> dict[str, str]:
+    """The environment of a child in a venv: this checkout's ``mlprof`` on ``PYTHONPATH``."""
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return dict(os.environ, PYTHONPATH=src, PYTHONSAFEPATH="1")
+
+
 def measure_in_venv(python: str, model_file: str, settings, *,
                     script_args: tuple[str, ...] = (), timeout: float | None = None):
     """:func:`mlprof.measure.harness.measure` run by ``python`` (another environment).
@@ -154,8 +179,7 @@ def measure_in_venv(python: str, model_file: str, settings, *,
 
     timeout = default_timeout() if timeout is None else timeout
     label = f"{os.path.basename(model_file)} at batch size {settings.batch_size}"
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=src, PYTHONSAFEPATH="1")
+    env = _harness_env()
     with tempfile.TemporaryDirectory(prefix="mlprof-venv-") as tmp:
         job, out = os.path.join(tmp, "job.json"), os.path.join(tmp, "result.npz")
         from dataclasses import asdict

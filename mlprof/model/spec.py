@@ -32,6 +32,8 @@ from typing import Any
 from mlprof.errors import MLProfError
 
 SUPPORTED_ENGINES = ("onnx",)
+#: the engine of a Python model script (its model is built with PyTorch)
+SCRIPT_ENGINE = "torch"
 
 #: canonical dtype names and the spellings accepted for them
 DTYPE_ALIASES = {
@@ -101,8 +103,8 @@ class ModelSpec:
 
     @property
     def is_script(self) -> bool:
-        """Whether this is a Python model script (engine ``torch``)."""
-        return self.engine == "torch"
+        """Whether this is a Python model script (engine :data:`SCRIPT_ENGINE`)."""
+        return self.engine == SCRIPT_ENGINE
 
     @property
     def content_hash(self) -> str:
@@ -158,6 +160,12 @@ def _read_bytes(path: str, spec_file: str, fld: str) -> bytes:
         raise MLProfError(f"cannot read: {e.strerror}", path) from None
 
 
+def script_model_name(name: str, model_hash: str) -> str:
+    """The one name of a model in a script (paths, logs, legends, dashboard): ``<name>-<hash>``,
+    where ``name`` is the script's stem or the ``--model-name`` given for the script."""
+    return f"{name}-{model_hash}"
+
+
 def read_model_file(path: str | os.PathLike) -> ModelSpec:
     """Read a model file (``.yaml``/``.yml`` in MLProf's format, or ``.onnx``).
 
@@ -192,8 +200,8 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
         _, model_hashes = split_model_file(f"{path}{sep}{hashes}")
         read_labels(path)  # a malformed labels line fails here, before anything runs
         stem = Path(path).stem
-        name = stem if len(model_hashes) != 1 else f"{stem}-{model_hashes[0]}"
-        return ModelSpec(name=name, label=name, spec_file=path, file=path, engine="torch",
+        name = stem if len(model_hashes) != 1 else script_model_name(stem, model_hashes[0])
+        return ModelSpec(name=name, label=name, spec_file=path, file=path, engine=SCRIPT_ENGINE,
                          model_hashes=model_hashes)
     raise MLProfError(f"unknown model file type {ext or '(none)'!r}; expected .yaml, .yml or "
                       ".onnx", path)

@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+import numpy as np
+from matplotlib.ticker import FixedLocator
 
-matplotlib.use("Agg")
+from mlprof.plotting import use_backend
+from mlprof.plotting.runtimes import Curve, _style_context, decorate, log2_batch_axis
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.ticker import FixedLocator  # noqa: E402
-
-from mlprof.plotting.runtimes import (  # noqa: E402
-    Curve,
-    _style_context,
-    decorate,
-    log2_batch_axis,
-)
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _sorted(stats: Any, col: str) -> tuple[np.ndarray, np.ndarray]:
@@ -28,10 +22,11 @@ def _sorted(stats: Any, col: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = None,
-                    title: str | None = None) -> plt.Figure:
+                    title: str | None = None) -> Figure:
     """Throughput (events per second at the median latency) vs batch size, one line per curve."""
     if not curves:
         raise ValueError("no curves to plot")
+    plt = use_backend()
     with _style_context():
         fig, ax = plt.subplots()
         all_bs: list[int] = []
@@ -65,7 +60,7 @@ def speedups(reference: Curve, curves: Sequence[Curve]) -> dict[str, tuple[np.nd
 
 
 def plot_speedup(reference: Curve, curves: Sequence[Curve], *,
-                 top_right_label: str | None = None, title: str | None = None) -> plt.Figure:
+                 top_right_label: str | None = None, title: str | None = None) -> Figure:
     """Speed-up of each curve over ``reference`` (median latency ratio) vs batch size.
 
     Above 1: faster than the reference.
@@ -73,6 +68,7 @@ def plot_speedup(reference: Curve, curves: Sequence[Curve], *,
     ratios = speedups(reference, curves)
     if not ratios:
         raise ValueError("no batch size in common with the reference")
+    plt = use_backend()
     with _style_context():
         fig, ax = plt.subplots()
         all_bs: list[int] = []
@@ -93,7 +89,7 @@ def plot_speedup(reference: Curve, curves: Sequence[Curve], *,
 
 def plot_distributions(samples: Mapping[str, Mapping[int, np.ndarray]], *,
                        top_right_label: str | None = None,
-                       title: str | None = None) -> plt.Figure:
+                       title: str | None = None) -> Figure:
     """Latency per call distributions: ``{label: {batch size: samples in ms}}`` as box plots.
 
     Boxes span the 16-84 percentiles with the median marked, whiskers 1-99 percentiles.
@@ -103,6 +99,7 @@ def plot_distributions(samples: Mapping[str, Mapping[int, np.ndarray]], *,
     all_bs = sorted({int(b) for per in samples.values() for b in per})
     n = len(samples)
     width = 0.8 / n
+    plt = use_backend()
     with _style_context():
         fig, ax = plt.subplots()
         for i, (label, per) in enumerate(samples.items()):

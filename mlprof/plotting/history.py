@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib
+from mlprof.plotting import use_backend
+from mlprof.plotting.runtimes import _style_context, decorate
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-
-from mlprof.plotting.runtimes import _style_context, decorate  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _LABELS = {"median_ms": "Median latency per call [ms]", "mean_ms": "Mean latency per call [ms]",
            "p84_ms": "84th percentile latency [ms]", "p99_ms": "99th percentile latency [ms]",
@@ -20,7 +19,7 @@ _LABELS = {"median_ms": "Median latency per call [ms]", "mean_ms": "Mean latency
 def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
                  statistic: str = "median_ms",
                  alerts: Sequence[tuple[str, str, str]] = (),
-                 title: str | None = None, top_right_label: str | None = None) -> plt.Figure:
+                 title: str | None = None, top_right_label: str | None = None) -> Figure:
     """Plot ``{label: (versions, values)}`` over versions (in the order given).
 
     ``alerts`` are ``(label, version, kind)``; regressions are marked with a red triangle up,
@@ -32,6 +31,7 @@ def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
     for vs, _ in lines.values():
         versions.extend(v for v in vs if v not in versions)
     pos = {v: i for i, v in enumerate(versions)}
+    plt = use_backend()
     with _style_context():
         fig, ax = plt.subplots()
         for i, (label, (vs, ys)) in enumerate(lines.items()):

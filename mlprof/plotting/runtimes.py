@@ -5,17 +5,16 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+import numpy as np
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-matplotlib.use("Agg")
+from mlprof.plotting import use_backend
+from mlprof.util import atomic_path
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
-
-from mlprof.util import atomic_path  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: rcParams of the default look: readable on a slide
 STYLE = {
@@ -54,6 +53,7 @@ class Curve:
 
 def _style_context():
     """mplhep's style when ``MLP_PLOT_STYLE`` names one (cms, atlas, lhcb, alice, root)."""
+    plt = use_backend()
     name = os.environ.get("MLP_PLOT_STYLE", "").strip().lower()
     if name and name != "default":
         try:
@@ -94,7 +94,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
                   y_min: float | None = None, y_max: float | None = None,
                   bs_normalized: bool = True, error_style: str = "band",
                   top_right_label: str | None = None, top_left_label: str = "mlprof",
-                  title: str | None = None) -> plt.Figure:
+                  title: str | None = None) -> Figure:
     """Plot median latency vs batch size with the 16-84 percentile range for each curve.
 
     With ``bs_normalized`` the values are divided by the batch size (time per event).
@@ -114,6 +114,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
     unit, scale = ("us", 1000.0) if peak < 0.1 else ("ms", 1.0)
     unit_tex = "\u00b5s" if unit == "us" else "ms"  # plain text: no mathtext parser needed
 
+    plt = use_backend()
     with _style_context():
         fig, ax = plt.subplots()
         all_bs: set[int] = set()
@@ -151,8 +152,9 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
     return fig
 
 
-def save_figure(fig: plt.Figure, paths: Sequence[str]) -> None:
+def save_figure(fig: Figure, paths: Sequence[str]) -> None:
     """Save ``fig`` to each path (format from the extension), atomically, and close it."""
+    plt = use_backend()
     try:
         for path in paths:
             ext = os.path.splitext(path)[1].lstrip(".")

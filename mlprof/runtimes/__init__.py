@@ -1,64 +1,200 @@
 """Runtimes behind one interface (:class:`mlprof.runtimes.base.Runtime`), found by name.
 
-The registry maps names to ``module:Class`` strings so that looking up a name (as the tasks do
-to build output paths) imports no runtime library.
+The registry holds one :class:`RuntimeInfo` per runtime: its name and aliases, where its class
+lives (a ``module:Class`` string, imported only by :func:`get_runtime`), the package whose
+version is recorded, and what it can do (devices, model kinds, whether model scripts go through
+their ONNX export first, whether the measurement needs torch). Looking a name up imports no
+runtime library, so the tasks can build output paths cheaply.
+
+Code outside this package asks the registry (``runtime_info(name).needs_export``, ...) instead
+of comparing runtime names. Adding a runtime is one module with a
+:class:`~mlprof.runtimes.base.Runtime` subclass plus one :func:`register` call below; the class
+reads its name, aliases, package and devices from that registration.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
 from mlprof.errors import MLProfError
 
-#: canonical name -> (import path, package whose version is recorded, aliases)
-RUNTIMES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "onnxruntime": ("mlprof.runtimes.onnxruntime:OnnxRuntime", "onnxruntime", ("ort",)),
-    "torch": ("mlprof.runtimes.torch:TorchRuntime", "torch",
-              ("torch-eager", "pytorch", "eager")),
-    "torch-compile": ("mlprof.runtimes.torch:TorchCompileRuntime", "torch",
-                      ("torch-compiled", "inductor", "compile")),
-}
+#: model kinds: ONNX models (a YAML spec or an ``.onnx`` file) and Python model scripts
+ONNX_MODEL = "onnx"
+SCRIPT_MODEL = "script"
+MODEL_KINDS = (ONNX_MODEL, SCRIPT_MODEL)
+_KIND_TEXT = {ONNX_MODEL: "ONNX/YAML models", SCRIPT_MODEL: "Python model scripts (.py)"}
+_IS_TEXT = {ONNX_MODEL: "an ONNX/YAML model", SCRIPT_MODEL: "a Python model script"}
 
-DEVICES: dict[str, tuple[str, ...]] = {
-    "onnxruntime": ("cpu",),
-    "torch": ("cpu",),
-    "torch-compile": ("cpu",),
-}
 
-#: runtimes that run the model script itself (the others need an ONNX file)
-SCRIPT_RUNTIMES = ("torch", "torch-compile")
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """What mlprof knows about one runtime without importing it."""
+
+    #: canonical name, used in output paths
+    name: str
+    #: ``"module:Class"`` of its :class:`~mlprof.runtimes.base.Runtime` subclass
+    target: str
+    #: the distribution whose version is recorded (and part of the output path)
+    package: str
+    #: other names accepted on the command line
+    aliases: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ("cpu",)
+    #: what the runtime itself measures: ``"onnx"`` (YAML/ONNX model files) and/or ``"script"``
+    #: (Python model scripts)
+    model_kinds: tuple[str, ...] = (ONNX_MODEL,)
+    #: model scripts are measured through their ONNX export (ExportOnnx runs first)
+    needs_export: bool = False
+    #: measures the script's PyTorch model itself (needs the discovery manifest)
+    runs_script: bool = False
+    #: the measurement process must import torch
+    needs_torch: bool = False
+    #: pip package for measuring another version in a cached venv (None: not supported)
+    venv_package: str | None = None
+    #: how plots and reports name it ("ONNX Runtime"); default: the name
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.name or self.name != self.name.strip().lower():
+            problems.append("the name must be lower case without surrounding blanks")
+        if any(a != a.strip().lower() for a in self.aliases):
+            problems.append("aliases must be lower case without surrounding blanks")
+        module, sep, cls = self.target.partition(":")
+        if not (module and sep and cls):
+            problems.append(f"target {self.target!r} is not 'module:Class'")
+        unknown = [k for k in self.model_kinds if k not in MODEL_KINDS]
+        if unknown or not self.model_kinds:
+            problems.append(f"model_kinds must be some of {MODEL_KINDS}, got {self.model_kinds}")
+        if not self.devices:
+            problems.append("no devices")
+        if self.needs_export and (SCRIPT_MODEL in self.model_kinds
+                                  or ONNX_MODEL not in self.model_kinds):
+            problems.append("needs_export is for runtimes that measure ONNX models only")
+        if self.runs_script and SCRIPT_MODEL not in self.model_kinds:
+            problems.append("runs_script needs 'script' in model_kinds")
+        if problems:
+            raise ValueError(f"runtime {self.name!r}: " + "; ".join(problems))
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The canonical name and every alias."""
+        return (self.name, *self.aliases)
+
+    def measures(self, is_script: bool) -> bool:
+        """Whether models of this kind can be measured (model scripts also via their export)."""
+        if is_script:
+            return SCRIPT_MODEL in self.model_kinds or self.needs_export
+        return ONNX_MODEL in self.model_kinds
+
+
+_REGISTRY: dict[str, RuntimeInfo] = {}
+#: every accepted name (canonical and aliases) -> canonical name
+_LOOKUP: dict[str, str] = {}
+
+
+def register(info: RuntimeInfo) -> RuntimeInfo:
+    """Add a runtime to the registry (before its class's module is imported).
+
+    Registering the same information twice is a no-op; a name or alias that is taken already
+    raises ``ValueError``.
+    """
+    if _REGISTRY.get(info.name) == info:
+        return info
+    taken = [n for n in info.names if n in _LOOKUP]
+    if taken or len(set(info.names)) != len(info.names):
+        raise ValueError(f"runtime {info.name!r}: name or alias already taken: "
+                         f"{', '.join(taken) or 'twice in its own names'}")
+    _REGISTRY[info.name] = info
+    _LOOKUP.update(dict.fromkeys(info.names, info.name))
+    return info
+
+
+register(RuntimeInfo(
+    name="onnxruntime", target="mlprof.runtimes.onnxruntime:OnnxRuntime",
+    package="onnxruntime", aliases=("ort",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
+    needs_export=True, venv_package="onnxruntime", label="ONNX Runtime"))
+register(RuntimeInfo(
+    name="torch", target="mlprof.runtimes.torch:TorchRuntime",
+    package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
+    model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch"))
+register(RuntimeInfo(
+    name="torch-compile", target="mlprof.runtimes.torch:TorchCompileRuntime",
+    package="torch", aliases=("torch-compiled", "inductor", "compile"), devices=("cpu",),
+    model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True,
+    label="PyTorch (torch.compile)"))
+
+#: the runtime used when none is given
+DEFAULT_RUNTIME = "onnxruntime"
+
+
+def runtime_info(name: str) -> RuntimeInfo:
+    """The registration of a runtime name or alias (``ort`` -> onnxruntime's); unknown names
+    fail clearly."""
+    canon = _LOOKUP.get(str(name).strip().lower())
+    if canon is None:
+        known = ", ".join(f"{i.name} (alias {', '.join(i.aliases)})" if i.aliases else i.name
+                          for i in _REGISTRY.values())
+        raise MLProfError(f"unknown runtime {name!r}; available: {known}", field="--runtime")
+    return _REGISTRY[canon]
+
+
+def runtime_names() -> tuple[str, ...]:
+    """The canonical names, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def runtime_packages() -> tuple[str, ...]:
+    """The distinct packages whose versions the runtimes record."""
+    return tuple(dict.fromkeys(i.package for i in _REGISTRY.values()))
+
+
+def registration_of(target: str) -> RuntimeInfo | None:
+    """The registration whose class is ``target`` (``"module:Class"``), if any."""
+    return next((i for i in _REGISTRY.values() if i.target == target), None)
 
 
 def canonical_runtime(name: str) -> str:
     """Resolve a runtime name or alias (``ort`` -> ``onnxruntime``); unknown names fail clearly."""
-    key = str(name).strip().lower()
-    for canon, (_, _, aliases) in RUNTIMES.items():
-        if key == canon or key in aliases:
-            return canon
-    known = ", ".join(f"{c} (alias {', '.join(a)})" if a else c
-                      for c, (_, _, a) in RUNTIMES.items())
-    raise MLProfError(f"unknown runtime {name!r}; available: {known}", field="--runtime")
+    return runtime_info(name).name
 
 
 def check_device(runtime: str, device: str) -> str:
     """Validate ``device`` for ``runtime`` and return its canonical (lower-case) name."""
     dev = str(device).strip().lower()
-    runtime = canonical_runtime(runtime)
-    if dev not in DEVICES[runtime]:
-        raise MLProfError(f"device {device!r} is not supported by {runtime}; supported: "
-                          f"{', '.join(DEVICES[runtime])}", field="--device")
+    info = runtime_info(runtime)
+    if dev not in info.devices:
+        raise MLProfError(f"device {device!r} is not supported by {info.name}; supported: "
+                          f"{', '.join(info.devices)}", field="--device")
     return dev
+
+
+def check_model_kind(runtime: str, is_script: bool, file: str) -> None:
+    """Raise :class:`MLProfError` (field ``--runtime``) when ``runtime`` cannot measure ``file``.
+
+    Model scripts are measurable by every runtime that measures scripts itself or measures their
+    ONNX export (``needs_export``).
+    """
+    info = runtime_info(runtime)
+    if info.measures(is_script):
+        return
+    kind = SCRIPT_MODEL if is_script else ONNX_MODEL
+    can = " or ".join(i.name for i in _REGISTRY.values() if i.measures(is_script))
+    measures = " and ".join(_KIND_TEXT[k] for k in info.model_kinds)
+    raise MLProfError(f"runtime {info.name} measures {measures}; {file} is {_IS_TEXT[kind]}"
+                      + (f": use {can}" if can else ""), field="--runtime")
 
 
 def runtime_version(name: str) -> str:
     """The installed version of a runtime's library, without importing it."""
     from mlprof.util import dist_version
 
-    return dist_version(RUNTIMES[canonical_runtime(name)][1]) or "unknown"
+    return dist_version(runtime_info(name).package) or "unknown"
 
 
 def get_runtime(name: str):
     """Import and return the runtime class for ``name`` (an alias works too)."""
-    target = RUNTIMES[canonical_runtime(name)][0]
-    module, cls = target.split(":")
+    module, cls = runtime_info(name).target.split(":")
     return getattr(importlib.import_module(module), cls)

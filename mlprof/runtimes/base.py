@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from mlprof.util import dist_version
+
+if TYPE_CHECKING:
+    from mlprof.runtimes import RuntimeInfo
 
 
 class Runtime(ABC):
@@ -26,6 +29,10 @@ class Runtime(ABC):
     runtime's own call (no wrapper function, no dict building).
     """
 
+    # Set from the class's registration in :mod:`mlprof.runtimes` (found by its
+    # ``module:Class`` target when the class is defined), so that these facts live in one place.
+    #: the registration
+    runtime_info: ClassVar[RuntimeInfo]
     #: canonical name, used in output paths
     name: ClassVar[str]
     #: other names accepted on the command line
@@ -33,6 +40,21 @@ class Runtime(ABC):
     #: the distribution whose version is recorded (and part of the output path)
     package: ClassVar[str]
     devices: ClassVar[tuple[str, ...]] = ("cpu",)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        from mlprof.runtimes import registration_of
+
+        info = registration_of(f"{cls.__module__}:{cls.__qualname__}")
+        if info is None:  # an abstract intermediate class or a test double: nothing to read
+            return
+        for attr in ("name", "aliases", "package", "devices"):
+            if attr in vars(cls):
+                raise TypeError(f"{cls.__qualname__}.{attr} is set by its registration in "
+                                "mlprof.runtimes; do not set it in the class")
+        cls.runtime_info = info
+        cls.name, cls.aliases, cls.package, cls.devices = (info.name, info.aliases,
+                                                           info.package, info.devices)
 
     def __init__(self, model: Any, *, device: str = "cpu", threads: int = 1) -> None:
         self.model = model

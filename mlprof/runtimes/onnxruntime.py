@@ -22,10 +22,7 @@ class OnnxRuntime(Runtime):
     core); inter-op threads are 1 since execution is sequential.
     """
 
-    name = "onnxruntime"
-    aliases = ("ort",)
-    package = "onnxruntime"
-    devices = ("cpu",)
+    # name, aliases, package and devices: from its registration in mlprof.runtimes
 
     model: ResolvedModel
 
@@ -37,7 +34,7 @@ class OnnxRuntime(Runtime):
 
         spec = read_model_file(model_file)
         if spec.is_script:
-            raise MLProfError("onnxruntime measures ONNX models; export the script's model "
+            raise MLProfError(f"{cls.name} measures ONNX models; export the script's model "
                               "first (the tasks do, via ExportOnnx)", spec.spec_file,
                               "--runtime")
         return resolve(spec)

@@ -37,15 +37,18 @@ class ResolvedTorchModel:
     notes: list[str] = field(default_factory=list)
 
 
-def resolve_script(model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTorchModel:
-    """Capture the model of ``script.py::HASH`` (or the script's only model)."""
+def resolve_script(model_file: str, script_args: tuple[str, ...] = (), *,
+                   runtime: str | None = None) -> ResolvedTorchModel:
+    """Capture the model of ``script.py::HASH`` (or the script's only model) for ``runtime``."""
     from mlprof.model.script import capture, discover, select
+    from mlprof.runtimes import check_model_kind
 
     spec = read_model_file(model_file)
     if not spec.is_script:
-        raise MLProfError("the torch runtimes measure Python model scripts (script.py or "
-                          "script.py::HASH); use onnxruntime for ONNX models", spec.spec_file,
-                          "--runtime")
+        if runtime is not None:
+            check_model_kind(runtime, False, spec.spec_file)
+        raise MLProfError("the PyTorch runtimes measure Python model scripts (script.py or "
+                          "script.py::HASH), not ONNX models", spec.spec_file, "--runtime")
     if len(spec.model_hashes) == 1:
         want = spec.model_hashes[0]
     else:
@@ -81,17 +84,14 @@ class TorchRuntime(Runtime):
     ``threads`` sets ``torch.set_num_threads`` (0 = PyTorch's default); inter-op threads are 1.
     """
 
-    name = "torch"
-    aliases = ("torch-eager", "pytorch", "eager")
-    package = "torch"
-    devices = ("cpu",)
+    # name, aliases, package and devices: from its registration in mlprof.runtimes
 
     model: ResolvedTorchModel
 
     @classmethod
     def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTorchModel:
         """The model of a script."""
-        return resolve_script(model_file, script_args)
+        return resolve_script(model_file, script_args, runtime=cls.name)
 
     def __init__(self, model: ResolvedTorchModel, *, device: str = "cpu",
                  threads: int = 1) -> None:
@@ -152,8 +152,7 @@ class TorchCompileRuntime(TorchRuntime):
     ``first_call_ms`` (the compile time) and never part of the samples, and the warm-up follows.
     """
 
-    name = "torch-compile"
-    aliases = ("torch-compiled", "inductor", "compile")
+    # name and aliases: from its registration in mlprof.runtimes
 
     def _make_callable(self, module: Any) -> Callable[..., Any]:
         try:

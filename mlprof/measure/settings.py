@@ -1,0 +1,203 @@
+"""The measurement settings, each defined once (no law imports).
+
+Each field of :class:`MeasureSettings` carries everything known about one setting: its name,
+type, default, bounds, command-line option and help text (in the field's ``metadata``).
+:data:`SETTINGS` reads them into :class:`Setting` objects, and everyone else uses those:
+
+- the harness: :meth:`MeasureSettings.validated`;
+- the law tasks' parameters: :func:`cli_settings` (name, type, default, help);
+- the ``mlprof`` command's options (:mod:`mlprof.cli`) and the Python API (:mod:`mlprof.api`);
+- experiment files (:mod:`mlprof.experiments`).
+
+:func:`check_setting` is the one check of a value, :func:`check_batch_size` the one check of a
+batch size; both raise :class:`MLProfError` naming the command-line option (``--n-calls``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any, get_type_hints
+
+from mlprof.errors import MLProfError
+from mlprof.runtimes import DEFAULT_RUNTIME
+
+
+def _runtime(value: str) -> str:
+    from mlprof.runtimes import canonical_runtime
+
+    return canonical_runtime(value)
+
+
+def _device(value: str) -> str:
+    # which devices a runtime supports is checked with the runtime (MeasureSettings.validated)
+    return value.strip().lower()
+
+
+def _input_data(value: str) -> str:
+    from mlprof.measure.inputs import check_input_data
+
+    return check_input_data(value)
+
+
+def _setting(default: Any = MISSING, *, help: str, **spec: Any) -> Any:
+    """A :class:`MeasureSettings` field; ``spec`` holds the other :class:`Setting` fields."""
+    return field(default=default, metadata={"help": help, **spec})
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """Everything that defines one measurement apart from the model."""
+
+    batch_size: int = _setting(
+        help="events per call (the inputs' first dimension)", flag="--batch-sizes", min=1,
+        subject="batch sizes")
+    runtime: str = _setting(
+        DEFAULT_RUNTIME, help="inference runtime (aliases work: ort)", flag="--runtime",
+        validator=_runtime)
+    device: str = _setting("cpu", help="device to run on", flag="--device", validator=_device)
+    threads: int = _setting(
+        1, help="intra-op threads (0: the runtime's default, one per physical core)",
+        flag="--threads", min=0, cli=True)
+    n_calls: int = _setting(
+        100, help="timed calls per event (per round, see --min-duration)", flag="--n-calls",
+        min=1, cli=True)
+    n_events: int = _setting(
+        1, help="events: distinct inputs, measured in turn", flag="--n-events", min=1, cli=True)
+    warmup: int = _setting(
+        10, help="untimed calls after the (separately timed) first call", flag="--warmup",
+        min=0, cli=True)
+    min_duration: float = _setting(
+        0.5, help="keep measuring, in rounds of n-calls per event, until this many seconds of "
+        "measuring are reached (0: exactly n-calls per event)", flag="--min-duration", min=0,
+        cli=True)
+    input_data: str = _setting(
+        "random", help="random, incremental, zeros, ones, or a .npz/.npy file",
+        flag="--input-data", validator=_input_data, cli=True)
+    seed: int = _setting(0, help="seed of random input data", min=0)
+
+    def validated(self) -> MeasureSettings:
+        """A copy with every setting checked and normalized (canonical runtime name, absolute
+        input file); raises :class:`MLProfError` naming the option that is wrong."""
+        from mlprof.runtimes import check_device
+
+        values = check_settings(asdict(self))
+        values["device"] = check_device(values["runtime"], values["device"])
+        return MeasureSettings(**values)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What is known about one measurement setting."""
+
+    name: str                      # Python name: n_calls
+    type: type                     # int, float or str
+    default: Any                   # dataclasses.MISSING: none (batch_size)
+    help: str                      # one line, without the default
+    flag: str | None = None        # command-line option, named in errors: --n-calls
+    min: float | None = None       # smallest allowed value
+    max: float | None = None       # largest allowed value
+    validator: Callable[[Any], Any] | None = None  # after the type and bounds: normalizes
+    cli: bool = False              # a measurement option of the law tasks and the mlprof command
+    subject: str = ""              # what the messages are about, if the option does not say it
+
+    @property
+    def required(self) -> bool:
+        """Whether there is no default."""
+        return self.default is MISSING
+
+    @property
+    def error_field(self) -> str:
+        """The field of this setting's errors: the option, else the name."""
+        return self.flag or self.name
+
+    def error(self, message: str) -> MLProfError:
+        """An error about this setting."""
+        return MLProfError(f"{self.subject} {message}" if self.subject else message,
+                           field=self.error_field)
+
+    def parse(self, text: str) -> Any:
+        """Command-line text as a checked value of this setting (see :meth:`check`)."""
+        try:
+            value = self.type(text.strip()) if self.type is not str else text
+        except ValueError:
+            raise self.error(f"must be {_TYPE_WORDS[self.type]}, got {text!r}") from None
+        return self.check(value)
+
+    def check(self, value: Any) -> Any:
+        """``value`` checked (type, finite, bounds, validator) and normalized."""
+        if self.type is int:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise self.error(f"must be an integer, got {value!r}")
+            value = int(value)
+        elif self.type is float:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise self.error(f"must be a number, got {value!r}")
+            value = float(value)
+            if not math.isfinite(value):
+                raise self.error(f"must be a finite number, got {value!r}")
+        elif not isinstance(value, self.type):
+            raise self.error(f"must be {_TYPE_WORDS[self.type]}, got {value!r}")
+        if self.min is not None and value < self.min:
+            raise self.error(f"must be >= {self.min:g}, got {value!r}")
+        if self.max is not None and value > self.max:
+            raise self.error(f"must be <= {self.max:g}, got {value!r}")
+        return self.validator(value) if self.validator is not None else value
+
+
+_TYPE_WORDS = {int: "an integer", float: "a number", str: "a string"}
+
+#: every setting, in the order of :class:`MeasureSettings`' fields
+SETTINGS: dict[str, Setting] = {
+    f.name: Setting(name=f.name, type=get_type_hints(MeasureSettings)[f.name],
+                    default=f.default, **f.metadata)
+    for f in fields(MeasureSettings)
+}
+
+
+def cli_settings() -> list[Setting]:
+    """The measurement options of the law tasks and the ``mlprof`` command (threads, n_calls,
+    n_events, warmup, min_duration, input_data); batch size, runtime and device have options of
+    their own (lists, aliases), the seed has none."""
+    return [s for s in SETTINGS.values() if s.cli]
+
+
+def unknown_setting_error(name: str, valid: Iterable[str]) -> MLProfError:
+    """One line for an unknown setting ``name``: the closest valid name and all of them."""
+    valid = list(valid)
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return MLProfError(f"unknown setting; {hint}valid: {', '.join(valid)}", field=name)
+
+
+def setting(name: str) -> Setting:
+    """The definition of setting ``name``; raises :class:`MLProfError` for an unknown name."""
+    if name not in SETTINGS:
+        raise unknown_setting_error(name, SETTINGS)
+    return SETTINGS[name]
+
+
+def check_setting(name: str, value: Any) -> Any:
+    """``value`` of setting ``name`` checked and normalized; raises :class:`MLProfError`."""
+    return setting(name).check(value)
+
+
+def check_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Every setting of ``values`` (name -> value) checked and normalized."""
+    return {name: check_setting(name, value) for name, value in values.items()}
+
+
+def check_batch_size(value: Any) -> int:
+    """The one check of a batch size: an integer >= 1."""
+    return SETTINGS["batch_size"].check(value)
+
+
+def check_batch_sizes(values: Iterable[Any]) -> tuple[int, ...]:
+    """Batch sizes, each checked, made unique and sorted; at least one."""
+    sizes = {check_batch_size(b) for b in values}
+    if not sizes:
+        raise MLProfError("give at least one batch size", field=SETTINGS["batch_size"].flag)
+    return tuple(sorted(sizes))
