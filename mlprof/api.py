@@ -12,7 +12,7 @@ process, so results land in the same store (``$MLP_STORE``) as ``law run`` puts 
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
                                 torch.nn.Linear(128, 8))
     result = mlprof.benchmark_model(model, {"input": torch.rand(1, 64)},
-                                    runtime="onnxruntime", batch_sizes=[1, 16, 256])
+                                    runtime="ort", batch_sizes=[1, 16, 256])
     print(result.stats[["batch_size", "median_ms", "p84_ms", "throughput"]])
     print(result.samples[16][:5])          # raw per-call latencies in ms
 
@@ -115,11 +115,24 @@ def _build(tasks: list, workers: int = 1) -> None:
         lg.setLevel(level)
 
 
-def _common(kw: Mapping[str, Any]) -> dict[str, Any]:
-    """Task parameters from keyword arguments (python names), with their string forms."""
-    out = dict(kw)
-    if "batch_sizes" in out:
-        out["batch_sizes"] = tuple(int(b) for b in out["batch_sizes"])
+def _task_keywords(task_cls: Any, fixed: Iterable[str]) -> list[str]:
+    """The parameters of ``task_cls`` a caller may set: mlprof's, except the ``fixed`` ones."""
+    import law
+
+    skip = set(law.Task.get_param_names(include_significant=True)) | set(fixed)
+    return [n for n in task_cls.get_param_names(include_significant=True) if n not in skip]
+
+
+def _common(kw: Mapping[str, Any], task_cls: Any, fixed: Iterable[str]) -> dict[str, Any]:
+    """Task parameters of ``task_cls`` from keyword arguments (Python names), checked, with
+    their string forms; ``fixed`` are set by the caller, so not allowed in ``kw``."""
+    from mlprof.measure.settings import SETTINGS, check_setting, unknown_setting_error
+
+    valid = _task_keywords(task_cls, fixed)
+    for name in kw:
+        if name not in valid:
+            raise unknown_setting_error(name, valid)
+    out = {k: check_setting(k, v) if k in SETTINGS else v for k, v in kw.items()}
     if "script_args" in out and not isinstance(out["script_args"], str):
         import shlex
 
@@ -171,23 +184,27 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
                     raise_on_failure: bool = True, **settings: Any) -> list[BenchmarkResult]:
     """Benchmark model files (YAML, ONNX or scripts; globs and braces work) on ``runtimes``.
 
-    ``settings`` are the measurement and export parameters of the tasks, in Python spelling:
-    ``n_calls``, ``n_events``, ``warmup``, ``min_duration``, ``threads``, ``input_data``,
-    ``device``, ``script_args``, ``max_depth``, ``opset``, ``precision``. Returns one result per
-    model and runtime; failures raise :class:`MLProfError` (or are skipped with a warning when
-    ``raise_on_failure`` is False).
+    ``settings`` are the parameters of the tasks, in Python spelling: the measurement settings
+    ``threads``, ``n_calls``, ``n_events``, ``warmup``, ``min_duration``, ``input_data`` and
+    ``device`` (names, defaults and bounds: :mod:`mlprof.measure.settings`), and
+    ``runtime_version``, ``script_args``, ``max_depth``, ``opset``, ``precision``, ... An unknown
+    name or a value out of bounds raises :class:`MLProfError` before anything runs. Returns one
+    result per model and runtime; failures raise :class:`MLProfError` (or are skipped with a
+    warning when ``raise_on_failure`` is False).
     """
     _ensure_env()
+    from mlprof.measure.settings import check_batch_sizes
     from mlprof.tasks.base import failure_reason
     from mlprof.tasks.runtime import MergeRuntimes
 
     if isinstance(model_files, str):
         model_files = [model_files]
-    kw = _common(settings)
+    kw = _common(settings, MergeRuntimes, ("version", "model_file", "runtime", "batch_sizes"))
+    batch_sizes = check_batch_sizes(batch_sizes)
     models = expand_models(model_files, version, kw.get("script_args", ""),
                            kw.get("max_depth", 0), labels, workers)
     tasks = [MergeRuntimes(version=version, model_file=m, runtime=rt,
-                           batch_sizes=tuple(int(b) for b in batch_sizes), **kw)
+                           batch_sizes=batch_sizes, **kw)
              for m in models for rt in runtimes]
     _build([t for t in tasks if not t.complete()], workers)
     results = []
@@ -225,7 +242,7 @@ def _save_model(model: Any, inputs: Any, name: str | None) -> str:
     """Save ``model`` and ``inputs`` with a loader script into the store; return the script."""
     import torch
 
-    from mlprof.tasks.base import store_base
+    from mlprof.layout import store_base
 
     if isinstance(inputs, Mapping):
         args, kwargs = (), dict(inputs)
@@ -283,7 +300,8 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
     from mlprof.tasks.export import ExportOnnx
 
     script = model if isinstance(model, str) else _save_model(model, inputs, name)
-    task = ExportOnnx(version=version, model_file=script, **_common(settings))
+    task = ExportOnnx(version=version, model_file=script,
+                      **_common(settings, ExportOnnx, ("version", "model_file")))
     if not task.complete():
         _build([task])
     if not task.complete():

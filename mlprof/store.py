@@ -1,16 +1,16 @@
 """Store management: list, clean and delete results in ``$MLP_STORE`` (no law import).
 
-Results live in ``<store>/<Task>/<segments...>/<version>/`` where the segments depend on the
-task (see :data:`LAYOUTS`). :func:`scan` turns a store into :class:`StoreEntry` objects, one per
-version directory; :func:`select` filters them by version, model, task and runtime (globs);
-:func:`clean` removes large artifacts (exported ONNX files, ``*.pt``, ``*.npz``, ...) and keeps
-CSV, JSON and logs; :func:`delete` removes whole version directories and then empty parents.
-Both take ``dry_run`` and return what was (or would be) removed.
+Results live in ``<store>/<Task>/<segments...>/<version>/`` where the segments depend on the task
+(see :mod:`mlprof.layout`, which this module reads the store with). :func:`scan` turns a store into
+:class:`StoreEntry` objects, one per version directory; :func:`select` filters them by version,
+model, task and runtime (globs); :func:`clean` removes large artifacts (exported ONNX files,
+``*.pt``, ``*.npz``, ...) and keeps CSV, JSON and logs; :func:`delete` removes whole version
+directories and then empty parents. Both take ``dry_run`` and return what was (or would be) removed.
 
-Safety: nothing outside the (resolved) store is ever removed, symbolic links are never followed
-(a link is removed as a link), directories are renamed away before they are removed (so law never
-sees a half-deleted output directory), and a large file inside an output *directory* takes the
-whole directory with it, so the task that made it counts as incomplete and reruns when needed.
+Safety: nothing outside the (resolved) store is ever removed, symbolic links are never followed (a
+link is removed as a link), directories are renamed away before they are removed (so law never sees
+a half-deleted output directory), and a large file inside an output *directory* takes the whole
+directory with it, so the task that made it counts as incomplete and reruns when needed.
 """
 
 from __future__ import annotations
@@ -26,27 +26,14 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
+from mlprof import layout
 from mlprof.errors import MLProfError
-
-#: path segments between ``<store>/<Task>/`` and the version directory, per known task
-LAYOUTS: dict[str, tuple[str, ...]] = {
-    "DiscoverModels": ("model", "settings"),
-    "ExportOnnx": ("model", "settings"),
-    "MeasureRuntime": ("model", "runtime", "settings"),
-    "MergeRuntimes": ("model", "runtime", "settings"),
-    "PlotRuntimes": ("model", "runtime", "settings"),
-    "PlotMultiRuntimes": ("model", "runtime", "settings"),
-    "Report": ("model",),
-    "PlotHistory": ("model",),
-    "Dashboard": ("model", "settings"),
-    "RunExperiment": ("model",),
-    "ConfirmResults": ("model",),
-    "Nightly": ("model",),
-}
-
-#: top-level directories that hold model *sources* (no versions): listed and deletable, never
-#: cleaned (the API's ``model.pt`` is the model itself, not a derived artifact)
-SOURCE_DIRS: dict[str, tuple[str, ...]] = {"ApiModels": ("model",)}
+from mlprof.layout import (
+    LAYOUTS,
+    SOURCE_DIRS,
+    parse_model_segment,
+    parse_runtime_segment,
+)
 
 #: files :func:`clean` removes: large artifacts that can be rebuilt (exported ONNX models,
 #: saved tensors and arrays); raw sample CSVs, statistics, JSON and logs are always kept
@@ -58,8 +45,6 @@ PLOT_PATTERNS: tuple[str, ...] = ("*.pdf", "*.png", "*.svg")
 
 #: directory names of a store's top level that look like a task (anything else is ignored)
 _TASK_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
-#: a model segment ``<name>__<8 hex>``, possibly several joined by ``-`` (PlotMultiRuntimes)
-_MODEL_SEG = re.compile(r"(.+?)__([0-9a-f]{8,12})(?:-|$)")
 _DELETING = ".mlprof-deleting-"
 
 
@@ -121,12 +106,7 @@ class ScanResult:
 
 def default_store() -> str:
     """``$MLP_STORE``, else ``$MLP_BASE/data/store`` (as the tasks use it)."""
-    store = os.environ.get("MLP_STORE")
-    if not store:
-        base = os.environ.get("MLP_BASE") or os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__)))
-        store = os.path.join(base, "data", "store")
-    return os.path.expandvars(os.path.expanduser(store))
+    return layout.store_base()
 
 
 def resolve_store(store: str | os.PathLike | None) -> str:
@@ -141,47 +121,6 @@ def resolve_store(store: str | os.PathLike | None) -> str:
 
 
 # --- scanning ---------------------------------------------------------------------------------
-
-
-def _runtime_names() -> list[str]:
-    from mlprof.runtimes import RUNTIMES
-
-    return sorted(RUNTIMES, key=len, reverse=True)
-
-
-def parse_runtime_segment(segment: str) -> dict:
-    """``onnxruntime-1.31.1__cpu`` or ``onnxruntime-1.31.1-torch-2.14.1__cpu`` into parts."""
-    rt, sep, device = segment.rpartition("__")
-    if not sep:
-        rt, device = segment, None
-    names = _runtime_names()
-    found: list[tuple[str, str]] = []
-    # split at every "-<runtime>-" (runtime names and versions may hold dashes themselves)
-    starts = [0] + [m.start() + 1 for m in re.finditer("-", rt)
-                    if any(rt.startswith(n + "-", m.start() + 1) for n in names)]
-    for i, s in enumerate(starts):
-        piece = rt[s:starts[i + 1] - 1] if i + 1 < len(starts) else rt[s:]
-        name = next((n for n in names if piece.startswith(n + "-")), None)
-        if name is None:
-            continue
-        found.append((name, piece[len(name) + 1:]))
-    if not found:  # a hashed list (``3x_onnxruntime-1.2_<hash>``) or an unknown runtime
-        found = [(n, "") for n in names if n in rt]
-        if not found:
-            found = [(rt.partition("-")[0], rt.partition("-")[2])]
-    return {"runtime": ",".join(n for n, _ in found), "runtimes": [n for n, _ in found],
-            "runtime_version": ",".join(v for _, v in found if v) or None, "device": device}
-
-
-def parse_model_segment(segment: str) -> dict:
-    """``name__hash8``, several joined by ``-`` (PlotMultiRuntimes), or another name."""
-    pairs = _MODEL_SEG.findall(segment)
-    if pairs and "".join(f"{n}__{h}-" for n, h in pairs).rstrip("-") == segment:
-        names = [n for n, _ in pairs]
-        if len(pairs) == 1:
-            return {"model": names[0], "model_hash": pairs[0][1], "models": names}
-        return {"model": segment, "model_hash": None, "models": names}
-    return {"model": segment, "model_hash": None, "models": [segment]}
 
 
 def _entry_files(path: str) -> tuple[int, int, float, set[str], set[str]]:
@@ -212,7 +151,8 @@ def _is_temp(name: str) -> bool:
 
 def _status(task: str, files: set[str], dirs: set[str]) -> tuple[str, int]:
     """``ok``, ``partial``, ``failed``, ``cleaned`` (ExportOnnx without its ONNX) or ``empty``."""
-    failures = sum(1 for f in files if f.startswith("_failure") and f.endswith(".json"))
+    failures = sum(1 for f in files if f == layout.FAILURE_FILE or
+                   layout.parse_branch_failure(f) is not None)
     out = {f for f in files if not _is_temp(f) and not f.startswith("_failure")}
     out_dirs = {d for d in dirs if not _is_temp(d)}
     if task == "ExportOnnx":
@@ -220,12 +160,13 @@ def _status(task: str, files: set[str], dirs: set[str]) -> tuple[str, int]:
         if not complete and "export.json" in out and failures == 0:
             return "cleaned", 0
     elif task == "MeasureRuntime":
-        csvs = {f[:-4] for f in out if f.startswith("runtime_bs_") and f.endswith(".csv")}
-        jsons = {f[:-5] for f in out if f.startswith("runtime_bs_") and f.endswith(".json")}
-        complete = bool(csvs) and csvs == jsons
+        branches = [b for b in map(layout.parse_branch_file, out) if b]
+        csvs = {bs for bs, ext in branches if ext == "csv"}
+        complete = bool(csvs) and csvs == {bs for bs, ext in branches if ext == "json"}
     elif task == "MergeRuntimes":
-        tags = {f[len("stats_"):-4] for f in out if f.startswith("stats_") and f.endswith(".csv")}
-        complete = bool(tags) and all({f"runtimes_{t}.csv", f"provenance_{t}.json"} <= out
+        tags = {tag for kind, tag in filter(None, map(layout.parse_merged_file, out))
+                if kind == "stats"}
+        complete = bool(tags) and all(set(layout.merged_files(t).values()) <= out
                                       for t in tags)
     elif task == "DiscoverModels":
         complete = "manifest.json" in out
@@ -238,7 +179,7 @@ def _status(task: str, files: set[str], dirs: set[str]) -> tuple[str, int]:
     elif task == "ConfirmResults":
         complete = "confirm.json" in out
     elif task == "Nightly":
-        complete = "nightly.json" in out
+        complete = bool({"nightly.json", "nightly_noconfirm.json"} & out)
     elif task == "PlotHistory":
         complete = any(f.startswith("alerts_") for f in out) and any(
             d.startswith("history_") for d in out_dirs)
@@ -309,10 +250,6 @@ def known_task(task: str) -> bool:
     return task in LAYOUTS or task in SOURCE_DIRS
 
 
-def _looks_like_model(segment: str) -> bool:
-    return bool(re.fullmatch(r".+__[0-9a-f]{8,12}|stores_[0-9a-f]{8}", segment))
-
-
 def scan(store: str | os.PathLike | None = None) -> ScanResult:
     """Scan ``store`` (default: ``$MLP_STORE``) into entries, one per version directory.
 
@@ -327,18 +264,18 @@ def scan(store: str | os.PathLike | None = None) -> ScanResult:
         task = os.path.basename(task_dir)
         if not _TASK_NAME.match(task):
             continue
-        layout = _layout_for(task, task_dir)
+        names = _layout_for(task, task_dir)
         is_source = task in SOURCE_DIRS
         # directories at the depth of the version (sources: of the model)
         levels: list[tuple[str, list[str]]] = [(task_dir, [])]
-        for _ in range(len(layout) + (0 if is_source else 1)):
+        for _ in range(len(names) + (0 if is_source else 1)):
             levels = [(d, segs + [os.path.basename(d)]) for p, segs in levels
                       for d in _dirs(p, skipped)]
             if not known_task(task) and levels and len(levels[0][1]) == 1:
                 # an unknown task: only directories named like mlprof's model segments
-                levels = [(d, segs) for d, segs in levels if _looks_like_model(segs[0])]
+                levels = [(d, segs) for d, segs in levels if layout.looks_like_model(segs[0])]
         for path, segs in levels:
-            named = dict(zip(layout, segs, strict=False))
+            named = dict(zip(names, segs, strict=False))
             entry = StoreEntry(task=task, version=None if is_source else segs[-1], path=path,
                                settings=named.get("settings"))
             if "model" in named:

@@ -88,3 +88,22 @@ def test_symbolic_non_batch_dimension_of_a_bare_onnx_needs_a_yaml(tmp_path):
 def test_hardcoded_reshape_is_still_readable(tmp_path):
     r = resolve(read_model_file(hardcoded_reshape_model(tmp_path / "m.onnx")))
     assert r.fixed_batch == 4
+
+
+def test_topological_sort_orders_a_graph_the_fp16_converter_left_unsorted():
+    """ONNX Runtime's float16 converter appends the input casts last; the checker refuses that."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from mlprof.model.export import topological_sort
+
+    chain = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"n{i}") for i in range(3000)]
+    nodes = chain[1:] + chain[:1]  # the first node last, as the converter leaves its casts
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", TensorProto.FLOAT,
+                                                                         [1])],
+                              [helper.make_tensor_value_info("t3000", TensorProto.FLOAT, [1])])
+    with pytest.raises(onnx.checker.ValidationError, match="topologically sorted"):
+        onnx.checker.check_model(helper.make_model(graph))
+    topological_sort(graph)  # 3000 deep: no recursion limit
+    assert [n.name for n in graph.node] == [f"n{i}" for i in range(3000)]
+    onnx.checker.check_model(helper.make_model(graph))

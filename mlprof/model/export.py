@@ -35,6 +35,41 @@ BATCH_DIM = "batch_size"
 BATCHED_INPUTS_KEY = "mlprof.batched_inputs"
 
 
+def topological_sort(graph: Any) -> None:
+    """Reorder ``graph.node`` (in place) so that every node comes after its inputs' producers.
+
+    Stable: nodes already in order keep it. Names produced by no node (graph inputs,
+    initializers, outer-scope names of subgraphs) count as available from the start.
+    """
+    producers = {out: i for i, n in enumerate(graph.node) for out in n.output if out}
+    state = [0] * len(graph.node)  # 0 new, 1 on the stack, 2 placed
+    order: list[int] = []
+    for root in range(len(graph.node)):
+        if state[root] == 2:
+            continue
+        state[root] = 1
+        stack = [(root, iter(graph.node[root].input))]  # iterative: graphs can be deep
+        while stack:
+            i, inputs = stack[-1]
+            for name in inputs:
+                j = producers.get(name)
+                if j is None or state[j] == 2:
+                    continue
+                if state[j] == 1:
+                    raise MLProfError("the exported graph has a cycle", field="--precision")
+                state[j] = 1
+                stack.append((j, iter(graph.node[j].input)))
+                break
+            else:
+                stack.pop()
+                state[i] = 2
+                order.append(i)
+    if order != list(range(len(graph.node))):
+        nodes = [graph.node[i] for i in order]
+        del graph.node[:]
+        graph.node.extend(nodes)
+
+
 def default_opset() -> int:
     """``$MLP_ONNX_OPSET`` or :data:`DEFAULT_OPSET`."""
     raw = os.environ.get("MLP_ONNX_OPSET", "").strip()
@@ -142,6 +177,9 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
             from onnxruntime.transformers.float16 import convert_float_to_float16
 
             m16 = convert_float_to_float16(onnx.load(tmp), keep_io_types=True)
+            # the converter appends the Cast nodes of the kept float32 inputs at the end of
+            # the graph: ONNX Runtime accepts that, ONNX's checker (and other runtimes) not
+            topological_sort(m16.graph)
             onnx.save(m16, tmp)
         if optimize:
             so = ort.SessionOptions()

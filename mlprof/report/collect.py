@@ -14,8 +14,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from mlprof import layout
 from mlprof.measure.stats import STAT_COLUMNS, read_runtimes, summarize
-from mlprof.runtimes import RUNTIMES
 
 #: columns of the report, in order
 REPORT_COLUMNS = [
@@ -28,25 +28,23 @@ REPORT_COLUMNS = [
     "path",
 ]
 
-#: tasks before the measurement whose failures are rows too: (task directory, stage, runtime
-#: the failure stops; "" for all)
-UPSTREAM_STAGES = (("DiscoverModels", "discovery", ""), ("ExportOnnx", "export", "onnxruntime"))
+#: tasks before the measurement whose failures are rows too, and their stage
+UPSTREAM_STAGES = (("DiscoverModels", "discovery"), ("ExportOnnx", "export"))
 
 
 def _split(path: Path, store: Path) -> dict:
-    """Store segments of a MeasureRuntime output: model, runtime, settings, version."""
-    rel = path.relative_to(store).parts
-    # MeasureRuntime/<model>__<hash>/<runtime>-<ver>__<device>/<settings>/<version>/<file>
-    model_seg, runtime_seg, settings, version = rel[1], rel[2], rel[3], rel[4]
-    model, _, mhash = model_seg.rpartition("__")
-    rt, _, device = runtime_seg.rpartition("__")
-    # "<runtime>-<version>": runtime names may hold dashes, so match the known names
-    runtime = max((n for n in RUNTIMES if rt.startswith(n + "-")), key=len,
-                  default=rt.partition("-")[0])
-    rt_version = rt[len(runtime) + 1:]
-    return {"model": model, "model_hash": mhash, "runtime": runtime,
-            "runtime_version": rt_version, "device": device, "settings_key": settings,
-            "version": version}
+    """Model, runtime, settings and version of a result file, parsed by :mod:`mlprof.layout`."""
+    rp = layout.parse_result_path(str(path), str(store))
+    seg = rp.parsed()
+    return {"model": seg["model"], "model_hash": seg["model_hash"], "runtime": seg["runtime"],
+            "runtime_version": seg["runtime_version"] or "", "device": seg["device"],
+            "settings_key": rp.segments["settings"], "version": rp.version}
+
+
+def _result_files(store: Path, task: str, pattern: str) -> list[Path]:
+    """Files named like ``pattern`` in the version directories of ``task`` (by its layout)."""
+    depth = len(layout.LAYOUTS[task]) + 1
+    return sorted((store / task).glob("/".join(["*"] * depth + [pattern])))
 
 
 def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
@@ -55,11 +53,11 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
     for store in stores:
         store = Path(store).resolve()
         rows.extend(_upstream_failures(store))
-        base = store / "MeasureRuntime"
-        if not base.is_dir():
-            continue
-        for js in sorted(base.glob("*/*/*/*/runtime_bs_*.json")):
-            csv_path = js.with_suffix(".csv")
+        for js in _result_files(store, "MeasureRuntime", layout.BRANCH_JSON_GLOB):
+            parsed = layout.parse_branch_file(js.name)
+            if parsed is None:
+                continue
+            csv_path = js.parent / layout.branch_files(parsed[0])["csv"]
             if not csv_path.exists():
                 continue
             try:
@@ -90,9 +88,11 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
                 mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
                 stage="measure")
             rows.append(row)
-        for fail in sorted(base.glob("*/*/*/*/_failure_bs_*.json")):
-            bs = int(fail.stem.rsplit("_", 1)[1])
-            if (fail.parent / f"runtime_bs_{bs}.json").exists():
+        for fail in _result_files(store, "MeasureRuntime", layout.BRANCH_FAILURE_GLOB):
+            bs = layout.parse_branch_failure(fail.name)
+            if bs is None:
+                continue
+            if (fail.parent / layout.branch_files(bs)["json"]).exists():
                 continue  # succeeded later
             with open(fail) as f:
                 rec = json.load(f)
@@ -105,23 +105,32 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
 
 
 def _upstream_failures(store: Path) -> list[dict]:
-    """Discovery and export failures: nothing was measured, so they have no batch size."""
+    """Discovery and export failures: nothing was measured, so they have no batch size.
+
+    The runtime is that of every runtime the failed stage stops: all of them for a discovery,
+    those that measure the export for an export.
+    """
+    from mlprof.runtimes import runtime_info, runtime_names
+
+    stops = {"discovery": runtime_names(),
+             "export": [n for n in runtime_names() if runtime_info(n).needs_export]}
     rows = []
-    for task, stage, runtime in UPSTREAM_STAGES:
-        # <Task>/<model>__<hash>/<settings>/<version>/_failure.json
-        for fail in sorted((store / task).glob("*/*/*/_failure.json")):
+    for task, stage in UPSTREAM_STAGES:
+        for fail in _result_files(store, task, layout.FAILURE_FILE):
             try:
                 with open(fail) as f:
                     rec = json.load(f)
+                rp = layout.parse_result_path(str(fail), str(store))
             except (OSError, ValueError):
                 continue
-            model_seg, settings, version = fail.relative_to(store).parts[1:4]
-            model, _, mhash = model_seg.rpartition("__")
+            seg = rp.parsed()
             rows.append({"status": rec.get("status", "failed"), "error": rec.get("message", ""),
-                         "model": model, "model_hash": mhash, "runtime": runtime,
-                         "runtime_version": "", "device": "", "settings_key": settings,
-                         "version": version, "timestamp": rec.get("time"), "stage": stage,
-                         "store": str(store), "path": str(fail)})
+                         "model": seg["model"], "model_hash": seg["model_hash"],
+                         "runtime": ",".join(stops[stage]) if stage == "export" else "",
+                         "runtime_version": "", "device": "",
+                         "settings_key": rp.segments["settings"], "version": rp.version,
+                         "timestamp": rec.get("time"), "stage": stage, "store": str(store),
+                         "path": str(fail)})
     return rows
 
 

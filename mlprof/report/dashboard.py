@@ -19,8 +19,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mlprof import layout
 from mlprof.report.alerts import AlertRule
 from mlprof.report.history import alerts_table, history_groups
+from mlprof.runtimes import DEFAULT_RUNTIME
 
 #: what identifies a result in the store's layout (present for failures too)
 RESULT_KEY = ["model", "model_hash", "runtime", "runtime_version", "device", "settings_key",
@@ -92,11 +94,6 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
   });
 });
 """
-
-
-def slug(text: str, max_len: int = 80) -> str:
-    """A file-name-safe version of ``text``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_.")[:max_len] or "x"
 
 
 def _esc(value: Any) -> str:
@@ -229,7 +226,11 @@ def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
         curve_rt.append(g.iloc[0]["runtime"])
         per = {}
         for r in g.itertuples():
-            csv_path = os.path.splitext(str(r.path))[0] + ".csv"
+            branch = layout.parse_branch_file(str(r.path))
+            if branch is None:
+                continue
+            csv_path = os.path.join(os.path.dirname(str(r.path)),
+                                    layout.branch_files(branch[0])["csv"])
             try:
                 per[int(r.batch_size)] = read_runtimes(csv_path)
             except (OSError, ValueError):
@@ -280,7 +281,7 @@ def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
 def build_dashboard(report, out_dir: str | os.PathLike, *,
                     current_versions: Sequence[str] | None = None,
                     experiments: Sequence[dict] | None = None,
-                    reference_runtime: str = "onnxruntime", statistic: str = "median_ms",
+                    reference_runtime: str = DEFAULT_RUNTIME, statistic: str = "median_ms",
                     rule: AlertRule | None = None, title: str = "mlprof dashboard",
                     plots: bool = True) -> dict[str, Any]:
     """Write the dashboard for ``report`` (a DataFrame of :func:`mlprof.report.to_frame`).
@@ -310,7 +311,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     model_pages: dict[tuple[str, str], str] = {}
     for (model, mhash), _rows in current.groupby(["model", "model_hash"], sort=True,
                                                  dropna=False):
-        model_pages[(model, mhash)] = f"models/{slug(f'{model}__{mhash}')}.html"
+        model_pages[(model, mhash)] = layout.model_page(
+            model, mhash if isinstance(mhash, str) and mhash else None)
 
     def model_link(r: dict, prefix: str = "") -> str | None:
         page = model_pages.get((r.get("model"), r.get("model_hash")))

@@ -1,7 +1,10 @@
 """law tasks of mlprof: thin, declarative; the work is done by library code.
 
 Importing this package makes sure ``MLP_BASE`` is set (to this checkout) so that the default
-model file resolves even without ``source setup.sh``.
+model file resolves even without ``source setup.sh``, and installs the task layer's process-wide
+hooks, here and nowhere else: one-line errors (:func:`mlprof.tasks.base.install_error_handling`),
+law's scale patches (:mod:`mlprof.tasks._scale`), a heap freeze at exit and, under ``law run``
+with a model script, an early start of the measurement server.
 """
 
 import atexit as _atexit
@@ -17,6 +20,9 @@ _os.environ.setdefault(
 _atexit.register(_gc.freeze)
 
 from mlprof.tasks import _scale  # noqa: E402,F401  (law 0.1.21 scale patches, see there)
+from mlprof.tasks.base import install_error_handling as _install_error_handling  # noqa: E402
+
+_install_error_handling()
 
 
 def _prestart_for_scripts() -> None:

@@ -1,70 +1,103 @@
-"""BaseTask: ``--version``, the store layout and one-line errors for bad input."""
+"""BaseTask: ``--version``, the output directory (built by :mod:`mlprof.layout`), failure
+records, declared upstream tasks (:class:`Requirements`) and one-line errors for bad input."""
 
 from __future__ import annotations
 
 import logging
 import os
-import re
-from collections import OrderedDict
+from typing import ClassVar
 
 import law
 import luigi
 
+from mlprof import layout
 from mlprof.errors import MLProfError
 
 logger = logging.getLogger("mlprof")
 
-#: the order of path segments below $MLP_STORE, the same for every task
-STORE_ORDER = ("task", "model", "runtime", "settings")
+
+class Requirements(dict):
+    """The upstream task classes of a task, declared in one place (columnflow's idea).
+
+    ``reqs = Requirements(MergeRuntimes=MergeRuntimes)``; ``self.reqs.MergeRuntimes.req(self)``
+    in ``requires()``. ``Requirements(Base.reqs, Other=Other)`` extends another declaration.
+    """
+
+    def __init__(self, *bases: dict, **classes: type) -> None:
+        super().__init__()
+        for b in bases:
+            self.update(b)
+        self.update(classes)
+
+    def __getattr__(self, name: str) -> type:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
-def store_base() -> str:
-    """The store directory: ``$MLP_STORE`` (default ``$MLP_BASE/data/store``)."""
-    store = os.environ.get("MLP_STORE") or os.path.join(os.environ["MLP_BASE"], "data", "store")
-    return os.path.abspath(os.path.expandvars(os.path.expanduser(store)))
-
-
-def path_safe(text: str, max_len: int = 64) -> str:
-    """Make ``text`` safe as one path segment (letters, digits, ``._-+``)."""
-    safe = re.sub(r"[^A-Za-z0-9._+-]+", "_", str(text)).strip("_.") or "x"
-    return safe[:max_len]
+#: law's own parameters that never change an output, and why (see BaseTask.param_reasons)
+LAW_PARAM_REASONS = {
+    "log_file": "where law writes its log, not what a task computes",
+    "print_deps": "an interactive query (law run --print-deps): nothing runs",
+    "print_status": "an interactive query (law run --print-status): nothing runs",
+    "print_output": "an interactive query (law run --print-output): nothing runs",
+    "remove_output": "an interactive command (law run --remove-output): nothing runs",
+    "fetch_output": "an interactive command (law run --fetch-output): nothing runs",
+}
 
 
 class BaseTask(law.Task):
     """Base of all mlprof tasks.
 
-    Outputs live in ``$MLP_STORE/<Task>/<model>/<runtime>__<device>/<settings>/<version>/``;
-    each parameter mixin contributes its own segment through :meth:`store_parts`.
+    Outputs live in ``layout.result_dir(<Task>, --version, store_parts())``; each task builds
+    its segments with :mod:`mlprof.layout` from its parameter mixins' values.
+
+    Every parameter either reaches the output path or is named in ``param_reasons`` (merged
+    over the class hierarchy) with the reason it does not change the output; a test enumerates
+    every parameter of every task family and checks this.
     """
 
     version = luigi.Parameter(description="version of outputs to produce; a new version never "
                                           "reuses the outputs of another")
 
     task_namespace = None
-    exclude_params_req = set()
+    exclude_index = True
+    exclude_params_req: ClassVar[set[str]] = set()
+    reqs = Requirements()
 
-    def store_parts(self) -> OrderedDict[str, str]:
-        """Path segments below the store, keyed by :data:`STORE_ORDER` names."""
-        return OrderedDict(task=self.__class__.__name__)
+    #: parameter name -> why it does not change this task's output
+    param_reasons: ClassVar[dict[str, str]] = LAW_PARAM_REASONS
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        layout.check_segment(self.version, "--version")
+
+    @classmethod
+    def param_reason(cls, name: str) -> str | None:
+        """Why parameter ``name`` does not change the output (None: it does)."""
+        for klass in cls.__mro__:
+            reason = klass.__dict__.get("param_reasons", {}).get(name)
+            if reason:
+                return reason
+        return None
+
+    def store_parts(self) -> dict[str, str]:
+        """This task's path segments (see :data:`mlprof.layout.LAYOUTS`)."""
+        return {}
 
     def local_path(self, *path: str) -> str:
         """Absolute path of ``path`` in this task's output directory."""
-        parts = self.store_parts()
-        ordered = [parts[k] for k in STORE_ORDER if k in parts]
-        ordered += [v for k, v in parts.items() if k not in STORE_ORDER]
-        return os.path.join(store_base(), *ordered, str(self.version), *map(str, path))
+        return os.path.join(layout.result_dir(self.task_family, str(self.version),
+                                              self.store_parts()), *map(str, path))
 
     def local_target(self, *path: str, **kwargs) -> law.LocalFileTarget:
         """A file target in this task's output directory."""
         return law.LocalFileTarget(self.local_path(*path), **kwargs)
 
-    #: file next to a task's outputs that records why it failed (never an output itself;
-    #: MeasureRuntime branches use _failure_bs_<N>.json)
-    FAILURE_FILE = "_failure.json"
-
     def failure_path(self) -> str:
-        """Where this task records its failure."""
-        return self.local_path(self.FAILURE_FILE)
+        """Where this task records its failure (never an output itself)."""
+        return self.local_path(layout.FAILURE_FILE)
 
     def failure(self) -> dict | None:
         """The recorded failure of this task (None if it did not fail, or succeeded since)."""
@@ -72,9 +105,10 @@ class BaseTask(law.Task):
 
         try:
             with open(self.failure_path()) as f:
-                return json.load(f)
+                record = json.load(f)
         except (OSError, ValueError):
             return None
+        return record if isinstance(record, dict) else None
 
     def on_failure(self, exception: BaseException) -> str:
         """Record the failure next to the outputs; one line for mlprof's own errors."""
@@ -126,7 +160,7 @@ def failure_reason(task) -> str:
             for b in t.get_branch_tasks().values():
                 failure = b.failure() or failure
         if failure:
-            return failure["message"]
+            return str(failure.get("message", "failed"))
         stack.extend(flatten(t.requires()))
     return "did not complete (see the log above)"
 
@@ -149,7 +183,10 @@ class _OneLineErrors(logging.Filter):
 
 
 def install_error_handling() -> None:
-    """One-line errors in luigi's log and for errors raised while parsing parameters."""
+    """One-line errors in luigi's log and for errors raised while parsing parameters.
+
+    Called once, by :mod:`mlprof.tasks` (the task layer's only process-wide side effect).
+    """
     import sys
 
     lg = logging.getLogger("luigi-interface")

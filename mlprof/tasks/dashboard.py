@@ -8,15 +8,13 @@ import os
 import law
 import luigi
 
-from mlprof.tasks.base import install_error_handling
-from mlprof.tasks.parameters import RuntimeParameter
-from mlprof.tasks.report import Report
-from mlprof.util import atomic_dir, short_hash
-
-install_error_handling()
+from mlprof import layout
+from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.tasks.parameters import RuntimeParameter, StoresMixin
+from mlprof.util import atomic_dir
 
 
-class Dashboard(Report):
+class Dashboard(StoresMixin):
     """Write ``dashboard/index.html`` (+ model pages, plots, CSVs) for ``--stores``.
 
     The current results are the latest of each configuration, or those of ``--current``
@@ -27,22 +25,18 @@ class Dashboard(Report):
                                "current (default: the latest result of each configuration)")
     experiments_file = luigi.Parameter(default=law.NO_STR, description="JSON list of experiment "
                                        "statuses (written by Nightly) to show on the index")
-    reference_runtime = RuntimeParameter(default="onnxruntime", description="speed-ups are "
-                                         "relative to this runtime; default: onnxruntime")
+    reference_runtime = RuntimeParameter(default=DEFAULT_RUNTIME, description="speed-ups are "
+                                         f"relative to this runtime; default: {DEFAULT_RUNTIME}")
     statistic = luigi.ChoiceParameter(default="median_ms", choices=(
         "median_ms", "mean_ms", "p84_ms", "p99_ms", "throughput"),
         description="statistic followed by the history and the alerts; default: median_ms")
     title = luigi.Parameter(default="mlprof dashboard", description="page title")
 
     def store_parts(self):
-        parts = super().store_parts()
-        tag = f"{self.statistic}_ref-{self.reference_runtime}"
-        extra = [*self.current, self.experiments_file if self.experiments_file != law.NO_STR
-                 else "", self.title]
-        if any(extra):
-            tag += "_" + short_hash(*extra, length=8)
-        parts["settings"] = tag
-        return parts
+        extras = [*self.current, self.experiments_file if self.experiments_file != law.NO_STR
+                  else "", self.title]
+        return {"model": self.stores_segment(), "settings": layout.dashboard_settings_segment(
+            self.statistic, self.reference_runtime, extras)}
 
     def output(self):
         return law.LocalDirectoryTarget(self.local_path("dashboard"))

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
+import law
+
+from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import BaseTask, install_error_handling
-from mlprof.tasks.parameters import ModelMixin, model_segment
+from mlprof.tasks.parameters import ModelMixin, ScriptMixin
 from mlprof.util import write_json_atomic
 
-install_error_handling()
 logger = logging.getLogger("mlprof")
 
 
-class DiscoverModels(ModelMixin, BaseTask):
+class DiscoverModels(ModelMixin, ScriptMixin):
     """Run a model script in a child process and list the models it calls.
 
     Writes ``manifest.json``: for each model its hash (architecture + input shapes), class,
@@ -29,15 +31,18 @@ class DiscoverModels(ModelMixin, BaseTask):
             raise MLProfError("DiscoverModels takes a Python model script (.py)",
                               self.model_spec.spec_file, "--model-file")
 
+    @property
+    def script_name(self) -> str:
+        """The script, not one of its models: --model-name if given, else the script's stem."""
+        if self.model_name != law.NO_STR:
+            return self.model_name
+        return os.path.splitext(os.path.basename(self.model_spec.file))[0]
+
     def store_parts(self):
-        parts = super().store_parts()
-        stem = self.model_spec.name.split("-")[0] if self.model_spec.model_hashes else \
-            self.model_spec.name
         from mlprof.model.script import script_hash
 
-        parts["model"] = model_segment(stem, script_hash(self.model_spec.file))
-        parts["settings"] = self.script_tag() or "default"
-        return parts
+        return {"model": layout.model_segment(self.script_name, script_hash(self.model_spec.file)),
+                "settings": layout.discovery_settings_segment(self.script_key())}
 
     def output(self):
         return self.local_target("manifest.json")
@@ -45,6 +50,7 @@ class DiscoverModels(ModelMixin, BaseTask):
     def run(self):
         from mlprof.measure.isolate import run_isolated
         from mlprof.model.script import discover
+        from mlprof.model.spec import script_model_name
 
         manifest = run_isolated(discover, {"path": self.model_spec.file,
                                            "script_args": self.script_argv,
@@ -52,8 +58,8 @@ class DiscoverModels(ModelMixin, BaseTask):
                                 label=f"discovery of {self.model_spec.file}", torch=True)
         write_json_atomic(self.output().path, manifest)
         for m in manifest["models"]:
-            logger.info("%s::%s  %s (line %s, %s parameters, %d call(s))",
-                        self.model_spec.name, m["hash"], m["class"], m["line"],
+            logger.info("%s  %s (line %s, %s parameters, %d call(s))",
+                        script_model_name(self.script_name, m["hash"]), m["class"], m["line"],
                         f"{m['parameters']:,}", m["calls"])
 
     def manifest(self) -> dict:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import logging
 
-import law
-
+from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import BaseTask, install_error_handling
+from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
-from mlprof.tasks.parameters import ModelMixin
+from mlprof.tasks.parameters import ExportMixin, ModelMixin, ScriptMixin
 from mlprof.util import write_json_atomic
 
-install_error_handling()
 logger = logging.getLogger("mlprof")
 
 
-class ExportOnnx(ModelMixin, BaseTask):
+class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
     """Export one model of a script to ONNX (``--opset``, ``--precision``, ``--ort-optimize``).
 
     The ONNX outputs are checked against the eager model's on the script's inputs and on
@@ -30,13 +28,17 @@ class ExportOnnx(ModelMixin, BaseTask):
             raise MLProfError("ExportOnnx takes a Python model script (.py)",
                               self.model_spec.spec_file, "--model-file")
 
+    reqs = Requirements(DiscoverModels=DiscoverModels)
+
     def requires(self):
-        return DiscoverModels.req(self)
+        return self.reqs.DiscoverModels.req(self)
 
     def store_parts(self):
-        parts = super().store_parts()
-        parts["settings"] = "_".join(t for t in (self.export_tag(), self.script_tag()) if t)
-        return parts
+        content = layout.script_model_hash(self.model_spec.content_hash, self.script_argv,
+                                           self.max_depth)
+        return {"model": layout.model_segment(self.resolved_model_name, content),
+                "settings": layout.export_settings_segment(self.export_key(),
+                                                           self.script_key())}
 
     def output(self):
         return {"onnx": self.local_target("model.onnx"),
@@ -53,11 +55,10 @@ class ExportOnnx(ModelMixin, BaseTask):
             "out_path": outputs["onnx"].path, "script_args": self.script_argv,
             "max_depth": self.max_depth, "opset": self.resolved_opset,
             "precision": self.precision, "optimize": self.ort_optimize,
-            "atol": None if self.atol == law.NO_FLOAT else self.atol,
-            "rtol": None if self.rtol == law.NO_FLOAT else self.rtol,
+            "atol": self.tolerances()[0], "rtol": self.tolerances()[1],
         }, label=f"export of {self.model_spec.file}::{model['hash']}", torch=True)
         record["model"] = model
         # the ONNX file is in place (renamed atomically by the export); the JSON completes it
         write_json_atomic(outputs["json"].path, record)
-        logger.info("exported %s::%s in %.2f s (max abs error %.2g)", self.model_spec.name,
-                    model["hash"], record["export_s"], record["max_abs_error"])
+        logger.info("exported %s in %.2f s (max abs error %.2g)", self.resolved_model_name,
+                    record["export_s"], record["max_abs_error"])

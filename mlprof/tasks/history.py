@@ -6,14 +6,12 @@ import os
 
 import luigi
 
-from mlprof.tasks.base import install_error_handling, path_safe
-from mlprof.tasks.report import Report
+from mlprof.layout import path_safe
+from mlprof.tasks.parameters import StoresMixin
 from mlprof.util import atomic_dir, atomic_path
 
-install_error_handling()
 
-
-class PlotHistory(Report):
+class PlotHistory(StoresMixin):
     """Plot ``--statistic`` over versions and list alerts, from the stores' measurements.
 
     One plot per model, runtime (and version of it), device, host and settings, a line per
@@ -24,6 +22,9 @@ class PlotHistory(Report):
     statistic = luigi.ChoiceParameter(default="median_ms", choices=(
         "median_ms", "mean_ms", "p84_ms", "p99_ms", "throughput"),
         description="the statistic to follow; default: median_ms")
+
+    def store_parts(self):
+        return {"model": self.stores_segment()}
 
     def output(self):
         return {"alerts": self.local_target(f"alerts_{self.statistic}.csv"),

@@ -13,7 +13,6 @@ under ``<version>.confirm``; only a confirmed change is listed as an alert.
 
 from __future__ import annotations
 
-import datetime
 import json
 import logging
 import os
@@ -22,23 +21,18 @@ import time
 import law
 import luigi
 
+from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import (
-    BaseTask,
-    failure_reason,
-    install_error_handling,
-    path_safe,
-    store_base,
-)
+from mlprof.report.nightly import CONFIRM_SUFFIX, confirm_version
+from mlprof.tasks.base import BaseTask, Requirements, failure_reason
+from mlprof.tasks.dashboard import Dashboard
 from mlprof.tasks.parameters import PathParameter, expand_path
 from mlprof.util import short_hash, write_json_atomic
 
 law.contrib.load("slack", "telegram")
-install_error_handling()
 logger = logging.getLogger("mlprof")
 
-#: suffix of the version under which suspicious results are measured again
-CONFIRM_SUFFIX = ".confirm"
+__all__ = ["CONFIRM_SUFFIX", "ConfirmResults", "Nightly", "RunExperiment"]
 
 
 def build_isolated(tasks: list) -> None:
@@ -69,10 +63,7 @@ class RunExperiment(BaseTask):
             return "missing"
 
     def store_parts(self):
-        parts = super().store_parts()
-        stem = os.path.splitext(os.path.basename(self.experiment_file))[0]
-        parts["model"] = f"{path_safe(stem, 48)}__{self._content_hash()}"
-        return parts
+        return {"model": layout.experiment_segment(self.experiment_file, self._content_hash())}
 
     @property
     def priority(self) -> int:
@@ -109,45 +100,28 @@ class RunExperiment(BaseTask):
 
     def run(self):
         from mlprof.experiments import load_experiment
+        from mlprof.report.nightly import experiment_status, finish_status, status_line
 
         t0 = time.time()
-        status: dict = {"file": self.experiment_file, "version": self.version,
-                        "name": os.path.splitext(os.path.basename(self.experiment_file))[0],
-                        "started": _now()}
         try:
             exp = load_experiment(self.experiment_file)
         except MLProfError as e:
             logger.error("experiment %s: %s", self.experiment_file, e)
-            status.update(title=status["name"], status="failed", errors=[str(e)], results="")
+            status = experiment_status(self.experiment_file, self.version, error=str(e))
+            status.update(finished=status["started"], duration_s=round(time.time() - t0, 2))
         else:
-            status.update(title=exp.title, description=exp.description, priority=exp.priority,
-                          model_files=list(exp.model_files), runtimes=list(exp.runtimes),
-                          batch_sizes=list(exp.batch_sizes), settings=exp.settings,
-                          reference_runtime=exp.reference_runtime, notify=list(exp.notify))
+            status = experiment_status(self.experiment_file, self.version, exp)
             self.publish_message(f"experiment {exp.title!r}: {len(exp.model_files)} model "
                                  f"file(s) x {len(exp.runtimes)} runtime(s)")
             tasks, errors = self.measurement_tasks(exp)
             build_isolated(tasks)
-            n_ok = 0
-            for t in tasks:
-                if t.complete():
-                    n_ok += 1
-                else:
-                    name = os.path.basename(t.model_files[0])
-                    errors.append(f"{name}: {failure_reason(t)}")
-            n = len(exp.model_files)
-            status.update(status="ok" if not errors else "partial" if n_ok else "failed",
-                          errors=errors, results=f"{n_ok}/{n} model file(s) complete",
-                          plots=[p.path for t in tasks if t.complete()
-                                 for p in t.output().values()])
-        status.update(finished=_now(), duration_s=round(time.time() - t0, 2))
+            outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
+                         "" if t.complete() else failure_reason(t)) for t in tasks]
+            plots = [p.path for t in tasks if t.complete() for p in t.output().values()]
+            finish_status(status, len(exp.model_files), outcomes, errors, plots, t0,
+                          time.time())
         write_json_atomic(self.output().path, status)
-        self.publish_message(f"{status['title']}: {status['status']}"
-                             + (f" ({'; '.join(status['errors'])})" if status["errors"] else ""))
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        self.publish_message(status_line(status))
 
 
 def _configured(*options: str) -> bool:
@@ -158,8 +132,12 @@ def _configured(*options: str) -> bool:
 class _ExperimentsMixin(BaseTask):
     """``--experiments``: the directory of experiment files, and its store segment."""
 
+    exclude_index = True
+
     experiments = luigi.Parameter(default="$MLP_BASE/experiments", description="directory of "
                                   "experiment YAML files; default: $MLP_BASE/experiments")
+
+    reqs = Requirements(RunExperiment=RunExperiment)
 
     @property
     def experiments_dir(self) -> str:
@@ -167,10 +145,7 @@ class _ExperimentsMixin(BaseTask):
         return expand_path(self.experiments)
 
     def store_parts(self):
-        parts = super().store_parts()
-        d = self.experiments_dir
-        parts["model"] = f"{path_safe(os.path.basename(d), 32)}__{short_hash(d)}"
-        return parts
+        return {"model": layout.experiments_dir_segment(self.experiments_dir)}
 
     def experiment_list(self):
         """``(file, experiment or None, error or None)`` in run order."""
@@ -180,7 +155,7 @@ class _ExperimentsMixin(BaseTask):
 
     def experiment_tasks(self) -> dict[str, RunExperiment]:
         """Active experiments and broken files (their error is worth a line on the dashboard)."""
-        return {os.path.basename(path): RunExperiment.req(self, experiment_file=path)
+        return {os.path.basename(path): self.reqs.RunExperiment.req(self, experiment_file=path)
                 for path, exp, _ in self.experiment_list() if exp is None or exp.active}
 
 
@@ -201,30 +176,22 @@ class ConfirmResults(_ExperimentsMixin):
     def output(self):
         return self.local_target("confirm.json")
 
-    def confirm_version(self) -> str:
-        """The version of confirming re-measurements."""
-        return f"{self.version}{CONFIRM_SUFFIX}"
-
     def run(self):
         from mlprof.report import collect, to_frame
         from mlprof.report.history import candidates
+        from mlprof.report.nightly import rerun_params
         from mlprof.tasks.runtime import MeasureRuntime
 
-        report = to_frame(collect([store_base()]))
+        report = to_frame(collect([layout.store_base()]))
         found, tasks = [], []
         for c in candidates(report, self.version):
-            try:
-                with open(c["path"]) as f:
-                    params = dict(json.load(f)["task"]["params"])
-            except (OSError, KeyError, ValueError):
+            params = rerun_params(c, confirm_version(self.version))
+            if params is None:
                 continue  # measured before the parameters were recorded
-            params.pop("branch", None)
-            params.update(version=self.confirm_version(), batch_sizes=str(c["batch_size"]))
             logger.info("%s on %s at batch size %s: %+.1f%% (z %.1f), measuring again to "
                         "confirm", c["model"], c["runtime"], c["batch_size"],
                         100 * c["change"], c["z"])
-            task = MeasureRuntime.from_str_params(params)
-            tasks.append(task)
+            tasks.append(MeasureRuntime.from_str_params(params))
             found.append({k: c[k] for k in ("model", "runtime", "runtime_version",
                                             "batch_size", "kind", "change", "z")})
         build_isolated(tasks)
@@ -232,7 +199,7 @@ class ConfirmResults(_ExperimentsMixin):
             c["remeasured"] = t.complete()
             c["error"] = "" if c["remeasured"] else failure_reason(t)
         write_json_atomic(self.output().path, {"version": self.version,
-                                               "confirm_version": self.confirm_version(),
+                                               "confirm_version": confirm_version(self.version),
                                                "candidates": found})
         self.publish_message(f"{len(found)} result(s) measured again to confirm")
 
@@ -257,15 +224,20 @@ class Nightly(_ExperimentsMixin):
                                           default=_configured("mail_recipient"))
 
     exclude_params_req = {"notify_slack", "notify_telegram", "notify_mail"}
+    param_reasons = {n: "only sends the summary line somewhere; the results are the same"
+                     for n in exclude_params_req}
+    reqs = Requirements(_ExperimentsMixin.reqs, ConfirmResults=ConfirmResults,
+                        Dashboard=Dashboard)
 
     def requires(self):
         reqs = {"experiments": self.experiment_tasks()}
         if self.confirm:
-            reqs["confirm"] = ConfirmResults.req(self)
+            reqs["confirm"] = self.reqs.ConfirmResults.req(self)
         return reqs
 
     def output(self):
-        return self.local_target("nightly.json")
+        # without confirmation the alerts differ: another file
+        return self.local_target("nightly.json" if self.confirm else "nightly_noconfirm.json")
 
     @law.decorator.notify
     def run(self):
@@ -273,43 +245,26 @@ class Nightly(_ExperimentsMixin):
         # top once the dashboard exists, so everything before the yield only reads files
         import pandas as pd
 
-        from mlprof.tasks.dashboard import Dashboard
+        from mlprof.report.nightly import inactive_status, nightly_summary, summary_line
 
         inputs = self.input()
         statuses = [_load(inp.path) for inp in inputs["experiments"].values()]
-        for path, exp, _ in self.experiment_list():
-            if exp is not None and not exp.active:
-                statuses.append({"name": exp.name, "file": path, "title": exp.title,
-                                 "description": exp.description, "status": "inactive",
-                                 "errors": [], "results": ""})
+        statuses += [inactive_status(path, exp) for path, exp, _ in self.experiment_list()
+                     if exp is not None and not exp.active]
         confirmed = _load(inputs["confirm"].path)["candidates"] if self.confirm else []
         exp_file = self.local_path("experiments.json")
         write_json_atomic(exp_file, statuses)
-        current = (self.version, f"{self.version}{CONFIRM_SUFFIX}")
-        dashboard = Dashboard.req(self, current=current, experiments_file=exp_file)
+        dashboard = self.reqs.Dashboard.req(
+            self, current=(self.version, confirm_version(self.version)),
+            experiments_file=exp_file)
         yield dashboard
 
         site = dashboard.output().path
-        alerts = pd.read_csv(os.path.join(site, "alerts.csv"))
-        new = alerts[alerts["version"].isin(current) | alerts["first_version"].isin(current)]
-        counts = {s: sum(1 for e in statuses if e["status"] == s)
-                  for s in ("ok", "partial", "failed", "inactive")}
-        summary = {
-            "version": self.version, "experiments": statuses, "counts": counts,
-            "confirmations": len(confirmed), "candidates": confirmed,
-            "new_regressions": new[new["kind"] == "regression"].to_dict("records"),
-            "new_improvements": new[new["kind"] == "improvement"].to_dict("records"),
-            "dashboard": os.path.join(site, "index.html"),
-        }
+        summary = nightly_summary(self.version, statuses, confirmed,
+                                  pd.read_csv(os.path.join(site, "alerts.csv")),
+                                  os.path.join(site, "index.html"))
         write_json_atomic(self.output().path, summary)
-        regs = ", ".join(f"{r['model']} {r['runtime']} bs {r['batch_size']} "
-                         f"{100 * r['change']:+.0f}%" for r in summary["new_regressions"])
-        self.publish_message(
-            f"nightly {self.version}: experiments {counts['ok']} ok, {counts['partial']} "
-            f"partial, {counts['failed']} failed; {len(summary['new_regressions'])} new "
-            f"regression(s){': ' + regs if regs else ''}; "
-            f"{len(summary['new_improvements'])} improvement(s); dashboard: "
-            f"file://{summary['dashboard']}")
+        self.publish_message(summary_line(summary))
 
 
 def _load(path: str) -> dict:

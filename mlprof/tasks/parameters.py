@@ -1,4 +1,9 @@
-"""Parameter mixins: each owns its parameters *and* its segment of the output path."""
+"""Parameter mixins, one concern each: their parameters and the settings they stand for.
+
+A mixin never looks at another mixin's parameters and never builds a path: it turns its own
+parameters into values (a :class:`mlprof.layout.MeasureKey`, an ``ExportKey``, a runtime
+segment, ...), and the concrete task composes them with :mod:`mlprof.layout`.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,9 @@ import os
 import law
 import luigi
 
+from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import BaseTask, path_safe
-from mlprof.util import float_tag, short_hash
+from mlprof.tasks.base import BaseTask
 
 DEFAULT_MODEL = "$MLP_BASE/examples/dnn/model_onnx_l10u128.yaml"
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -82,31 +87,89 @@ class BatchSizesParameter(law.CSVParameter):
         super().__init__(*args, **kwargs)
 
     def normalize(self, x):
+        from mlprof.measure.settings import check_batch_size
+
         sizes = super().normalize(x)
         if not sizes:
             raise MLProfError("give at least one batch size", field="--batch-sizes")
-        bad = [b for b in sizes if int(b) < 1]
-        if bad:
-            raise MLProfError(f"batch sizes must be >= 1, got {', '.join(map(str, bad))}",
-                              field="--batch-sizes")
-        return sizes
+        return tuple(check_batch_size(b) for b in sizes)
 
 
-def batch_sizes_tag(sizes: tuple[int, ...]) -> str:
-    """``bs_1_2_4``, or ``bs_1-1024_n11_<hash>`` for long lists."""
-    sizes = tuple(int(b) for b in sizes)
-    if len(sizes) <= 6:
-        return "bs_" + "_".join(map(str, sizes))
-    return f"bs_{sizes[0]}-{sizes[-1]}_n{len(sizes)}_{short_hash(*sizes, length=6)}"
+def _default_runtime() -> str:
+    from mlprof.runtimes import DEFAULT_RUNTIME
+
+    return DEFAULT_RUNTIME
+
+
+def _non_default(task: BaseTask, names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` differ from their parameter's default on ``task``."""
+    params = dict(task.get_params())
+    return [n for n in names if getattr(task, n) != params[n]._default]
+
+
+def refuse_given(task: BaseTask, names: tuple[str, ...], why: str, file: str = "") -> None:
+    """A one-line error when any of ``names`` was given (not its default): a parameter that
+    does not apply must never be silently ignored (it would return an unchanged result)."""
+    given = _non_default(task, names)
+    if given:
+        raise MLProfError(why, file or None,
+                          ", ".join("--" + n.replace("_", "-") for n in given))
+
+
+class ModelMixin(BaseTask):
+    """One model: ``--model-file`` (YAML, ONNX or ``script.py[::HASH]``) and its name."""
+
+    exclude_index = True
+
+    model_file = PathParameter(default=DEFAULT_MODEL, description="model YAML (MLProf format), "
+                               ".onnx file or Python model script (script.py or script.py::HASH)"
+                               "; default: the 10x128 example DNN")
+    model_name = luigi.Parameter(default=law.NO_STR, description="name in output paths; "
+                                 "default: the YAML's name, else the file name")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.model import read_model_file
+
+        # read (and check) the model file up front: bad input fails before anything runs
+        self.model_spec = read_model_file(self.model_file)
+
+    @property
+    def resolved_model_name(self) -> str:
+        """--model-name, else the spec's name."""
+        return self.model_name if self.model_name != law.NO_STR else self.model_spec.name
+
+    @property
+    def is_script(self) -> bool:
+        """Whether the model is a Python script."""
+        return self.model_spec.is_script
+
+
+class ModelLabelMixin(BaseTask):
+    """``--model-label``: the model's label in plots (plot tasks only: a label changes a
+    plot, never a measurement)."""
+
+    exclude_index = True
+
+    model_label = luigi.Parameter(default=law.NO_STR, description="label in plots; default: the "
+                                  "YAML's label, else its name")
+
+    def given_label(self) -> str | None:
+        """--model-label, None when not given."""
+        return None if self.model_label == law.NO_STR else self.model_label
 
 
 class ScriptMixin(BaseTask):
     """How model scripts run: ``--script-args`` and ``--max-depth``."""
 
+    exclude_index = True
+
     script_args = luigi.Parameter(default="", description="arguments for model scripts, e.g. "
                                   "'--batch_size 8 --max_seq_length 64'")
     max_depth = luigi.IntParameter(default=0, description="discover sub-modules down to this "
                                    "depth (0: models the script calls itself)")
+
+    SCRIPT_PARAMS = ("script_args", "max_depth")
 
     @property
     def script_argv(self) -> tuple[str, ...]:
@@ -119,18 +182,17 @@ class ScriptMixin(BaseTask):
             raise MLProfError(f"cannot split {self.script_args!r}: {e}",
                               field="--script-args") from None
 
-    def script_tag(self) -> str:
-        """Path part for the script arguments and depth (empty by default)."""
-        tags = []
-        if self.script_argv:
-            tags.append("args-" + short_hash(*self.script_argv, length=6))
-        if self.max_depth:
-            tags.append(f"depth{self.max_depth}")
-        return "_".join(tags)
+    def script_key(self) -> layout.ScriptKey:
+        """The script arguments and depth as the layout keys them."""
+        if self.max_depth < 0:
+            raise MLProfError(f"must be >= 0, got {self.max_depth}", field="--max-depth")
+        return layout.script_key(self.script_argv, self.max_depth)
 
 
 class ExportMixin(BaseTask):
-    """How script models are exported to ONNX."""
+    """How model scripts are exported to ONNX."""
+
+    exclude_index = True
 
     opset = luigi.IntParameter(default=0, description="ONNX opset for exports; default: "
                                "$MLP_ONNX_OPSET or 18")
@@ -143,6 +205,8 @@ class ExportMixin(BaseTask):
     rtol = luigi.FloatParameter(default=law.NO_FLOAT, description="relative tolerance of the "
                                 "export check; default: 1e-3 (fp32), 1e-2 (fp16)")
 
+    EXPORT_PARAMS = ("opset", "precision", "ort_optimize", "atol", "rtol")
+
     @property
     def resolved_opset(self) -> int:
         """--opset, else $MLP_ONNX_OPSET, else the default."""
@@ -150,82 +214,24 @@ class ExportMixin(BaseTask):
 
         return self.opset or default_opset()
 
-    def export_tag(self) -> str:
-        """``onnx-op18-fp32`` (+ ``-ortopt``, tolerances when given)."""
-        tag = f"onnx-op{self.resolved_opset}-{self.precision}"
-        if self.ort_optimize:
-            tag += "-ortopt"
-        if self.atol != law.NO_FLOAT or self.rtol != law.NO_FLOAT:
-            tag += f"-tol{short_hash(self.atol, self.rtol, length=4)}"
-        return tag
+    def tolerances(self) -> tuple[float | None, float | None]:
+        """--atol and --rtol (None: the precision's default)."""
+        return (None if self.atol == law.NO_FLOAT else self.atol,
+                None if self.rtol == law.NO_FLOAT else self.rtol)
 
-
-class ModelMixin(ScriptMixin, ExportMixin):
-    """One model: ``--model-file`` (YAML, ONNX or ``script.py[::HASH]``), name and label."""
-
-    model_file = PathParameter(default=DEFAULT_MODEL, description="model YAML (MLProf format), "
-                               ".onnx file or Python model script (script.py or script.py::HASH)"
-                               "; default: the 10x128 example DNN")
-    model_name = luigi.Parameter(default=law.NO_STR, description="name in output paths; "
-                                 "default: the YAML's name, else the file name")
-    model_label = luigi.Parameter(default=law.NO_STR, description="label in plots; default: the "
-                                  "YAML's label, else its name")
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        from mlprof.model import read_model_file
-
-        # read (and check) the model file up front: bad input fails before anything runs
-        self.model_spec = read_model_file(self.model_file)
-        if self.model_spec.is_script and not _outputs_exist(self):
-            # the script will run in the measurement server: start it (it imports torch,
-            # ~2.5 s) now, so that this overlaps with law's start-up and scheduling
-            from mlprof.measure.isolate import prestart
-
-            prestart(torch=True)
-
-    @property
-    def resolved_model_name(self) -> str:
-        """--model-name, else the spec's name."""
-        return self.model_name if self.model_name != law.NO_STR else self.model_spec.name
-
-    @property
-    def resolved_model_label(self) -> str:
-        """--model-label, else the spec's label."""
-        return self.model_label if self.model_label != law.NO_STR else self.model_spec.label
-
-    @property
-    def is_script(self) -> bool:
-        """Whether the model is a Python script."""
-        return self.model_spec.is_script
-
-    def store_parts(self):
-        parts = super().store_parts()
-        content = self.model_spec.content_hash
-        if self.is_script:
-            content = short_hash(content, *self.script_argv, self.max_depth, length=64)
-        parts["model"] = model_segment(self.resolved_model_name, content)
-        return parts
-
-
-def _outputs_exist(task) -> bool:
-    """Whether all outputs of ``task`` exist (False if they cannot be known yet)."""
-    try:
-        return all(t.exists() for t in law.util.flatten(task.output()))
-    except Exception:
-        return False
-
-
-def model_segment(name: str, content_hash: str) -> str:
-    """``<name>__<8 hex of the model files' sha256>``."""
-    return f"{path_safe(name, 48)}__{content_hash[:8]}"
+    def export_key(self) -> layout.ExportKey:
+        """The export settings as the layout keys them."""
+        return layout.ExportKey(self.resolved_opset, self.precision, bool(self.ort_optimize),
+                                layout.tolerances_tag(*self.tolerances()))
 
 
 class RuntimeMixin(BaseTask):
-    """``--runtime`` and ``--device``; the path segment also carries the runtime's version."""
+    """``--runtime``, ``--runtime-version`` and ``--device``."""
 
-    runtime = RuntimeParameter(default="onnxruntime", description="inference runtime: "
-                               "onnxruntime (alias ort)")
+    exclude_index = True
+
+    runtime = RuntimeParameter(default=_default_runtime(), description="inference runtime "
+                               "(see `mlprof system-info` for the installed ones)")
     runtime_version = luigi.Parameter(default="", description="measure with this version of "
                                       "the runtime (e.g. 1.20.1 or onnxruntime==1.20.1), in a "
                                       "cached virtual environment; default: the installed one")
@@ -242,6 +248,13 @@ class RuntimeMixin(BaseTask):
             self.runtime_version = parse_runtime_version(self.runtime, self.runtime_version)
 
     @property
+    def runtime_info(self):
+        """The runtime's registration (capabilities, package, aliases)."""
+        from mlprof.runtimes import runtime_info
+
+        return runtime_info(self.runtime)
+
+    @property
     def resolved_runtime_version(self) -> str:
         """--runtime-version, else the installed version of the runtime."""
         from mlprof.runtimes import runtime_version
@@ -256,66 +269,61 @@ class RuntimeMixin(BaseTask):
         return bool(self.runtime_version) and self.runtime_version != runtime_version(
             self.runtime)
 
-    def store_parts(self):
-        parts = super().store_parts()
-        parts["runtime"] = f"{self.runtime}-{self.resolved_runtime_version}__{self.device}"
-        return parts
+    def runtime_segment(self) -> str:
+        """``<runtime>-<version>__<device>``."""
+        return layout.runtime_segment([(self.runtime, self.resolved_runtime_version)],
+                                      self.device)
+
+
+def _setting_parameter(name: str) -> luigi.Parameter:
+    """The law parameter of measurement setting ``name``, from its one definition in
+    :mod:`mlprof.measure.settings` (type, default and help text)."""
+    from mlprof.measure.settings import setting
+
+    s = setting(name)
+    cls = {int: luigi.IntParameter, float: luigi.FloatParameter}.get(s.type, luigi.Parameter)
+    return cls(default=s.default, description=f"{s.help}; default: {s.default}")
 
 
 class MeasurementMixin(BaseTask):
     """How to measure: calls, events, warm-up, minimum duration, input data, threads."""
 
-    n_calls = luigi.IntParameter(default=100, description="timed calls per event; default: 100")
-    n_events = luigi.IntParameter(default=1, description="events (distinct inputs) per batch "
-                                  "size; default: 1")
-    warmup = luigi.IntParameter(default=10, description="untimed calls after the first call; "
-                                "default: 10")
-    min_duration = luigi.FloatParameter(default=0.5, description="keep measuring in rounds of "
-                                        "n-calls per event until this many seconds; default: 0.5")
-    input_data = luigi.Parameter(default="random", description="random, incremental, zeros, "
-                                 "ones, or a .npz/.npy file; default: random")
-    threads = luigi.IntParameter(default=1, description="intra-op threads (0: the runtime's "
-                                 "default); default: 1")
+    exclude_index = True
+
+    n_calls = _setting_parameter("n_calls")
+    n_events = _setting_parameter("n_events")
+    warmup = _setting_parameter("warmup")
+    min_duration = _setting_parameter("min_duration")
+    input_data = _setting_parameter("input_data")
+    threads = _setting_parameter("threads")
+
+    MEASURE_PARAMS = ("n_calls", "n_events", "warmup", "min_duration", "input_data", "threads")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure.inputs import check_input_data
+        from mlprof.measure.settings import check_setting
 
-        for name, minimum in (("n_calls", 1), ("n_events", 1), ("warmup", 0), ("threads", 0)):
-            if getattr(self, name) < minimum:
-                raise MLProfError(f"must be >= {minimum}, got {getattr(self, name)}",
-                                  field="--" + name.replace("_", "-"))
-        if self.min_duration < 0:
-            raise MLProfError(f"must be >= 0, got {self.min_duration}", field="--min-duration")
-        self._input_data = check_input_data(self.input_data)
+        # the one validation of every setting (the harness applies the same)
+        for name in self.MEASURE_PARAMS:
+            check_setting(name, getattr(self, name))
+        self._input_data = check_setting("input_data", self.input_data)
 
-    @property
-    def input_tag(self) -> str:
-        """The input data kind, or ``file-<stem>-<hash>`` for an input file."""
-        if self._input_data in ("random", "incremental", "zeros", "ones"):
-            return self._input_data
-        from mlprof.util import sha256_file
+    def measure_key(self) -> layout.MeasureKey:
+        """The measurement settings as the layout keys them."""
+        file_hash = None
+        if self._input_data not in ("random", "incremental", "zeros", "ones"):
+            from mlprof.util import sha256_file
 
-        stem = path_safe(os.path.splitext(os.path.basename(self._input_data))[0], 24)
-        return f"file-{stem}-{sha256_file(self._input_data)[:8]}"
+            file_hash = sha256_file(self._input_data)
+        return layout.MeasureKey(self.n_calls, self.n_events, self.warmup, self.min_duration,
+                                 self.threads, layout.input_tag(self._input_data, file_hash))
 
-    def store_parts(self):
-        parts = super().store_parts()
-        settings = (f"calls{self.n_calls}_events{self.n_events}_warmup{self.warmup}"
-                    f"_mindur{float_tag(self.min_duration)}_threads{self.threads}"
-                    f"_input-{self.input_tag}")
-        # script models measured on an exported ONNX file: how it was exported matters too
-        if getattr(self, "is_script", False) and getattr(self, "runtime", "") == "onnxruntime":
-            settings += "__" + self.export_tag()
-        parts["settings"] = settings
-        return parts
-
-    def measure_settings(self, batch_size: int):
+    def measure_settings(self, batch_size: int, runtime: str, device: str):
         """The harness settings for one batch size."""
         from mlprof.measure import MeasureSettings
 
-        return MeasureSettings(batch_size=int(batch_size), runtime=self.runtime,
-                               device=self.device, threads=self.threads, n_calls=self.n_calls,
+        return MeasureSettings(batch_size=int(batch_size), runtime=runtime, device=device,
+                               threads=self.threads, n_calls=self.n_calls,
                                n_events=self.n_events, warmup=self.warmup,
                                min_duration=self.min_duration, input_data=self._input_data)
 
@@ -323,17 +331,21 @@ class MeasurementMixin(BaseTask):
 class BatchSizesMixin(BaseTask):
     """``--batch-sizes``: the batch sizes of a sweep."""
 
+    exclude_index = True
+
     batch_sizes = BatchSizesParameter(default=DEFAULT_BATCH_SIZES, description="comma-separated "
                                       "batch sizes; default: 1,2,4,...,1024")
 
     @property
     def bs_tag(self) -> str:
         """The batch sizes as a file-name part."""
-        return batch_sizes_tag(self.batch_sizes)
+        return layout.batch_sizes_tag(self.batch_sizes)
 
 
 class PlotMixin(BaseTask):
-    """MLProf's plot options."""
+    """MLProf's plot options; each one that is not the default reaches the plot's file name."""
+
+    exclude_index = True
 
     x_log = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
                                 description="logarithmic (base 2) x-axis; default: True, since "
@@ -356,6 +368,8 @@ class PlotMixin(BaseTask):
     view_cmd = luigi.Parameter(default=law.NO_STR, significant=False,
                                description="command to open the plots with, e.g. imgcat")
 
+    param_reasons = {"view_cmd": "only opens the finished plots in a viewer"}
+
     def plot_options(self) -> dict:
         """Plot options for :mod:`mlprof.plotting`."""
         return {
@@ -367,8 +381,11 @@ class PlotMixin(BaseTask):
             self.top_right_label,
         }
 
-    def plot_tag(self) -> str:
-        """File-name part for every non-default plot option (so options never share a file)."""
+    def plot_tag(self, labels: tuple[str, ...] = ()) -> str:
+        """File-name part for every non-default plot option and every given label (so a plot
+        with other options or labels never shares a file with this one)."""
+        from mlprof.util import float_tag, short_hash
+
         o = self.plot_options()
         tags = []
         if not o["x_log"]:
@@ -384,14 +401,16 @@ class PlotMixin(BaseTask):
                         f"{float_tag(o['y_max']) if o['y_max'] is not None else ''}")
         if o["top_right_label"]:
             tags.append("trl" + short_hash(o["top_right_label"], length=6))
+        if labels:
+            tags.append("lbl" + short_hash(*labels, length=6))
         if self.plot_postfix != law.NO_STR:
-            tags.append(path_safe(self.plot_postfix))
+            tags.append(layout.path_safe(self.plot_postfix))
         return "__" + "_".join(tags) if tags else ""
 
-    def plot_targets(self, stem: str) -> dict[str, law.LocalFileTarget]:
+    def plot_targets(self, stem: str, labels: tuple[str, ...] = ()) -> dict:
         """One target per file type."""
-        return {ext: self.local_target(f"{stem}{self.plot_tag()}.{ext}")
-                for ext in self.file_types}
+        tag = self.plot_tag(labels)
+        return {ext: self.local_target(f"{stem}{tag}.{ext}") for ext in self.file_types}
 
     def view(self, paths: list[str]) -> None:
         """Run --view-cmd on the plots, if given."""
@@ -402,3 +421,20 @@ class PlotMixin(BaseTask):
 
         for p in paths:
             subprocess.call(shlex.split(self.view_cmd) + [p])
+
+
+class StoresMixin(BaseTask):
+    """``--stores``: the stores whose results a report reads."""
+
+    exclude_index = True
+
+    stores = law.CSVParameter(default=(), description="comma-separated store directories; "
+                              "default: $MLP_STORE")
+
+    def resolved_stores(self) -> list[str]:
+        """--stores as absolute paths, or the current store."""
+        return [expand_path(s) for s in self.stores] or [layout.store_base()]
+
+    def stores_segment(self) -> str:
+        """``stores_<hash>`` of the resolved stores."""
+        return layout.stores_segment(self.resolved_stores())

@@ -5,74 +5,75 @@ from __future__ import annotations
 import law
 import luigi
 
+from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import BaseTask, install_error_handling, path_safe
+from mlprof.model.spec import script_model_name
+from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.tasks.base import Requirements
+from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
-    ModelMixin,
+    ModelLabelMixin,
     PathsParameter,
     PlotMixin,
-    RuntimeMixin,
     RuntimesParameter,
     ScriptMixin,
-    model_segment,
+    refuse_given,
 )
-from mlprof.tasks.runtime import MergeRuntimes
-from mlprof.util import short_hash
-
-install_error_handling()
+from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
 
 
-def device_label(device: str, threads: int) -> str:
-    """``CPU, 1 thread``."""
-    t = "default threads" if threads == 0 else f"{threads} thread{'s' if threads != 1 else ''}"
-    return f"{device.upper()}, {t}"
+def _draw(task, curves: list[tuple], corner: tuple[str, int]) -> list[str]:
+    """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets; return the paths."""
+    from mlprof.measure.stats import read_stats_csv
+    from mlprof.plotting import Curve, plot_runtimes, save_figure
+    from mlprof.plotting.labels import corner_label, curve_labels
+
+    infos = [info for info, _ in curves]
+    options = task.plot_options()
+    if not options["top_right_label"]:
+        options["top_right_label"] = corner_label(infos, *corner)
+    fig = plot_runtimes([Curve(label, read_stats_csv(merge.output()["stats"].path))
+                         for label, (_, merge) in zip(curve_labels(infos), curves, strict=True)],
+                        **options)
+    paths = [t.path for t in task.output().values()]
+    save_figure(fig, paths)
+    for p in paths:
+        task.publish_message(f"plot: {p}")
+    task.view(paths)
+    return paths
 
 
-def runtime_label(runtime: str, device: str, threads: int) -> str:
-    """``onnxruntime 1.20.1 | CPU, 1 thread``."""
-    from mlprof.runtimes import runtime_version
+def _curve(merge: MergeRuntimes, label: str):
+    """The :class:`CurveInfo` of a finished MergeRuntimes: the version it was measured with."""
+    from mlprof.measure.results import measured_versions
+    from mlprof.plotting.labels import CurveInfo
 
-    return f"{runtime} {runtime_version(runtime)} | {device_label(device, threads)}"
-
-
-def joined_or_hashed(items: list[str], max_len: int = 60) -> str:
-    """``a-b-c`` when short, else ``<n>x_<first>_<hash>`` so paths stay short and unique."""
-    joined = "-".join(items)
-    if len(joined) <= max_len:
-        return joined
-    return f"{len(items)}x_{items[0][:24]}_{short_hash(*items)}"
+    versions = measured_versions(merge.output()["provenance"].path)
+    return CurveInfo(label, merge.runtime, tuple(versions) or (merge.resolved_runtime_version,))
 
 
-class PlotRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin, PlotMixin):
+class PlotRuntimes(MeasurementTask, ModelLabelMixin, PlotMixin):
     """Plot median latency vs batch size with the 16-84 percentile range, for one model."""
 
+    reqs = Requirements(MergeRuntimes=MergeRuntimes)
+
     def requires(self):
-        return MergeRuntimes.req(self)
+        return self.reqs.MergeRuntimes.req(self)
 
     def output(self):
-        return self.plot_targets(f"runtimes_{self.bs_tag}")
+        labels = (self.model_label,) if self.given_label() else ()
+        return self.plot_targets(f"runtimes_{self.bs_tag}", labels)
 
     def run(self):
-        from mlprof.measure.stats import read_stats_csv
-        from mlprof.plotting import Curve, plot_runtimes, save_figure
-
-        stats = read_stats_csv(self.input()["stats"].path)
-        options = self.plot_options()
-        if not options["top_right_label"]:
-            options["top_right_label"] = runtime_label(self.runtime, self.device, self.threads)
-        fig = plot_runtimes([Curve(self.resolved_model_label, stats)], **options)
-        paths = [t.path for t in self.output().values()]
-        save_figure(fig, paths)
-        for p in paths:
-            self.publish_message(f"plot: {p}")
-        self.view(paths)
+        label = self.given_label() or self.model_spec.label
+        _draw(self, [(_curve(self.requires(), label), self.requires())],
+              (self.device, self.threads))
 
 
-class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, PlotMixin,
-                        BaseTask):
+class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, PlotMixin):
     """Several models and/or runtimes on one plot.
 
     Only what varies goes into the legend labels and the file name. ``--model-files`` accepts
@@ -85,13 +86,15 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
     model_names = law.CSVParameter(default=(), description="names in output paths, one per "
                                    "model file")
     model_labels = law.CSVParameter(default=(), description="legend labels, one per model file")
-    runtimes = RuntimesParameter(default=("onnxruntime",), description="comma-separated "
-                                 "runtimes; default: onnxruntime")
+    runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
+                                 f"runtimes; default: {DEFAULT_RUNTIME}")
     runtime_versions = law.CSVParameter(default=(), description="runtime versions to compare, "
                                         "one curve each: 1.20.1,1.31.1 for the one runtime of "
                                         "--runtimes, or onnxruntime==1.20.1,...; measured in "
                                         "cached virtual environments")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
+
+    reqs = Requirements(DiscoverModels=DiscoverModels, MergeRuntimes=MergeRuntimes)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -103,12 +106,28 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 raise MLProfError(f"{len(values)} value(s) for {len(self.model_files)} model "
                                   "file(s); give one per model file or none", field=fld)
         from mlprof.model import read_model_file
-        from mlprof.runtimes import check_device
+        from mlprof.runtimes import check_device, check_model_kind, runtime_info
 
-        for rt in self.runtimes:
-            check_device(rt, self.device)
         self._specs = [read_model_file(f) for f in self.model_files]
+        for rt in self.resolved_runtimes:
+            check_device(rt, self.device)
+            for s in self._specs:
+                check_model_kind(rt, s.is_script, s.spec_file)
         self._pairs = self._runtime_pairs()
+        # script and export parameters must change some curve, or they are refused
+        if not any(s.is_script for s in self._specs):
+            refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
+                         "applies to model scripts (.py) only")
+        elif not any(runtime_info(rt).needs_export for rt in self.resolved_runtimes):
+            refuse_given(self, self.EXPORT_PARAMS, "applies to ONNX exports only; none of "
+                         f"{', '.join(self.resolved_runtimes)} measures one")
+
+    @property
+    def resolved_runtimes(self) -> tuple[str, ...]:
+        """--runtimes (at least one)."""
+        if not self.runtimes:
+            raise MLProfError("give at least one runtime", field="--runtimes")
+        return tuple(self.runtimes)
 
     def _runtime_pairs(self) -> list[tuple[str, str]]:
         """(runtime, version or "" for the installed one) per curve."""
@@ -116,27 +135,28 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         from mlprof.runtimes import canonical_runtime
 
         fld = "--runtime-versions"
+        runtimes = self.resolved_runtimes
         wanted: dict[str, list[str]] = {}
         for entry in self.runtime_versions:
             name, sep, _ = str(entry).partition("==")
             if sep:
                 rt = canonical_runtime(name.strip())
-                if rt not in self.runtimes:
+                if rt not in runtimes:
                     raise MLProfError(f"{entry!r}: {rt!r} is not one of --runtimes", field=fld)
-            elif len(self.runtimes) == 1:
-                rt = self.runtimes[0]
+            elif len(runtimes) == 1:
+                rt = runtimes[0]
             else:
                 raise MLProfError(f"{entry!r}: with several runtimes, write "
                                   "runtime==version", field=fld)
             version = parse_runtime_version(rt, entry, field=fld)
             if version not in wanted.setdefault(rt, []):
                 wanted[rt].append(version)
-        return [(rt, v) for rt in self.runtimes for v in (wanted.get(rt) or [""])]
+        return [(rt, v) for rt in runtimes for v in (wanted.get(rt) or [""])]
 
-    def _rt_name(self, rt: str, version: str) -> str:
+    def _version(self, rt: str, version: str) -> str:
         from mlprof.runtimes import runtime_version
 
-        return f"{rt}-{version or runtime_version(rt)}"
+        return version or runtime_version(rt)
 
     def _name(self, i: int) -> str:
         return self.model_names[i] if self.model_names else self._specs[i].name
@@ -144,52 +164,59 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
     def _label(self, i: int) -> str:
         return self.model_labels[i] if self.model_labels else self._specs[i].label
 
+    def _exports(self) -> bool:
+        """Whether some curve measures a script model's ONNX export."""
+        from mlprof.runtimes import runtime_info
+
+        return any(s.is_script for s in self._specs) and any(
+            runtime_info(rt).needs_export for rt in self.resolved_runtimes)
+
     def store_parts(self):
-        parts = super().store_parts()
-        segs = [model_segment(self._name(i), short_hash(s.content_hash, *self.script_argv,
-                                                        self.max_depth, length=64)
-                              if s.is_script else s.content_hash)
-                for i, s in enumerate(self._specs)]
-        parts["model"] = segs[0] if len(segs) == 1 else joined_or_hashed(segs, 80)
-        rts = [self._rt_name(rt, v) for rt, v in self._pairs]
-        parts["runtime"] = f"{joined_or_hashed(rts)}__{self.device}"
-        return parts
+        segs = [layout.model_segment(self._name(i), layout.script_model_hash(
+                    s.content_hash, self.script_argv, self.max_depth) if s.is_script
+                    else s.content_hash) for i, s in enumerate(self._specs)]
+        return {
+            "model": layout.models_segment(segs),
+            "runtime": layout.runtime_segment(
+                [(rt, self._version(rt, v)) for rt, v in self._pairs], self.device),
+            "settings": layout.measure_settings_segment(
+                self.measure_key(), self.export_key() if self._exports() else None),
+        }
 
     def _expands(self, i: int) -> bool:
         """Whether model file ``i`` is a script whose models are found by discovery."""
         return self._specs[i].is_script and len(self._specs[i].model_hashes) != 1
 
     def _discovery(self, i: int):
-        from mlprof.tasks.discover import DiscoverModels
+        return self.reqs.DiscoverModels.req(self, model_file=self.model_files[i],
+                                            **self._given_name(i))
 
-        return DiscoverModels.req(self, model_file=self.model_files[i])
-
-    def _merge(self, model_file: str, runtime: tuple[str, str], name: str, label: str):
+    def _merge(self, model_file: str, is_script: bool, runtime: tuple[str, str], name: str):
         rt, version = runtime
-        return MergeRuntimes.req(self, model_file=model_file, runtime=rt, runtime_version=version,
-                                 model_name=name, model_label=label)
+        params = MeasurementTask.applicable(is_script, rt, {
+            p: getattr(self, p) for p in self.SCRIPT_PARAMS + self.EXPORT_PARAMS})
+        return self.reqs.MergeRuntimes.req(self, model_file=model_file, runtime=rt,
+                                           runtime_version=version, model_name=name, **params)
 
-    def _given(self, i: int) -> tuple[str, str]:
-        """--model-names and --model-labels of model file ``i`` (NO_STR when not given)."""
-        return (self.model_names[i] if self.model_names else law.NO_STR,
-                self.model_labels[i] if self.model_labels else law.NO_STR)
+    def _given_name(self, i: int) -> dict:
+        return {"model_name": self.model_names[i]} if self.model_names else {}
 
-    def _entries(self) -> list[tuple[str, str, str]]:
-        """(model file, name, label) per model; scripts expanded once discovered."""
+    def _entries(self) -> list[tuple[str, bool, str, str]]:
+        """(model file, is script, name, label) per model; scripts expanded once discovered."""
         entries = []
         for i, f in enumerate(self.model_files):
-            name, label = self._given(i)
+            name = self.model_names[i] if self.model_names else law.NO_STR
             if not self._expands(i):
-                entries.append((f, name, label))
+                entries.append((f, self._specs[i].is_script, name, self._label(i)))
                 continue
             models = self._discovery(i).selected()
             many = len(models) > 1
             for m in models:
                 cls = m["class"].rsplit(".", 1)[-1]
                 entries.append((
-                    f"{self._specs[i].file}::{m['hash']}",
+                    f"{self._specs[i].file}::{m['hash']}", True,
                     # without --model-names the script model's own name: <stem>-<hash>
-                    f"{name}-{m['hash']}" if name != law.NO_STR and many else name,
+                    script_model_name(name, m["hash"]) if name != law.NO_STR and many else name,
                     self._label(i) + (f" ({cls} {m['hash']})" if many else ""),
                 ))
         return entries
@@ -200,59 +227,28 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             if self._expands(i):
                 reqs.append(self._discovery(i))  # the models follow in run()
             else:
-                reqs.extend(self._merge(f, rt, *self._given(i)) for rt in self._pairs)
+                name = self.model_names[i] if self.model_names else law.NO_STR
+                reqs.extend(self._merge(f, self._specs[i].is_script, rt, name)
+                            for rt in self._pairs)
         return reqs
 
-    def _varying(self) -> tuple[bool, bool]:
-        return len(self.model_files) > 1, len(self._pairs) > 1
-
     def output(self):
-        many_models, many_rts = self._varying()
         stem = ["runtimes"]
-        if many_models:
-            stem.append(joined_or_hashed([path_safe(self._name(i), 24)
-                                          for i in range(len(self.model_files))]))
-        if many_rts:
-            stem.append(joined_or_hashed([self._rt_name(rt, v) if self.runtime_versions else rt
-                                          for rt, v in self._pairs]))
+        if len(self.model_files) > 1:
+            stem.append(layout.joined_or_hashed([layout.path_safe(self._name(i), 24)
+                                                 for i in range(len(self.model_files))]))
+        if len(self._pairs) > 1:
+            stem.append(layout.joined_or_hashed([
+                layout.runtime_name(rt, self._version(rt, v)) if self.runtime_versions else rt
+                for rt, v in self._pairs]))
         stem.append(self.bs_tag)
-        return self.plot_targets("_".join(stem))
+        return self.plot_targets("_".join(stem), tuple(self.model_labels))
 
     def run(self):
-        from mlprof.measure.stats import read_stats_csv
-        from mlprof.plotting import Curve, plot_runtimes, save_figure
-
         # scripts' models are known once discovered: dynamic dependencies
         entries = self._entries()
-        merges = [[self._merge(f, rt, name, label) for rt in self._pairs]
-                  for f, name, label in entries]
-        yield [m for row in merges for m in row]
-
-        many_models, many_rts = len(entries) > 1, len(self._pairs) > 1
-        curves = []
-        for row in merges:
-            for (rt, _), task in zip(self._pairs, row, strict=True):
-                parts = []
-                if many_models or not many_rts:
-                    parts.append(task.resolved_model_label)
-                if many_rts:
-                    parts.append(f"{rt} {task.resolved_runtime_version}"
-                                 if self.runtime_versions else rt)
-                curves.append(Curve(", ".join(parts),
-                                    read_stats_csv(task.output()["stats"].path)))
-        options = self.plot_options()
-        if not options["top_right_label"]:
-            if many_rts:
-                options["top_right_label"] = device_label(self.device, self.threads)
-                if not many_models:
-                    options["top_right_label"] = (f"{merges[0][0].resolved_model_label} | "
-                                                  f"{options['top_right_label']}")
-            else:
-                options["top_right_label"] = runtime_label(self.runtimes[0], self.device,
-                                                           self.threads)
-        fig = plot_runtimes(curves, **options)
-        paths = [t.path for t in self.output().values()]
-        save_figure(fig, paths)
-        for p in paths:
-            self.publish_message(f"plot: {p}")
-        self.view(paths)
+        merges = [(label, self._merge(f, is_script, rt, name))
+                  for f, is_script, name, label in entries for rt in self._pairs]
+        yield [m for _, m in merges]
+        _draw(self, [(_curve(m, label), m) for label, m in merges],
+              (self.device, self.threads))

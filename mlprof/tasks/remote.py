@@ -27,8 +27,10 @@ from typing import Any
 import law
 import luigi
 
+from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import BaseTask, store_base
+from mlprof.layout import store_base
+from mlprof.tasks.base import BaseTask
 from mlprof.util import write_text_atomic
 
 law.contrib.load("slurm", "htcondor")
@@ -262,11 +264,23 @@ class RemoteJobsMixin(BaseTask):
     retries = luigi.IntParameter(default=1, significant=False, description="automatic "
                                  "resubmissions of a failed job; default: 1")
 
+    param_reasons = {
+        name: "how jobs are submitted and watched; the jobs measure the same into the same "
+              "files" for name in (
+                  "poll_interval", "retries", "tasks_per_job", "parallel_jobs", "no_poll",
+                  "submission_threads", "poll_fails", "walltime", "job_workers",
+                  "shuffle_jobs", "cancel_jobs", "cleanup_jobs", "ignore_submission",
+                  "transfer_logs", "clear_logs", "slurm_partition", "htcondor_pool",
+                  "htcondor_scheduler", "acceptance", "tolerance", "pilot")}
+
+    def jobs_tag(self) -> str:
+        """What tells this workflow's job directory apart from other workflows writing into the
+        same result directory (MeasureRuntime: its batch sizes)."""
+        return ""
+
     def jobs_directory(self, system: str) -> str:
-        """``$MLP_STORE/jobs/<the task's output path>/<bs tag>/<system>``."""
-        rel = os.path.relpath(self.local_path(), store_base())
-        tag = getattr(self, "bs_tag", "")
-        return os.path.join(store_base(), "jobs", rel, tag, system)
+        """``$MLP_STORE/jobs/<the task's output path>/<jobs tag>/<system>``."""
+        return layout.job_dir(self.local_path(), self.jobs_tag(), system)
 
     def write_bootstrap(self, system: str) -> law.JobInputFile:
         """Write the bootstrap script into the job directory (once per task instance)."""

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import law
-
-from mlprof.tasks.base import BaseTask, install_error_handling
-from mlprof.tasks.parameters import expand_path
-from mlprof.util import atomic_path, short_hash
-
-install_error_handling()
+from mlprof.tasks.parameters import StoresMixin
+from mlprof.util import atomic_path
 
 
-class Report(BaseTask):
+class Report(StoresMixin):
     """Collect every MeasureRuntime result of ``--stores`` (default: $MLP_STORE).
 
     Writes ``report.csv`` and ``report.parquet``: one row per model, runtime, settings, batch
@@ -19,20 +14,8 @@ class Report(BaseTask):
     oom) plus the error message of failures. Run it under a new ``--version`` to see new results.
     """
 
-    stores = law.CSVParameter(default=(), description="comma-separated store directories; "
-                              "default: $MLP_STORE")
-
-    def resolved_stores(self) -> list[str]:
-        """--stores as absolute paths, or the current store."""
-        from mlprof.tasks.base import store_base
-
-        return [expand_path(s) for s in self.stores] or [store_base()]
-
     def store_parts(self):
-        parts = super().store_parts()
-        stores = self.resolved_stores()
-        parts["model"] = "stores_" + short_hash(*stores)
-        return parts
+        return {"model": self.stores_segment()}
 
     def output(self):
         return {"csv": self.local_target("report.csv"),

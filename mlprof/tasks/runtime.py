@@ -1,30 +1,99 @@
-"""MeasureRuntime (a workflow over batch sizes) and MergeRuntimes."""
+"""MeasureRuntime (a workflow over batch sizes) and MergeRuntimes, on one base that composes
+their settings into the output path."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
 import law
 
+from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.tasks.base import install_error_handling
+from mlprof.tasks.base import Requirements
+from mlprof.tasks.discover import DiscoverModels
+from mlprof.tasks.export import ExportOnnx
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
+    ExportMixin,
     MeasurementMixin,
     ModelMixin,
     RuntimeMixin,
+    ScriptMixin,
+    refuse_given,
 )
 from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
-from mlprof.util import atomic_path, write_json_atomic, write_text_atomic
 
-install_error_handling()
 logger = logging.getLogger("mlprof")
 
 
-class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin,
-                     law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
+class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, MeasurementMixin,
+                      BatchSizesMixin):
+    """One model on one runtime with one set of measurement settings: the parameters and the
+    output directory shared by MeasureRuntime, MergeRuntimes and PlotRuntimes.
+
+    Script and export parameters apply only where they change what is measured (a model script;
+    an export only for runtimes that measure one): given anywhere else they are refused, never
+    ignored. :meth:`applicable` tells a caller which values to pass for a model and runtime.
+    """
+
+    exclude_index = True
+    reqs = Requirements(DiscoverModels=DiscoverModels, ExportOnnx=ExportOnnx)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.runtimes import check_model_kind
+
+        check_model_kind(self.runtime, self.is_script, self.model_spec.spec_file)
+        if not self.is_script:
+            refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
+                         "applies to model scripts (.py) only", self.model_spec.spec_file)
+        elif not self.runtime_info.needs_export:
+            refuse_given(self, self.EXPORT_PARAMS, f"applies to ONNX exports only; "
+                         f"{self.runtime} measures the script's model itself",
+                         self.model_spec.spec_file)
+
+    @classmethod
+    def applicable(cls, is_script: bool, runtime: str, params: dict) -> dict:
+        """``params`` with the script and export parameters that do not apply to this kind of
+        model and runtime reset to their defaults (for tasks that fan out over both)."""
+        from mlprof.runtimes import runtime_info
+
+        drop = set()
+        if not is_script:
+            drop = set(cls.SCRIPT_PARAMS + cls.EXPORT_PARAMS)
+        elif not runtime_info(runtime).needs_export:
+            drop = set(cls.EXPORT_PARAMS)
+        defaults = dict(cls.get_params())
+        return {k: (defaults[k]._default if k in drop else v) for k, v in params.items()}
+
+    @property
+    def measures_export(self) -> bool:
+        """Whether the measured file is this script model's ONNX export."""
+        return self.is_script and self.runtime_info.needs_export
+
+    def model_segment(self) -> str:
+        """``<name>__<hash>``: the model's content (and a script's arguments and depth)."""
+        content = self.model_spec.content_hash
+        if self.is_script:
+            content = layout.script_model_hash(content, self.script_argv, self.max_depth)
+        return layout.model_segment(self.resolved_model_name, content)
+
+    def store_parts(self) -> dict[str, str]:
+        export = self.export_key() if self.measures_export else None
+        return {"model": self.model_segment(), "runtime": self.runtime_segment(),
+                "settings": layout.measure_settings_segment(self.measure_key(), export)}
+
+    def model_requirements(self) -> dict:
+        """Script models: the ONNX export, or the discovery for runtimes that run the script."""
+        if not self.is_script:
+            return {}
+        if self.measures_export:
+            return {"export": self.reqs.ExportOnnx.req(self)}
+        return {"discover": self.reqs.DiscoverModels.req(self)}
+
+
+class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
     """Measure the inference latency of one model, one branch per batch size.
 
     Each branch writes ``runtime_bs_<N>.csv`` (raw samples: batch_size, event, call,
@@ -35,6 +104,17 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
     # multiprocessing manager process (~0.3 s per run); priorities keep the batch-size order
     local_workflow_require_branches = True
 
+    param_reasons = {
+        "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
+                    "into the same files",
+        "effective_workflow": "law's resolved --workflow (see workflow)",
+        "branches": "which branches run; each branch writes its own batch size's files",
+    }
+
+    def jobs_tag(self) -> str:
+        """Remote jobs of other batch-size lists keep apart (see RemoteJobsMixin)."""
+        return self.bs_tag
+
     def create_branch_map(self) -> dict[int, int]:
         return dict(enumerate(self.batch_sizes))
 
@@ -43,30 +123,19 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
         """Branches run in batch-size order (luigi runs higher priorities first)."""
         return max(1, 10_000 - self.branch) if self.is_branch() else 0
 
-    def _model_reqs(self) -> dict:
-        """Script models: the ONNX export for onnxruntime, the discovery for torch."""
-        if not self.is_script:
-            return {}
-        from mlprof.tasks.discover import DiscoverModels
-        from mlprof.tasks.export import ExportOnnx
-
-        if self.runtime == "onnxruntime":
-            return {"export": ExportOnnx.req(self)}
-        return {"discover": DiscoverModels.req(self)}
-
     def workflow_requires(self):
         reqs = super().workflow_requires()
-        reqs.update(self._model_reqs())
+        reqs.update(self.model_requirements())
         # something is to be measured: start the measurement server now, so that its imports
         # overlap with scheduling instead of delaying the first branch
         from mlprof.measure.isolate import prestart
 
         if self.effective_workflow == "local":  # remote branches measure on the workers
-            prestart(torch=self.is_script or self.runtime != "onnxruntime")
+            prestart(torch=self.is_script or self.runtime_info.needs_torch)
         return reqs
 
     def requires(self):
-        return self._model_reqs()
+        return self.model_requirements()
 
     def measured_file(self) -> str:
         """What the harness measures: the YAML/ONNX file, the export, or script::HASH."""
@@ -81,7 +150,7 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
     def failure_path(self) -> str:
         """One failure record per batch size (the branches share a directory)."""
         if self.is_branch():
-            return self.local_path(f"_failure_bs_{self.branch_data}.json")
+            return self.local_path(layout.branch_failure_file(self.branch_data))
         return super().failure_path()
 
     @property
@@ -90,20 +159,18 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
         return {"mlprof_measure": 1} if self.is_branch() else {}
 
     def output(self):
-        bs = self.branch_data
-        return {"csv": self.local_target(f"runtime_bs_{bs}.csv"),
-                "json": self.local_target(f"runtime_bs_{bs}.json")}
+        return {k: self.local_target(name)
+                for k, name in layout.branch_files(self.branch_data).items()}
 
     def run(self):
         import numpy as np
 
         from mlprof.measure import measure_isolated
+        from mlprof.measure.results import write_branch
 
         bs = self.branch_data
-        outputs = self.output()
         label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
         self.publish_message(f"measuring {label}")
-
         last = [0.0]
 
         def progress(fraction: float, message: str) -> None:
@@ -113,95 +180,65 @@ class MeasureRuntime(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin
                 logger.info("%s: %s", label, message)
 
         measured = self.measured_file()
+        settings = self.measure_settings(bs, self.runtime, self.device)
         if self.uses_venv:  # another version of the runtime, in its own environment
             from mlprof.measure.venvs import ensure_venv, measure_in_venv
 
             python = ensure_venv(self.runtime, self.runtime_version,
                                  log=lambda m: logger.info("%s: %s", label, m))
-            result = measure_in_venv(python, measured, self.measure_settings(bs),
-                                     script_args=self.script_argv)
+            result = measure_in_venv(python, measured, settings, script_args=self.script_argv)
             if result.provenance.get("runtime_version") != self.runtime_version:
                 raise MLProfError(f"measured with {self.runtime} "
                                   f"{result.provenance.get('runtime_version')}, not "
                                   f"{self.runtime_version}", python, "--runtime-version")
             result.provenance["venv"] = python
         else:
-            result = measure_isolated(measured, self.measure_settings(bs),
-                                      script_args=self.script_argv, progress=progress)
-        prov = result.provenance
-        for note in prov["model"].get("notes", []):
+            result = measure_isolated(measured, settings, script_args=self.script_argv,
+                                      progress=progress)
+        for note in result.provenance["model"].get("notes", []):
             logger.warning("%s: %s", label, note)
-        prov["batch_job"] = batch_job_info()  # the Slurm/HTCondor job, None when local
-        prov["task"] = {"family": self.task_family, "version": self.version,
-                        "model_name": self.resolved_model_name,
-                        "model_label": self.resolved_model_label,
-                        "model_file": self.model_file, "measured_file": measured,
-                        "output": outputs["csv"].path,
-                        # enough to measure this again (a confirming re-measurement)
-                        "params": self.to_str_params(only_significant=True)}
-        if self.is_script:
-            prov["script"] = {"file": self.model_spec.file, "script_args": self.script_argv,
-                              "max_depth": self.max_depth}
-            if self.runtime == "onnxruntime":
-                with open(self.requires()["export"].output()["json"].path) as f:
-                    prov["export"] = json.load(f)
-        write_text_atomic(outputs["csv"].path, result.csv_text())
-        # the JSON last: a branch counts as complete only when both exist
-        write_json_atomic(outputs["json"].path, prov)
+        outputs = self.output()
+        write_branch(
+            result, {k: t.path for k, t in outputs.items()},
+            task={"family": self.task_family, "version": self.version,
+                  "model_name": self.resolved_model_name, "model_file": self.model_file,
+                  "measured_file": measured, "output": outputs["csv"].path,
+                  # enough to measure this again (a confirming re-measurement)
+                  "params": self.to_str_params(only_significant=True)},
+            batch_job=batch_job_info(),  # the Slurm/HTCondor job, None when local
+            script={"file": self.model_spec.file, "script_args": self.script_argv,
+                    "max_depth": self.max_depth} if self.is_script else None,
+            export_record_file=self.requires()["export"].output()["json"].path
+            if self.measures_export else None)
         logger.info("%s: median %.4f ms over %d calls", label,
                     float(np.median(result.samples_ms)), result.samples_ns.size)
 
 
-class MergeRuntimes(ModelMixin, RuntimeMixin, MeasurementMixin, BatchSizesMixin):
+class MergeRuntimes(MeasurementTask):
     """Merge the branches of :class:`MeasureRuntime` and compute statistics per batch size.
 
     Outputs: ``runtimes_<bs>.csv`` (all raw samples), ``stats_<bs>.csv`` (count, mean, std, CV,
     min, p16, median, p84, p90, p95, p99, max, throughput, unstable) and ``provenance_<bs>.json``.
     """
 
+    reqs = Requirements(MeasureRuntime=MeasureRuntime)
+
     def requires(self):
-        return MeasureRuntime.req(self)
+        return self.reqs.MeasureRuntime.req(self)
 
     def output(self):
-        tag = self.bs_tag
-        return {"raw": self.local_target(f"runtimes_{tag}.csv"),
-                "stats": self.local_target(f"stats_{tag}.csv"),
-                "provenance": self.local_target(f"provenance_{tag}.json")}
+        return {k: self.local_target(name)
+                for k, name in layout.merged_files(self.bs_tag).items()}
 
     def run(self):
-        from mlprof.measure.stats import CV_UNSTABLE, read_runtimes, summarize, write_stats_csv
+        from mlprof.measure.results import merge_branches, unstable_warning
 
         coll = self.input()["collection"]
-        branches = [coll.targets[b] for b in sorted(coll.targets)]
-        provs, rows = [], []
-        for inp in branches:
-            with open(inp["json"].path) as f:
-                prov = json.load(f)
-            provs.append(prov)
-            rows.append(summarize(read_runtimes(inp["csv"].path),
-                                  prov["settings"]["batch_size"]))
-        unstable = [r for r in rows if r["unstable"]]
-        if unstable:
-            logger.warning(
-                "%s: unstable measurement (CV > %.0f%%) at batch size(s) %s (CV %s); the median "
-                "and percentiles are robust, mean and std are not: consider a larger "
-                "--min-duration or a quieter machine", self.resolved_model_name,
-                100 * CV_UNSTABLE, ", ".join(str(r["batch_size"]) for r in unstable),
-                ", ".join(f"{100 * r['cv']:.0f}%" for r in unstable))
-        outputs = self.output()
-        # the merged raw CSV: the branches' rows under one header
-        with atomic_path(outputs["raw"].path) as tmp, open(tmp, "w") as out:
-            for i, inp in enumerate(branches):
-                with open(inp["csv"].path) as f:
-                    header = f.readline()
-                    if i == 0:
-                        out.write(header)
-                    out.write(f.read())
-        with atomic_path(outputs["stats"].path) as tmp:
-            write_stats_csv(tmp, rows)
-        write_json_atomic(outputs["provenance"].path, {
-            "model_name": self.resolved_model_name, "model_label": self.resolved_model_label,
+        branches = [{k: t.path for k, t in coll.targets[b].items()} for b in sorted(coll.targets)]
+        rows = merge_branches(branches, {k: t.path for k, t in self.output().items()}, {
+            "model_name": self.resolved_model_name, "model_label": self.model_spec.label,
             "runtime": self.runtime, "device": self.device,
-            "batch_sizes": list(self.batch_sizes), "measurements": provs,
-        })
-
+            "batch_sizes": list(self.batch_sizes)})
+        warning = unstable_warning(self.resolved_model_name, rows)
+        if warning:
+            logger.warning(warning)

@@ -1,0 +1,555 @@
+"""THE store layout: how a result's directory is built from its settings, and parsed back.
+
+Every result lives in ``$MLP_STORE/<Task>/<segments...>/<version>/<files>``. Which segments a
+task has, in which order, and how each segment spells its settings is defined here and nowhere
+else: the law tasks build their output paths with these functions, ``mlprof store``,
+``mlprof.report.collect``, the dashboard and the remote job directories parse them with the same
+functions. No law import (the library and the ``mlprof`` command use it without a scheduler).
+
+Segments (``<...>`` is filled in, ``[...]`` appears only when not the default)::
+
+    model     <name>__<hash8>            hash: the model files' content (and, for model scripts,
+                                         the script arguments and discovery depth)
+              <name1>__<h1>-<name2>__<h2>              (several models on one plot)
+              <n>x_<first>_<hash8>                    (a list too long for one segment)
+    runtime   <runtime>-<version>__<device>           e.g. onnxruntime-1.31.1__cpu
+              <rt1>-<v1>-<rt2>-<v2>__<device>          (several runtimes on one plot)
+    settings  measurement tasks: calls<N>_events<N>_warmup<N>_mindur<F>_threads<N>_input-<kind>
+                  [__onnx-op<N>-<fp32|fp16>[-ortopt][-tol<hash4>]]   (script models, exported)
+              ExportOnnx: onnx-op<N>-<precision>...[_args-<hash6>][_depth<N>]
+              DiscoverModels: default | args-<hash6>[_depth<N>]
+
+This is the layout mlprof has always written, so a store written before this module existed is
+read as it is (``tests/test_layout.py`` keeps paths of that store as fixtures).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mlprof.errors import MLProfError
+from mlprof.util import float_tag, short_hash
+
+# --- the store ----------------------------------------------------------------------------------
+
+
+def store_base() -> str:
+    """The store directory: ``$MLP_STORE`` (default ``$MLP_BASE/data/store``), absolute.
+
+    An empty ``$MLP_STORE`` means the default, like an unset one.
+    """
+    store = os.environ.get("MLP_STORE")
+    if not store:
+        base = os.environ.get("MLP_BASE") or os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))
+        store = os.path.join(base, "data", "store")
+    return os.path.abspath(os.path.expandvars(os.path.expanduser(store)))
+
+
+#: the segments between ``<store>/<Task>/`` and the version directory, per task family; a task
+#: not listed here has no segments of its own (its outputs sit in ``<Task>/<version>/``)
+LAYOUTS: dict[str, tuple[str, ...]] = {
+    "DiscoverModels": ("model", "settings"),
+    "ExportOnnx": ("model", "settings"),
+    "MeasureRuntime": ("model", "runtime", "settings"),
+    "MergeRuntimes": ("model", "runtime", "settings"),
+    "PlotRuntimes": ("model", "runtime", "settings"),
+    "PlotMultiRuntimes": ("model", "runtime", "settings"),
+    "Report": ("model",),
+    "PlotHistory": ("model",),
+    "Dashboard": ("model", "settings"),
+    "RunExperiment": ("model",),
+    "ConfirmResults": ("model",),
+    "Nightly": ("model",),
+}
+
+#: top-level directories that hold model *sources* (no versions), e.g. the API's saved models
+SOURCE_DIRS: dict[str, tuple[str, ...]] = {"ApiModels": ("model",)}
+
+#: where remote workflows keep their job files: ``<store>/jobs/<result path>/<bs>/<system>``
+JOBS_DIR = "jobs"
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_segment(value: str, field: str) -> str:
+    """``value`` as one safe path segment, or a one-line error naming ``field``.
+
+    Refused: empty, ``.``/``..``, absolute paths, anything with ``/`` or ``\\``, control
+    characters, a leading ``.`` (hidden: the store's own temporary files) and more than 200
+    characters.
+    """
+    text = str(value)
+    why = None
+    if not text.strip():
+        why = "must not be empty"
+    elif text in (".", "..") or text.startswith("."):
+        why = "must not start with '.'"
+    elif "/" in text or "\\" in text or os.path.isabs(text):
+        why = "must be one name, not a path (no '/')"
+    elif _CONTROL.search(text):
+        why = "must not contain control characters"
+    elif len(text) > 200:
+        why = f"must be at most 200 characters, got {len(text)}"
+    if why:
+        raise MLProfError(f"{why}, got {text!r}", field=field)
+    return text
+
+
+def result_dir(task: str, version: str, segments: dict[str, str] | None = None,
+               store: str | None = None) -> str:
+    """``<store>/<task>/<segments in LAYOUTS order>/<version>``.
+
+    ``segments`` must name exactly the segments of ``LAYOUTS[task]`` (an error otherwise: a
+    segment that is built but not used would be a setting that never reaches the path).
+    """
+    segments = dict(segments or {})
+    names = LAYOUTS.get(task, ())
+    if set(segments) != set(names):
+        raise ValueError(f"{task}: segments {sorted(segments)} do not match the layout "
+                         f"{list(names)}")
+    parts = [segments[n] for n in names]
+    for p in parts:
+        if not p or "/" in p or p in (".", ".."):
+            raise ValueError(f"{task}: bad path segment {p!r}")
+    return os.path.join(store or store_base(), task, *parts, check_segment(version, "--version"))
+
+
+@dataclass(frozen=True)
+class ResultPath:
+    """A path in the store, parsed: task, segments, version and the file below it."""
+
+    store: str
+    task: str
+    segments: dict[str, str]
+    version: str | None
+    file: str = ""
+
+    @property
+    def directory(self) -> str:
+        """The version directory."""
+        names = LAYOUTS.get(self.task, ())
+        return os.path.join(self.store, self.task, *[self.segments[n] for n in names],
+                            self.version or "")
+
+    def parsed(self) -> dict:
+        """Every segment parsed into its settings (see :func:`parse_segments`)."""
+        return parse_segments(self.segments)
+
+
+def parse_result_path(path: str, store: str | None = None) -> ResultPath:
+    """Split a path below ``store`` into task, segments, version and file (the inverse of
+    :func:`result_dir`). Raises ``ValueError`` for a path that does not fit the layout."""
+    store = os.path.abspath(store or store_base())
+    rel = os.path.relpath(os.path.abspath(path), store)
+    parts = [] if rel == "." else rel.split(os.sep)
+    if not parts or parts[0] in ("..", ""):
+        raise ValueError(f"{path} is not below the store {store}")
+    task = parts[0]
+    names = LAYOUTS.get(task)
+    if names is None:
+        raise ValueError(f"{path}: unknown task directory {task!r}")
+    if len(parts) < 2 + len(names):
+        raise ValueError(f"{path}: expected {task}/{'/'.join(names)}/<version>")
+    segments = dict(zip(names, parts[1:1 + len(names)], strict=True))
+    version = parts[1 + len(names)]
+    return ResultPath(store, task, segments, version, os.path.join(*parts[2 + len(names):])
+                      if len(parts) > 2 + len(names) else "")
+
+
+def parse_segments(segments: dict[str, str]) -> dict:
+    """The settings behind each segment: ``model`` -> :func:`parse_model_segment` etc."""
+    out: dict = {}
+    if "model" in segments:
+        out.update(parse_model_segment(segments["model"]))
+    if "runtime" in segments:
+        out.update(parse_runtime_segment(segments["runtime"]))
+    if "settings" in segments:
+        out["settings"] = parse_settings_segment(segments["settings"])
+    return out
+
+
+def job_dir(result_directory: str, bs_tag: str, system: str, store: str | None = None) -> str:
+    """Where a remote workflow keeps its job files (submission file, logs, job scripts)."""
+    store = store or store_base()
+    rel = os.path.relpath(result_directory, store)
+    if rel.startswith(".."):
+        raise ValueError(f"{result_directory} is not below the store {store}")
+    return os.path.join(store, JOBS_DIR, rel, bs_tag, system)
+
+
+# --- segments -----------------------------------------------------------------------------------
+
+
+def path_safe(text: str, max_len: int = 64) -> str:
+    """Make ``text`` safe as one path segment (letters, digits, ``._-+``)."""
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "_", str(text)).strip("_.") or "x"
+    return safe[:max_len]
+
+
+def joined_or_hashed(items: Sequence[str], max_len: int = 60) -> str:
+    """``a-b-c`` when short, else ``<n>x_<first>_<hash>`` so paths stay short and unique."""
+    joined = "-".join(items)
+    if len(joined) <= max_len:
+        return joined
+    return f"{len(items)}x_{items[0][:24]}_{short_hash(*items)}"
+
+
+def model_segment(name: str, content_hash: str) -> str:
+    """``<name>__<8 hex of the model files' hash>``."""
+    return f"{path_safe(name, 48)}__{content_hash[:8]}"
+
+
+def models_segment(segments: Sequence[str]) -> str:
+    """One model's segment, or several joined (hashed when long) for a multi-model plot."""
+    return segments[0] if len(segments) == 1 else joined_or_hashed(list(segments), 80)
+
+
+#: a model segment ``<name>__<8 hex>``, possibly several joined by ``-``
+_MODEL_SEG = re.compile(r"(.+?)__([0-9a-f]{8,12})(?:-|$)")
+
+
+def parse_model_segment(segment: str) -> dict:
+    """``name__hash8``, several joined by ``-`` (multi-model plots), or another name.
+
+    Returns ``model`` (the name, or the whole segment for several), ``model_hash`` (None for
+    several) and ``models`` (every name shown).
+    """
+    pairs = _MODEL_SEG.findall(segment)
+    if pairs and "-".join(f"{n}__{h}" for n, h in pairs) == segment:
+        names = [n for n, _ in pairs]
+        if len(pairs) == 1:
+            return {"model": names[0], "model_hash": pairs[0][1], "models": names}
+        return {"model": segment, "model_hash": None, "models": names}
+    return {"model": segment, "model_hash": None, "models": [segment]}
+
+
+def looks_like_model(segment: str) -> bool:
+    """Whether ``segment`` is named like a model segment (or a Report's ``stores_<hash>``)."""
+    return bool(re.fullmatch(r".+__[0-9a-f]{8,12}|stores_[0-9a-f]{8}", segment))
+
+
+def runtime_name(runtime: str, version: str) -> str:
+    """``onnxruntime-1.31.1``."""
+    return f"{runtime}-{version}"
+
+
+def runtime_segment(runtimes: Sequence[tuple[str, str]], device: str) -> str:
+    """``<runtime>-<version>__<device>``; several runtimes joined (hashed when long)."""
+    names = [runtime_name(rt, v) for rt, v in runtimes]
+    return f"{joined_or_hashed(names)}__{device}"
+
+
+def parse_runtime_segment(segment: str) -> dict:
+    """``onnxruntime-1.31.1__cpu`` or ``onnxruntime-1.31.1-torch-2.14.1__cpu`` into parts.
+
+    Returns ``runtime`` (comma-joined names), ``runtimes``, ``runtime_version`` (comma-joined,
+    None if none is known) and ``device``. Runtime names may hold dashes themselves
+    (``torch-compile``), so the registry's names decide where a name ends.
+    """
+    from mlprof.runtimes import runtime_names
+
+    rt, sep, device = segment.rpartition("__")
+    if not sep:
+        rt, device = segment, None
+    names = sorted(runtime_names(), key=len, reverse=True)
+    found: list[tuple[str, str]] = []
+    # split at every "-<runtime>-" (versions may hold dashes too)
+    starts = [0] + [m.start() + 1 for m in re.finditer("-", rt)
+                    if any(rt.startswith(n + "-", m.start() + 1) for n in names)]
+    for i, s in enumerate(starts):
+        piece = rt[s:starts[i + 1] - 1] if i + 1 < len(starts) else rt[s:]
+        name = next((n for n in names if piece.startswith(n + "-")), None)
+        if name is not None:
+            found.append((name, piece[len(name) + 1:]))
+    if not found:  # a hashed list (``3x_onnxruntime-1.2_<hash>``) or an unknown runtime
+        found = [(n, "") for n in names if n in rt]
+        if not found:
+            found = [(rt.partition("-")[0], rt.partition("-")[2])]
+    return {"runtime": ",".join(n for n, _ in found), "runtimes": [n for n, _ in found],
+            "runtime_version": ",".join(v for _, v in found if v) or None, "device": device}
+
+
+@dataclass(frozen=True)
+class MeasureKey:
+    """The measurement settings that define a result (see :mod:`mlprof.measure.settings`).
+
+    ``input`` is the input-data tag: ``random``, ``zeros``, ... or ``file-<stem>-<hash8>``.
+    """
+
+    n_calls: int
+    n_events: int
+    warmup: int
+    min_duration: float
+    threads: int
+    input: str
+
+
+@dataclass(frozen=True)
+class ExportKey:
+    """How a model script was exported to ONNX.
+
+    ``tolerances`` is a hash of explicitly given tolerances ("" for the defaults).
+    """
+
+    opset: int
+    precision: str = "fp32"
+    ort_optimize: bool = False
+    tolerances: str = ""
+
+
+@dataclass(frozen=True)
+class ScriptKey:
+    """How a model script runs: its arguments (hashed) and the discovery depth."""
+
+    args: str = ""  # hash of the arguments, "" for none
+    max_depth: int = 0
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is a plain run (no arguments, depth 0)."""
+        return not self.args and not self.max_depth
+
+
+def input_tag(input_data: str, file_hash: str | None = None) -> str:
+    """The input-data tag of a :class:`MeasureKey`: the kind, or ``file-<stem>-<hash8>``."""
+    if file_hash is None:
+        return input_data
+    stem = path_safe(os.path.splitext(os.path.basename(input_data))[0], 24)
+    return f"file-{stem}-{file_hash[:8]}"
+
+
+def measure_segment(key: MeasureKey) -> str:
+    """``calls100_events1_warmup10_mindur0p5_threads1_input-random``."""
+    return (f"calls{key.n_calls}_events{key.n_events}_warmup{key.warmup}"
+            f"_mindur{float_tag(key.min_duration)}_threads{key.threads}_input-{key.input}")
+
+
+_MEASURE_SEG = re.compile(r"calls(\d+)_events(\d+)_warmup(\d+)_mindur([0-9pem]+)_threads(\d+)"
+                          r"_input-(.+)")
+
+
+def _float_from_tag(tag: str) -> float:
+    return float(tag.replace("p", ".").replace("m", "-"))
+
+
+def parse_measure_segment(segment: str) -> MeasureKey:
+    """The inverse of :func:`measure_segment`; ``ValueError`` for another string."""
+    m = _MEASURE_SEG.fullmatch(segment)
+    if not m:
+        raise ValueError(f"not a measurement segment: {segment!r}")
+    calls, events, warmup, mindur, threads, inp = m.groups()
+    return MeasureKey(int(calls), int(events), int(warmup), _float_from_tag(mindur),
+                      int(threads), inp)
+
+
+def export_segment(key: ExportKey) -> str:
+    """``onnx-op18-fp32`` (+ ``-ortopt``, ``-tol<hash4>`` when given)."""
+    tag = f"onnx-op{key.opset}-{key.precision}"
+    if key.ort_optimize:
+        tag += "-ortopt"
+    if key.tolerances:
+        tag += f"-tol{key.tolerances}"
+    return tag
+
+
+_EXPORT_SEG = re.compile(r"onnx-op(\d+)-(fp32|fp16)(-ortopt)?(?:-tol([0-9a-f]+))?")
+
+
+def parse_export_segment(segment: str) -> ExportKey:
+    """The inverse of :func:`export_segment`; ``ValueError`` for another string."""
+    m = _EXPORT_SEG.fullmatch(segment)
+    if not m:
+        raise ValueError(f"not an export segment: {segment!r}")
+    return ExportKey(int(m.group(1)), m.group(2), bool(m.group(3)), m.group(4) or "")
+
+
+def tolerances_tag(atol: float | None, rtol: float | None) -> str:
+    """The ``tolerances`` of an :class:`ExportKey`: "" unless a tolerance is given."""
+    if atol is None and rtol is None:
+        return ""
+    return short_hash(atol, rtol, length=4)
+
+
+def script_key(argv: Sequence[str], max_depth: int) -> ScriptKey:
+    """A :class:`ScriptKey` from the split script arguments and the depth."""
+    return ScriptKey(short_hash(*argv, length=6) if argv else "", int(max_depth))
+
+
+def script_segment(key: ScriptKey) -> str:
+    """``args-<hash6>``, ``depth<N>``, both joined by ``_``, or "" for a plain run."""
+    tags = []
+    if key.args:
+        tags.append(f"args-{key.args}")
+    if key.max_depth:
+        tags.append(f"depth{key.max_depth}")
+    return "_".join(tags)
+
+
+_SCRIPT_SEG = re.compile(r"(?:args-([0-9a-f]{6}))?_?(?:depth(\d+))?")
+
+
+def parse_script_segment(segment: str) -> ScriptKey:
+    """The inverse of :func:`script_segment` (``default`` and "" are a plain run)."""
+    if segment in ("", "default"):
+        return ScriptKey()
+    m = _SCRIPT_SEG.fullmatch(segment)
+    if not m or not any(m.groups()):
+        raise ValueError(f"not a script segment: {segment!r}")
+    return ScriptKey(m.group(1) or "", int(m.group(2) or 0))
+
+
+def measure_settings_segment(measure: MeasureKey, export: ExportKey | None = None) -> str:
+    """Measurement tasks' settings: the measurement, plus the export when a model script is
+    measured through its ONNX export (``__`` between the parts)."""
+    parts = [measure_segment(measure)]
+    if export is not None:
+        parts.append(export_segment(export))
+    return "__".join(parts)
+
+
+def export_settings_segment(export: ExportKey, script: ScriptKey) -> str:
+    """ExportOnnx' settings: the export, plus how the script ran (``_`` between the parts)."""
+    return "_".join(t for t in (export_segment(export), script_segment(script)) if t)
+
+
+def discovery_settings_segment(script: ScriptKey) -> str:
+    """DiscoverModels' settings: how the script ran, ``default`` for a plain run."""
+    return script_segment(script) or "default"
+
+
+def script_model_hash(content_hash: str, argv: Sequence[str], max_depth: int) -> str:
+    """A script model's hash in the model segment: its content, arguments and depth (the same
+    model called with other arguments may take other shapes)."""
+    return short_hash(content_hash, *argv, max_depth, length=64)
+
+
+def parse_settings_segment(segment: str) -> dict:
+    """The inverse of the ``*_settings_segment`` builders: ``measure``, ``export``, ``script``
+    (each None when absent) and ``other`` (parts of other tasks' settings, kept as strings)."""
+    out: dict = {"measure": None, "export": None, "script": None, "other": []}
+    if segment == "default":
+        return out
+    for part in segment.split("__"):
+        m = re.fullmatch(r"(onnx-op.+?)_((?:args-|depth).+)", part)
+        pieces = [m.group(1), m.group(2)] if m else [part]
+        for piece in pieces:
+            for key, parse in (("measure", parse_measure_segment),
+                               ("export", parse_export_segment),
+                               ("script", parse_script_segment)):
+                if out[key] is None:
+                    try:
+                        out[key] = parse(piece)
+                        break
+                    except ValueError:
+                        continue
+            else:
+                out["other"].append(piece)
+    return out
+
+
+# --- file names ---------------------------------------------------------------------------------
+
+#: the file next to a task's outputs that records why it failed (never an output itself)
+FAILURE_FILE = "_failure.json"
+
+_BRANCH_FILE = re.compile(r"runtime_bs_(\d+)\.(csv|json)")
+_BRANCH_FAILURE = re.compile(r"_failure_bs_(-?\w+)\.json")
+
+
+def branch_files(batch_size: int) -> dict[str, str]:
+    """MeasureRuntime's files of one batch size: raw samples and provenance."""
+    stem = f"runtime_bs_{int(batch_size)}"
+    return {"csv": f"{stem}.csv", "json": f"{stem}.json"}
+
+
+#: glob patterns of MeasureRuntime's provenance files and failure records
+BRANCH_JSON_GLOB = "runtime_bs_*.json"
+BRANCH_FAILURE_GLOB = "_failure_bs_*.json"
+
+
+def branch_failure_file(batch_size: int) -> str:
+    """The failure record of one MeasureRuntime branch (the branches share a directory)."""
+    return f"_failure_bs_{int(batch_size)}.json"
+
+
+def parse_branch_file(name: str) -> tuple[int, str] | None:
+    """``runtime_bs_8.csv`` -> ``(8, "csv")``; None for another name."""
+    m = _BRANCH_FILE.fullmatch(os.path.basename(name))
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
+def parse_branch_failure(name: str) -> int | None:
+    """``_failure_bs_8.json`` -> 8; None for another name or a batch size that is no number."""
+    m = _BRANCH_FAILURE.fullmatch(os.path.basename(name))
+    if not m:
+        return None
+    try:
+        return int(m.group(1))
+    except ValueError:
+        return None
+
+
+def batch_sizes_tag(sizes: Sequence[int]) -> str:
+    """``bs_1_2_4``, or ``bs_1-1024_n11_<hash>`` for more than six batch sizes."""
+    sizes = tuple(int(b) for b in sizes)
+    if len(sizes) <= 6:
+        return "bs_" + "_".join(map(str, sizes))
+    return f"bs_{sizes[0]}-{sizes[-1]}_n{len(sizes)}_{short_hash(*sizes, length=6)}"
+
+
+def merged_files(bs_tag: str) -> dict[str, str]:
+    """MergeRuntimes' files: all raw samples, statistics per batch size, provenance."""
+    return {"raw": f"runtimes_{bs_tag}.csv", "stats": f"stats_{bs_tag}.csv",
+            "provenance": f"provenance_{bs_tag}.json"}
+
+
+def model_page(model: str, model_hash: str | None) -> str:
+    """The dashboard's page of one model, relative to the site (the hash is never cut)."""
+    name = path_safe(model, 64)
+    return f"models/{name}__{model_hash}.html" if model_hash else f"models/{name}.html"
+
+
+# --- segments of the report and nightly tasks -----------------------------------------------------
+
+
+def stores_segment(stores: Sequence[str]) -> str:
+    """Report, PlotHistory and Dashboard: ``stores_<hash8>`` of the stores they read."""
+    return "stores_" + short_hash(*stores)
+
+
+def dashboard_settings_segment(statistic: str, reference_runtime: str,
+                               extras: Sequence[str] = ()) -> str:
+    """``<statistic>_ref-<runtime>``, plus a hash of the other options when any is given."""
+    tag = f"{statistic}_ref-{reference_runtime}"
+    if any(extras):
+        tag += "_" + short_hash(*extras, length=8)
+    return tag
+
+
+def experiment_segment(experiment_file: str, content_hash: str) -> str:
+    """RunExperiment: ``<file stem>__<hash8 of the file's content>``."""
+    stem = os.path.splitext(os.path.basename(experiment_file))[0]
+    return f"{path_safe(stem, 48)}__{content_hash[:8]}"
+
+
+def experiments_dir_segment(directory: str) -> str:
+    """ConfirmResults and Nightly: ``<directory name>__<hash8 of its path>``."""
+    return f"{path_safe(os.path.basename(directory), 32)}__{short_hash(directory)}"
+
+
+_MERGED_FILE = re.compile(r"(runtimes|stats|provenance)_(bs_[0-9A-Za-z_-]+)\.(csv|json)")
+
+
+def parse_merged_file(name: str) -> tuple[str, str] | None:
+    """``stats_bs_1_2.csv`` -> ``("stats", "bs_1_2")`` (keys of :func:`merged_files`); None for
+    another name."""
+    m = _MERGED_FILE.fullmatch(os.path.basename(name))
+    if not m:
+        return None
+    kind = {"runtimes": "raw"}.get(m.group(1), m.group(1))
+    return (kind, m.group(2)) if merged_files(m.group(2))[kind] == os.path.basename(name) \
+        else None

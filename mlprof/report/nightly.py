@@ -1,0 +1,109 @@
+"""What a nightly run records and says: experiment statuses, confirmation candidates and the
+summary of new regressions (pure functions over files and DataFrames; the tasks wire them)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: suffix of the version under which suspicious results are measured again
+CONFIRM_SUFFIX = ".confirm"
+
+#: the statuses of an experiment, as counted in the summary
+STATUSES = ("ok", "partial", "failed", "inactive")
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def confirm_version(version: str) -> str:
+    """The version of the confirming re-measurements of ``version``."""
+    return f"{version}{CONFIRM_SUFFIX}"
+
+
+def experiment_status(file: str, version: str, exp: Any = None, error: str | None = None
+                      ) -> dict:
+    """The start of an experiment's ``status.json``: what it is (or why it could not be read)."""
+    name = os.path.splitext(os.path.basename(file))[0]
+    status: dict = {"file": file, "version": version, "name": name, "started": now()}
+    if exp is None:
+        status.update(title=name, status="failed", errors=[error or "unreadable"], results="")
+    else:
+        status.update(title=exp.title, description=exp.description, priority=exp.priority,
+                      model_files=list(exp.model_files), runtimes=list(exp.runtimes),
+                      batch_sizes=list(exp.batch_sizes), settings=exp.settings,
+                      reference_runtime=exp.reference_runtime, notify=list(exp.notify))
+    return status
+
+
+def finish_status(status: dict, n_files: int, outcomes: Sequence[tuple[str, bool, str]],
+                  errors: Sequence[str], plots: Sequence[str], started: float,
+                  finished: float) -> dict:
+    """Complete ``status`` from the outcome of each model file (name, complete, reason) plus
+    the errors of model files that could not even be set up."""
+    errors = list(errors) + [f"{name}: {reason}" for name, ok, reason in outcomes if not ok]
+    n_ok = sum(1 for _, ok, _ in outcomes if ok)
+    status.update(status="ok" if not errors else "partial" if n_ok else "failed",
+                  errors=errors, results=f"{n_ok}/{n_files} model file(s) complete",
+                  plots=list(plots))
+    status.update(finished=now(), duration_s=round(finished - started, 2))
+    return status
+
+
+def status_line(status: Mapping[str, Any]) -> str:
+    """``<title>: <status> (<errors>)``."""
+    errors = status.get("errors") or []
+    return f"{status['title']}: {status['status']}" + (f" ({'; '.join(errors)})" if errors
+                                                        else "")
+
+
+def inactive_status(path: str, exp: Any) -> dict:
+    """The status of an inactive experiment (listed, never run)."""
+    return {"name": exp.name, "file": path, "title": exp.title, "description": exp.description,
+            "status": "inactive", "errors": [], "results": ""}
+
+
+def rerun_params(candidate: Mapping[str, Any], version: str) -> dict | None:
+    """The MeasureRuntime parameters that measure ``candidate`` once more under ``version``
+    (None when its provenance does not record them)."""
+    try:
+        with open(candidate["path"]) as f:
+            params = dict(json.load(f)["task"]["params"])
+    except (OSError, KeyError, ValueError, TypeError):
+        return None
+    params.pop("branch", None)
+    params.update(version=version, batch_sizes=str(candidate["batch_size"]))
+    return params
+
+
+def nightly_summary(version: str, statuses: list[dict], confirmed: list[dict], alerts,
+                    dashboard_index: str) -> dict:
+    """``nightly.json``: statuses, counts, confirmations and the regressions and improvements
+    that are new in ``version`` (or its confirmation)."""
+    current = (version, confirm_version(version))
+    new = alerts[alerts["version"].isin(current) | alerts["first_version"].isin(current)]
+    return {
+        "version": version, "experiments": statuses,
+        "counts": {s: sum(1 for e in statuses if e["status"] == s) for s in STATUSES},
+        "confirmations": len(confirmed), "candidates": confirmed,
+        "new_regressions": new[new["kind"] == "regression"].to_dict("records"),
+        "new_improvements": new[new["kind"] == "improvement"].to_dict("records"),
+        "dashboard": dashboard_index,
+    }
+
+
+def summary_line(summary: Mapping[str, Any]) -> str:
+    """The one line a nightly run prints and sends."""
+    counts = summary["counts"]
+    regs = ", ".join(f"{r['model']} {r['runtime']} bs {r['batch_size']} "
+                     f"{100 * r['change']:+.0f}%" for r in summary["new_regressions"])
+    return (f"nightly {summary['version']}: experiments {counts['ok']} ok, {counts['partial']} "
+            f"partial, {counts['failed']} failed; {len(summary['new_regressions'])} new "
+            f"regression(s){': ' + regs if regs else ''}; "
+            f"{len(summary['new_improvements'])} improvement(s); dashboard: "
+            f"file://{summary['dashboard']}")

@@ -1,0 +1,183 @@
+"""Every parameter of every task family is accounted for (issue 9).
+
+The families and their parameters come from luigi's task registry, never from a list written
+here: for each significant parameter a changed value must either change the task's output paths
+or be refused with an MLProfError (a parameter that does not apply); otherwise the task must
+name the reason it does not change the output (``param_reasons``). Every insignificant
+parameter must have such a reason too. Nothing runs: tasks are only constructed.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import law
+import luigi
+import pytest
+from conftest import DNN, REPO
+
+from mlprof.errors import MLProfError
+
+#: the task modules law loads (law.cfg [modules])
+MODULES = [line.strip() for line in (REPO / "law.cfg").read_text().split("[modules]")[1]
+           .split("[")[0].splitlines() if line.strip() and not line.startswith("#")]
+
+SCRIPT = str(REPO / "models" / "selftest" / "linear.py")
+OTHER_SCRIPT = str(REPO / "models" / "selftest" / "mlp.py")
+OTHER_YAML = str(REPO / "examples" / "dnn" / "model_onnx_l20u128.yaml")
+EXPERIMENT = str(REPO / "experiments" / "dnn_onnxruntime.yaml")
+OTHER_EXPERIMENT = str(REPO / "experiments" / "linear_runtimes.yaml")
+
+
+def families() -> list[type]:
+    """Every runnable mlprof task class (law's index leaves out the abstract ones)."""
+    for m in MODULES:
+        importlib.import_module(m)
+    classes = {c for c in luigi.task_register.Register._reg
+               if isinstance(c, type) and c.__module__.startswith("mlprof.tasks")
+               and not c.__dict__.get("exclude_index", False)}
+    return sorted(classes, key=lambda c: c.__name__)
+
+
+def base_kwargs(cls: type, kind: str) -> dict:
+    """The required parameters, with a YAML or a script model where the task takes one."""
+    params = dict(cls.get_params())
+    kw: dict = {"version": "v"}
+    model = SCRIPT if kind == "script" else str(DNN)
+    if "model_file" in params:
+        kw["model_file"] = model
+    if "model_files" in params:
+        kw["model_files"] = (model,)
+    if "experiment_file" in params:
+        kw["experiment_file"] = EXPERIMENT
+    return kw
+
+
+#: values for string parameters whose generic alternative ("other") means nothing; a value
+#: table, not a list of parameters to check (a new parameter is checked with the generic value)
+STRING_VALUES = {
+    "input_data": "zeros", "runtime_version": "1.20.1", "device": "gpu",
+    "script_args": "--batch_size 3", "experiments": str(REPO / "tests"),
+    "experiments_file": "other.json", "workflow": "slurm", "effective_workflow": "slurm",
+}
+
+
+def alternative(name: str, param: luigi.Parameter, value, kind: str, tmp_path):
+    """A valid-looking value other than ``value`` for ``param``."""
+    from mlprof.runtimes import runtime_names
+    from mlprof.tasks.parameters import (
+        BatchSizesParameter,
+        PathParameter,
+        PathsParameter,
+        RuntimeParameter,
+        RuntimesParameter,
+    )
+
+    if isinstance(param, BatchSizesParameter):
+        return (1, 3)
+    if isinstance(param, RuntimesParameter):
+        return tuple(runtime_names()[:2])
+    if isinstance(param, RuntimeParameter):
+        return next(n for n in runtime_names() if n != value)
+    if isinstance(param, PathsParameter):
+        return (OTHER_SCRIPT if kind == "script" else OTHER_YAML,)
+    if isinstance(param, PathParameter):
+        if name == "experiment_file":
+            return OTHER_EXPERIMENT
+        return OTHER_SCRIPT if kind == "script" else OTHER_YAML
+    if isinstance(param, law.MultiRangeParameter):
+        return ((0, 1),)
+    if isinstance(param, law.CSVParameter):
+        if name == "stores":
+            return (str(tmp_path),)
+        if name == "file_types":
+            return ("png",)
+        return ("other",)
+    if isinstance(param, luigi.BoolParameter):
+        return not value
+    if isinstance(param, luigi.ChoiceParameter):
+        return next(c for c in param._choices if c != value)
+    if isinstance(param, luigi.IntParameter):
+        return 2 if value in (0, -1) else value + 2
+    if isinstance(param, luigi.FloatParameter):
+        return 0.25 if value == law.NO_FLOAT else value + 0.25
+    if name in STRING_VALUES:
+        return STRING_VALUES[name]
+    return "other"
+
+
+def outputs(task) -> set[str]:
+    """Every output path of ``task`` (a workflow: every branch's)."""
+    def paths(targets) -> set[str]:
+        out = set()
+        for t in law.util.flatten(targets):
+            out |= paths(t.targets) if isinstance(t, law.TargetCollection) else {t.path}
+        return out
+
+    return paths(task.output())
+
+
+CASES = [(cls, kind) for cls in families() for kind in ("yaml", "script")]
+
+
+def _construct(cls, kw):
+    try:
+        return cls(**kw)
+    except MLProfError:
+        return None
+
+
+@pytest.mark.parametrize("cls, kind", CASES, ids=[f"{c.__name__}-{k}" for c, k in CASES])
+def test_every_parameter_reaches_the_output_or_says_why(cls, kind, store, tmp_path):
+    base_kw = base_kwargs(cls, kind)
+    base = _construct(cls, base_kw)
+    if base is None:
+        pytest.skip(f"{cls.__name__} does not take a {kind} model")
+    base_out = outputs(base)
+    assert base_out, f"{cls.__name__} has no outputs"
+    unaccounted = []
+    for name, param in cls.get_params():
+        if not param.significant:
+            if not cls.param_reason(name):
+                unaccounted.append(f"{name} (insignificant, no reason given)")
+            continue
+        value = alternative(name, param, getattr(base, name), kind, tmp_path)
+        try:
+            other = cls(**{**base_kw, name: value})
+        except MLProfError:
+            continue  # refused: a value that does not apply is never silently ignored
+        if other.task_id == base.task_id:
+            continue  # normalized to the same value (an alias): the same question
+        if outputs(other) == base_out and not cls.param_reason(name):
+            unaccounted.append(f"{name}={value!r}")
+    assert not unaccounted, (f"{cls.__name__} ({kind} model): these change the task but not "
+                             f"its output path: {', '.join(unaccounted)}")
+
+
+def test_the_registry_has_every_family():
+    names = {c.__name__ for c in families()}
+    assert {"MeasureRuntime", "MergeRuntimes", "PlotRuntimes", "PlotMultiRuntimes",
+            "DiscoverModels", "ExportOnnx", "Report", "PlotHistory", "Dashboard",
+            "RunExperiment", "ConfirmResults", "Nightly"} <= names, names
+    assert not any(n.endswith("Mixin") or n in ("BaseTask", "MeasurementTask") for n in names)
+
+
+@pytest.mark.parametrize("cls", families(), ids=lambda c: c.__name__)
+def test_tasks_stay_three_mixins_deep(cls):
+    """A concrete task's chain of mlprof base classes is at most three deep."""
+    def depth(c: type) -> int:
+        bases = [b for b in c.__bases__ if b.__module__.startswith("mlprof.")]
+        return 1 + max((depth(b) for b in bases), default=0) if bases else 0
+
+    assert depth(cls) <= 3, [c.__name__ for c in cls.__mro__ if c.__module__.startswith("mlprof")]
+
+
+def test_an_option_that_does_not_apply_is_refused(store):
+    from mlprof.tasks.runtime import MergeRuntimes
+
+    with pytest.raises(MLProfError, match="--precision: applies to model scripts"):
+        MergeRuntimes(version="v", model_file=str(DNN), precision="fp16")
+    with pytest.raises(MLProfError, match="--opset: applies to ONNX exports only"):
+        MergeRuntimes(version="v", model_file=SCRIPT, runtime="torch", opset=17)
+    with pytest.raises(MLProfError, match="--script-args"):
+        MergeRuntimes(version="v", model_file=str(DNN), script_args="--x 1")
