@@ -92,6 +92,10 @@ class BatchSizesParameter(law.CSVParameter):
         sizes = super().normalize(x)
         if not sizes:
             raise MLProfError("give at least one batch size", field="--batch-sizes")
+        # every branch of a workflow normalizes the whole list again: check element-wise (and
+        # word the error) only when the cheap test fails, or scheduling grows quadratically
+        if all(type(b) is int for b in sizes) and sizes[0] >= 1:
+            return sizes
         return tuple(check_batch_size(b) for b in sizes)
 
 
@@ -101,10 +105,20 @@ def _default_runtime() -> str:
     return DEFAULT_RUNTIME
 
 
+_DEFAULTS: dict[type, dict[str, object]] = {}
+
+
+def param_defaults(cls: type) -> dict[str, object]:
+    """The default of every parameter of task class ``cls`` (cached per class)."""
+    if cls not in _DEFAULTS:
+        _DEFAULTS[cls] = {n: p._default for n, p in cls.get_params()}
+    return _DEFAULTS[cls]
+
+
 def _non_default(task: BaseTask, names: tuple[str, ...]) -> list[str]:
     """Which of ``names`` differ from their parameter's default on ``task``."""
-    params = dict(task.get_params())
-    return [n for n in names if getattr(task, n) != params[n]._default]
+    defaults = param_defaults(type(task))
+    return [n for n in names if getattr(task, n) != defaults[n]]
 
 
 def refuse_given(task: BaseTask, names: tuple[str, ...], why: str, file: str = "") -> None:

@@ -20,6 +20,7 @@ from mlprof.tasks.parameters import (
     ModelMixin,
     RuntimeMixin,
     ScriptMixin,
+    param_defaults,
     refuse_given,
 )
 from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
@@ -64,8 +65,8 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Measur
             drop = set(cls.SCRIPT_PARAMS + cls.EXPORT_PARAMS)
         elif not runtime_info(runtime).needs_export:
             drop = set(cls.EXPORT_PARAMS)
-        defaults = dict(cls.get_params())
-        return {k: (defaults[k]._default if k in drop else v) for k, v in params.items()}
+        defaults = param_defaults(cls)
+        return {k: (defaults[k] if k in drop else v) for k, v in params.items()}
 
     @property
     def measures_export(self) -> bool:
