@@ -9,8 +9,9 @@
 #   MLP_BASE         this checkout (always derived from the location of this file)
 #   MLP_STORE        where task outputs go (default: $MLP_BASE/data/store)
 #   MLP_VENV         the virtual environment (default: $MLP_BASE/.venv)
-#   MLP_EXTRAS       pip extras to install (default: dev,style,torch; torch brings PyTorch,
-#                    torchvision and the model corpus' requirements from models/requirements.txt)
+#   MLP_EXTRAS       pip extras to install (default: dev,style,torch,tf,openvino; torch brings
+#                    PyTorch, torchvision and the model corpus' requirements from
+#                    models/requirements.txt; tf TensorFlow (CPU), openvino OpenVINO)
 #   MLP_TIMEOUT      per-measurement timeout in seconds (default: 600, read by the harness)
 #   LAW_HOME, LAW_CONFIG_FILE   law's home (default: $MLP_BASE/.law) and config (law.cfg)
 
@@ -30,7 +31,7 @@ _mlp_setup() {
     export MLP_VENV="${MLP_VENV:-${MLP_BASE}/.venv}"
     export LAW_HOME="${LAW_HOME:-${MLP_BASE}/.law}"
     export LAW_CONFIG_FILE="${LAW_CONFIG_FILE:-${MLP_BASE}/law.cfg}"
-    local extras="${MLP_EXTRAS:-dev,style,torch}"
+    local extras="${MLP_EXTRAS:-dev,style,torch,tf,openvino}"
 
     # venv, created on first use
     if [ ! -x "${MLP_VENV}/bin/python" ]; then
@@ -62,10 +63,15 @@ _mlp_setup() {
         echo "${want}" > "${stamp}"
     fi
 
-    # larger example models are generated, not committed
-    local m
-    for m in l10u256 l20u256; do
-        if [ ! -f "${MLP_BASE}/examples/dnn/model_onnx_${m}.onnx" ]; then
+    # larger example models are generated, not committed (their TF versions when TensorFlow
+    # is installed)
+    local m have_tf=""
+    if compgen -G "${MLP_VENV}/lib/python*/site-packages/tensorflow/__init__.py" >/dev/null; then
+        have_tf=1
+    fi
+    for m in l10u256 l20u256 l20u128; do
+        if [ ! -f "${MLP_BASE}/examples/dnn/model_onnx_${m}.onnx" ] || { [ -n "${have_tf}" ] \
+                && [ ! -f "${MLP_BASE}/examples/dnn/saved_model_${m}/saved_model.pb" ]; }; then
             python "${MLP_BASE}/examples/dnn/create.py" --missing || return 1
             break
         fi

@@ -9,8 +9,10 @@ first task runs. Two scenarios:
 - ``pending``: no outputs exist. luigi checks the workflow and all N branches, registers N + 1
   tasks with the scheduler (``Worker._add_task``); the process is killed (with its process group)
   as soon as scheduling is done, so no branch is measured;
-- ``complete``: all N branches' outputs exist (empty files, which is all the completeness check
-  looks at). The workflow builds its N branches to check their outputs; nothing runs.
+- ``complete``: all N branches' outputs exist: valid files of ``FAKE_SAMPLES`` samples each
+  (a raw CSV and a provenance JSON that pass :func:`mlprof.measure.results.read_branch`, which
+  the completeness check applies). The workflow builds its N branches to check their outputs;
+  nothing runs.
 
 For each, both the wall time and the CPU time (user + system) of the ``law`` process at that
 moment (``/proc/<pid>/stat``) are taken. The CPU time is the figure to trust on a shared machine:
@@ -53,6 +55,8 @@ from dataclasses import dataclass
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST = ["--n-calls", "10", "--warmup", "1", "--min-duration", "0"]
 DONE_SCHEDULING = "Done scheduling tasks"
+#: samples per faked branch (a 0.5 s measurement of a fast model has thousands, a slow one tens)
+FAKE_SAMPLES = 1000
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -82,12 +86,22 @@ def branch_dir(store: str, version: str) -> str:
 
 
 def fake_outputs(store: str, version: str, n: int) -> None:
-    """Create the (empty) outputs of branches 1..n: the completeness check sees them done."""
+    """Create valid outputs of branches 1..n (``FAKE_SAMPLES`` samples each): the completeness
+    check, which validates them, sees them done."""
+    import json
+
+    from mlprof import layout
+    from mlprof.measure.stats import RAW_COLUMNS
+
     directory = branch_dir(store, version)
     os.makedirs(directory, exist_ok=True)
     for bs in range(1, n + 1):
-        for ext in ("csv", "json"):
-            open(os.path.join(directory, f"runtime_bs_{bs}.{ext}"), "w").close()
+        files = layout.branch_files(bs)
+        rows = "".join(f"{bs},0,{i},{0.1 + i * 1e-4:.6f}\n" for i in range(FAKE_SAMPLES))
+        with open(os.path.join(directory, files["csv"]), "w") as f:
+            f.write(",".join(RAW_COLUMNS) + "\n" + rows)
+        with open(os.path.join(directory, files["json"]), "w") as f:
+            json.dump({"settings": {"batch_size": bs}, "n_samples": FAKE_SAMPLES}, f)
 
 
 def schedule_once(n: int, scenario: str, patched: bool) -> Sample:

@@ -156,8 +156,20 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
 
     files = PathsParameter().normalize(list(model_files))
     if labels:
+        given = files
         files = tuple(f for f in files if is_script(f) and _match(read_labels(f.split("::")[0]),
                                                                    labels))
+        if not files:  # an empty selection is a typo far more often than a wish
+            have: dict[str, set[str]] = {}
+            for f in given:
+                if is_script(f):
+                    for k, vs in read_labels(f.split("::")[0]).items():
+                        have.setdefault(k, set()).update(vs)
+            want = " ".join(f"{k}::{','.join(v)}" for k, v in labels.items())
+            known = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(have.items())
+                              if k in labels) or "none of these keys"
+            raise MLProfError(f"no model file of {len(given)} has the labels {want} (their "
+                              f"labels: {known})", field="--labels")
     discovers = {f: DiscoverModels(version=version, model_file=f, script_args=script_args,
                                    max_depth=max_depth)
                  for f in files if is_script(f) and "::" not in f}

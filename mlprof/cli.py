@@ -13,16 +13,20 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import glob
 import json
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from mlprof.errors import MLProfError
 from mlprof.measure.settings import SETTINGS, check_batch_sizes, cli_settings
+
+#: exit code for a bad option or value, as ``law run``'s (``[luigi_retcode]`` in law.cfg)
+EXIT_BAD_INPUT = 40
 
 
 def _csv(value: str) -> list[str]:
@@ -57,10 +61,36 @@ def _batch_sizes(text: str) -> tuple[int, ...]:
     return check_batch_sizes(SETTINGS["batch_size"].parse(b) for b in _csv(text))
 
 
+def _runtimes(text: str) -> str:
+    """Comma-separated runtime names or aliases, checked now (the text is kept)."""
+    from mlprof.runtimes import canonical_runtime
+
+    for name in _csv(text):
+        canonical_runtime(name)
+    return text
+
+
+def _runtime(text: str) -> str:
+    from mlprof.runtimes import canonical_runtime
+
+    canonical_runtime(text)
+    return text
+
+
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise MLProfError(f"expected an integer, got {text!r}") from None
+    if n < 1:
+        raise MLProfError(f"must be >= 1, got {n}")
+    return n
+
+
 def _measure_args(p: argparse.ArgumentParser) -> None:
     """The measurement options; names, types, defaults, checks and help of the measurement
     settings come from :mod:`mlprof.measure.settings`."""
-    p.add_argument("--runtimes", default=SETTINGS["runtime"].default,
+    p.add_argument("--runtimes", type=_arg_type(_runtimes), default=SETTINGS["runtime"].default,
                    help="comma-separated runtimes (default: %(default)s)")
     p.add_argument("--batch-sizes", type=_arg_type(_batch_sizes), default="1",
                    help="comma-separated batch sizes (default: %(default)s)")
@@ -70,7 +100,8 @@ def _measure_args(p: argparse.ArgumentParser) -> None:
                        help=f"{s.help} (default: %(default)s)")
     p.add_argument("--script-args", default="", help="arguments for model scripts")
     p.add_argument("--labels", nargs="*", help="only scripts with these labels (key::value)")
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--workers", type=_arg_type(_workers), default=1,
+                   help="tasks run in parallel (default: %(default)s)")
 
 
 def _settings(a: argparse.Namespace) -> dict:
@@ -226,6 +257,8 @@ def cmd_store(a: argparse.Namespace) -> int:
                         tasks=sel["task"], runtimes=sel["runtime"])
     for link in scanned.skipped_links:
         print(f"not followed: symbolic link {link}", file=sys.stderr)
+    for mount in scanned.skipped_mounts:
+        print(f"not followed: another file system mounted at {mount}", file=sys.stderr)
     if a.action == "list":
         print(json.dumps({"store": scanned.store, "totals": st.totals(entries), "entries": [
             e.to_dict() for e in entries]}, indent=2) if a.json else
@@ -241,16 +274,86 @@ def cmd_store(a: argparse.Namespace) -> int:
     return 0
 
 
+def close_options(option: str, names: Sequence[str], n: int = 3) -> list[str]:
+    """What ``option`` (a mistyped option or name) was probably meant to be: the (up to ``n``)
+    names it begins (an abbreviation), else the closest one."""
+    starting = sorted(o for o in names if o.startswith(option))
+    return starting[:n] or difflib.get_close_matches(option, names, n=1, cutoff=0.7)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with exact option names only and errors as :class:`MLProfError` (one line,
+    no usage), for :func:`main` to print."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("the following arguments are required: "):
+            missing = message.rsplit(": ", 1)[1]
+            if missing == "cmd":
+                raise MLProfError(f"give a command: {', '.join(self._subcommands())} "
+                                  "(mlprof --help)")
+            raise MLProfError("missing (required)", field=missing)
+        field = None
+        if message.startswith("argument "):
+            field, _, message = message[len("argument "):].partition(": ")
+            field = field.split("/", 1)[0]
+        if message.startswith("invalid choice: "):
+            # "invalid choice: 'bench' (choose from 'benchmark', 'corpus', ...)"
+            given, _, rest = message[len("invalid choice: "):].partition(" (choose from ")
+            given = given.strip("'")
+            names = [n.strip().strip("'") for n in rest.rstrip(")").split(",")]
+            close = close_options(given, names, n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            if field == "cmd":
+                raise MLProfError(f"unknown command {given!r}{hint} (commands: "
+                                  f"{', '.join(names)})")
+            raise MLProfError(f"must be one of {', '.join(names)}, got {given!r}{hint}",
+                              field=field)
+        raise MLProfError(message, field=field)
+
+    def _subcommands(self) -> dict[str, argparse.ArgumentParser]:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):  # argparse's only handle on them
+                return dict(action.choices)
+        return {}
+
+    def unknown(self, extras: list[str], cmd: str | None) -> MLProfError:
+        """One line for arguments that no option of ``cmd`` takes."""
+        parser = self._subcommands().get(cmd, self) if cmd else self
+        prog = f"mlprof {cmd}" if cmd else "mlprof"
+        options = [a for a in extras if a.startswith("-") and len(a) > 1]
+        if not options:
+            return MLProfError(f"unexpected argument {extras[0]!r} ({prog} --help lists the "
+                               "arguments)")
+        opt = options[0].split("=", 1)[0]
+        names = close_options(opt, list(parser._option_string_actions))
+        hint = f"; did you mean {' or '.join(names)}?" if names else ""
+        return MLProfError(f"unknown option {opt}{hint} ({prog} --help lists them)")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The ``mlprof`` command line; raises :class:`MLProfError` (one line) for unknown
+    options and bad values (``--help`` exits as usual)."""
+    ap = build_parser()
+    a, extras = ap.parse_known_args(argv)
+    if extras:
+        raise ap.unknown(extras, getattr(a, "cmd", None))
+    return a
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The ``mlprof`` command's parser."""
-    ap = argparse.ArgumentParser(prog="mlprof", description=__doc__.split("\n\n")[0])
+    """The ``mlprof`` command's parser (exact option names only, one-line errors)."""
+    ap = _Parser(prog="mlprof", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("benchmark", help="benchmark model files (YAML, ONNX, scripts)")
     b.add_argument("files", nargs="+", help="files, globs, script.py::HASH or .txt lists")
     _measure_args(b)
     c = sub.add_parser("corpus", help="run the model corpus at batch size 1 and summarize")
     c.add_argument("--corpora", default="", help="comma-separated corpora (default: all)")
-    c.add_argument("--runtime", default=SETTINGS["runtime"].default,
+    c.add_argument("--runtime", type=_arg_type(_runtime), default=SETTINGS["runtime"].default,
                    help="runtime (default: %(default)s)")
     _measure_args(c)
     c.set_defaults(n_calls=20, min_duration=0.0, version="corpus")
@@ -263,7 +366,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mlprof`` command."""
-    a = build_parser().parse_args(argv)
+    try:
+        a = parse_args(argv)
+    except MLProfError as e:  # a bad option or value: nothing ran
+        print(f"mlprof error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         if a.cmd == "benchmark":
             return cmd_benchmark(a)
@@ -280,9 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print(__version__)
         return 0
-    except MLProfError as e:
+    except MLProfError as e:  # bad input found by a command (a model file, a store): nothing ran
         print(f"mlprof error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

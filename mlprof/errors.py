@@ -43,6 +43,12 @@ class MeasurementFailed(MLProfError):
         return (type(self), (self.message, self.file, self.field, self.status))
 
 
+class CorruptResult(MLProfError):
+    """A result file in the store is damaged: ``file`` names it, the message says what is wrong
+    (``"<file>: has 4050 rows, its provenance says 8040"``). Reports list it with status
+    ``corrupt``; MeasureRuntime measures such a branch again."""
+
+
 #: lower-case fragments of the messages of failed allocations (Python, C++, ONNX Runtime, torch)
 _OOM_TEXT = ("bad_alloc", "bad allocation", "failed to allocate memory", "can't allocate memory",
              "cannot allocate memory", "out of memory")

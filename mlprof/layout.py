@@ -86,10 +86,10 @@ def check_segment(value: str, field: str) -> str:
     why = None
     if not text.strip():
         why = "must not be empty"
-    elif text in (".", "..") or text.startswith("."):
-        why = "must not start with '.'"
-    elif "/" in text or "\\" in text or os.path.isabs(text):
+    elif "/" in text or "\\" in text or os.path.isabs(text) or text in (".", ".."):
         why = "must be one name, not a path (no '/')"
+    elif text.startswith("."):
+        why = "must not start with '.'"
     elif _CONTROL.search(text):
         why = "must not contain control characters"
     elif len(text) > 200:
@@ -190,6 +190,16 @@ def path_safe(text: str, max_len: int = 64) -> str:
     return safe[:max_len]
 
 
+def safe_name(text: str, max_len: int = 48) -> str:
+    """``text`` as one path segment; when it had to change (characters replaced, cut to
+    ``max_len``), a hash of the original is appended, so distinct inputs never share a name
+    (``a/b`` and ``a b`` were both ``a_b`` before)."""
+    safe = path_safe(text, max_len)
+    if safe == str(text):
+        return safe
+    return f"{path_safe(text, max_len - 7)}-{short_hash(str(text), length=6)}"
+
+
 def joined_or_hashed(items: Sequence[str], max_len: int = 60) -> str:
     """``a-b-c`` when short, else ``<n>x_<first>_<hash>`` so paths stay short and unique."""
     joined = "-".join(items)
@@ -199,8 +209,8 @@ def joined_or_hashed(items: Sequence[str], max_len: int = 60) -> str:
 
 
 def model_segment(name: str, content_hash: str) -> str:
-    """``<name>__<8 hex of the model files' hash>``."""
-    return f"{path_safe(name, 48)}__{content_hash[:8]}"
+    """``<name>__<8 hex of the model files' hash>`` (see :func:`safe_name` for the name)."""
+    return f"{safe_name(name, 48)}__{content_hash[:8]}"
 
 
 def models_segment(segments: Sequence[str]) -> str:
@@ -286,6 +296,8 @@ class MeasureKey:
     min_duration: float
     threads: int
     input: str
+    #: tfaot batch rules (``--tfaot-batch-rules``), normalized; "" for CMSSW's default rule
+    batch_rules: str = ""
 
 
 @dataclass(frozen=True)
@@ -323,13 +335,23 @@ def input_tag(input_data: str, file_hash: str | None = None) -> str:
 
 
 def measure_segment(key: MeasureKey) -> str:
-    """``calls100_events1_warmup10_mindur0p5_threads1_input-random``."""
-    return (f"calls{key.n_calls}_events{key.n_events}_warmup{key.warmup}"
-            f"_mindur{float_tag(key.min_duration)}_threads{key.threads}_input-{key.input}")
+    """``calls100_events1_warmup10_mindur0p5_threads1_input-random`` (+ ``_rules-<hash8>``
+    with tfaot batch rules)."""
+    seg = (f"calls{key.n_calls}_events{key.n_events}_warmup{key.warmup}"
+           f"_mindur{float_tag(key.min_duration)}_threads{key.threads}_input-{key.input}")
+    if key.batch_rules:
+        seg += f"_rules-{batch_rules_tag(key.batch_rules)}"
+    return seg
+
+
+def batch_rules_tag(rules: str) -> str:
+    """8 hex digits of the normalized tfaot batch rules (``#<hash8>``, as parsed from a path,
+    stays that hash)."""
+    return rules[1:] if rules.startswith("#") else short_hash(rules, length=8)
 
 
 _MEASURE_SEG = re.compile(r"calls(\d+)_events(\d+)_warmup(\d+)_mindur([0-9pem]+)_threads(\d+)"
-                          r"_input-(.+)")
+                          r"_input-(.+?)(?:_rules-([0-9a-f]{8}))?")
 
 
 def _float_from_tag(tag: str) -> float:
@@ -341,9 +363,10 @@ def parse_measure_segment(segment: str) -> MeasureKey:
     m = _MEASURE_SEG.fullmatch(segment)
     if not m:
         raise ValueError(f"not a measurement segment: {segment!r}")
-    calls, events, warmup, mindur, threads, inp = m.groups()
+    calls, events, warmup, mindur, threads, inp, rules = m.groups()
+    # the path keeps a hash of the rules only: the rules themselves are in the provenance
     return MeasureKey(int(calls), int(events), int(warmup), _float_from_tag(mindur),
-                      int(threads), inp)
+                      int(threads), inp, f"#{rules}" if rules else "")
 
 
 def export_segment(key: ExportKey) -> str:
@@ -509,7 +532,7 @@ def merged_files(bs_tag: str) -> dict[str, str]:
 
 def model_page(model: str, model_hash: str | None) -> str:
     """The dashboard's page of one model, relative to the site (the hash is never cut)."""
-    name = path_safe(model, 64)
+    name = safe_name(model, 64)
     return f"models/{name}__{model_hash}.html" if model_hash else f"models/{name}.html"
 
 
@@ -553,3 +576,14 @@ def parse_merged_file(name: str) -> tuple[str, str] | None:
     kind = {"runtimes": "raw"}.get(m.group(1), m.group(1))
     return (kind, m.group(2)) if merged_files(m.group(2))[kind] == os.path.basename(name) \
         else None
+
+
+def versions_in(store: str, task: str = "MeasureRuntime") -> set[str]:
+    """The version directories of ``task`` in ``store`` (names only)."""
+    depth = len(LAYOUTS.get(task, ()))
+    level = [os.path.join(store, task)]
+    for _ in range(depth):
+        level = [e.path for d in level if os.path.isdir(d) for e in os.scandir(d)
+                 if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")]
+    return {e.name for d in level if os.path.isdir(d) for e in os.scandir(d)
+            if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")}

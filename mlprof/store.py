@@ -8,22 +8,27 @@ model, task and runtime (globs); :func:`clean` removes large artifacts (exported
 directories and then empty parents. Both take ``dry_run`` and return what was (or would be) removed.
 
 Safety: nothing outside the (resolved) store is ever removed, symbolic links are never followed (a
-link is removed as a link), directories are renamed away before they are removed (so law never sees
-a half-deleted output directory), and a large file inside an output *directory* takes the whole
-directory with it, so the task that made it counts as incomplete and reruns when needed.
+link is removed as a link), no file-system boundary is crossed (a directory on another device than
+the store's, or any mount point, stops a removal before anything is removed), directories are
+renamed away before they are removed (so law never sees a half-deleted output directory), and a
+large file inside an output *directory* takes the whole directory with it, so the task that made
+it counts as incomplete and reruns when needed. The store's own leftovers (directories renamed
+for deletion, temporary files of interrupted atomic writes) older than :data:`LEFTOVER_AGE` are
+entries with status ``leftover`` that :func:`clean` and :func:`delete` remove. A read-only store
+is a one-line :class:`~mlprof.errors.MLProfError`, never a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import os
 import re
-import shutil
 import stat
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 from mlprof import layout
@@ -46,6 +51,18 @@ PLOT_PATTERNS: tuple[str, ...] = ("*.pdf", "*.png", "*.svg")
 #: directory names of a store's top level that look like a task (anything else is ignored)
 _TASK_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _DELETING = ".mlprof-deleting-"
+
+#: seconds after its last change that a temporary file or directory counts as left over (a
+#: younger one may belong to a task or a deletion that is still running)
+LEFTOVER_AGE = 3600.0
+
+#: the store's temporary names: directories renamed for deletion (``.<name>.mlprof-deleting-*``),
+#: :func:`mlprof.util.atomic_path`'s files (``.<name>.<random>.tmp``) and ``.tmp*``,
+#: :func:`mlprof.util.atomic_dir`'s directories (``.<name>.<8 random>``) and luigi's atomic
+#: files (``<name>-luigi-tmp-<9 digits>``)
+_TEMP_NAME = re.compile(r"\..*\.mlprof-deleting-.*|\.mlprof-deleting-.*|\..+\.tmp|\.tmp.*"
+                        r"|.+-luigi-tmp-\d{9}")
+_TEMP_DIR_NAME = re.compile(r"\..+\.[a-z0-9_]{8}")
 
 
 @dataclass
@@ -87,8 +104,9 @@ class Removal:
     path: str
     size: int
     n_files: int
-    kind: str  # "file", "dir" (an output directory inside a version) or "version"
+    kind: str  # "file", "dir" (an output directory inside a version), "version" or "leftover"
     entry: str  # the entry's directory
+    is_dir: bool = False
 
     def to_dict(self) -> dict:
         """A JSON-serializable dict."""
@@ -102,6 +120,7 @@ class ScanResult:
     store: str
     entries: list[StoreEntry]
     skipped_links: list[str] = field(default_factory=list)
+    skipped_mounts: list[str] = field(default_factory=list)
 
 
 def default_store() -> str:
@@ -110,8 +129,12 @@ def default_store() -> str:
 
 
 def resolve_store(store: str | os.PathLike | None) -> str:
-    """The store directory as a real path; errors name the store and ``--store``."""
-    raw = os.fspath(store) if store is not None else default_store()
+    """The store directory as a real path; errors name the store and ``--store``.
+
+    None and "" mean the default store (as an empty ``$MLP_STORE`` does).
+    """
+    raw = os.fspath(store) if store is not None else ""
+    raw = raw or default_store()
     path = os.path.realpath(os.path.expandvars(os.path.expanduser(raw)))
     if not os.path.isdir(path):
         raise MLProfError("store directory does not exist", raw, "--store")
@@ -120,21 +143,110 @@ def resolve_store(store: str | os.PathLike | None) -> str:
     return path
 
 
+# --- walking without crossing links or file systems ------------------------------------------
+
+
+def _unescape_mount(text: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+def _mount_points(root: str) -> set[str]:
+    """Mount points strictly below ``root`` (from ``/proc/self/mountinfo``; none elsewhere).
+
+    A bind mount of the store's own file system has the store's ``st_dev``: only this list
+    tells it apart.
+    """
+    out: set[str] = set()
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 4:
+                    point = _unescape_mount(parts[4])
+                    if point.startswith(root.rstrip(os.sep) + os.sep):
+                        out.add(point)
+    except OSError:
+        pass
+    return out
+
+
+@dataclass
+class _Bounds:
+    """The file system of a store: its device and the mount points below it."""
+
+    root: str
+    dev: int
+    mounts: set[str]
+    seen: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, root: str) -> _Bounds:
+        return cls(root, os.stat(root).st_dev, _mount_points(root))
+
+    def crosses(self, path: str, st: os.stat_result) -> bool:
+        """Whether the directory ``path`` (``st``: its lstat) is on another file system or a
+        mount point; recorded in ``seen``."""
+        if st.st_dev != self.dev or path in self.mounts:
+            if path not in self.seen:
+                self.seen.append(path)
+            return True
+        return False
+
+    def below_mount(self, path: str) -> str | None:
+        """The mount point that ``path`` (a real path) is at or below, if any."""
+        return next((m for m in self.mounts if path == m or path.startswith(m + os.sep)),
+                    None)
+
+
+def _walk(top: str, bounds: _Bounds | None = None, skip: Iterable[str] = ()
+          ) -> Iterator[tuple[str, list[tuple[str, os.stat_result]], list[str]]]:
+    """``(dirpath, [(file name, lstat)], [directory names])`` below ``top``, top-down.
+
+    Links are files here (never followed); a directory on another file system than
+    ``bounds``' (default: ``top``'s) or a mount point is not entered (``bounds.seen``);
+    paths in ``skip`` are left out.
+    """
+    bounds = bounds or _Bounds(top, os.lstat(top).st_dev, set())
+    skip = set(skip)
+    stack = [top]
+    while stack:
+        path = stack.pop()
+        files: list[tuple[str, os.stat_result]] = []
+        dirs: list[str] = []
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in sorted(entries, key=lambda e: e.name):
+            if e.path in skip:
+                continue
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if not bounds.crosses(e.path, st):
+                    dirs.append(e.name)
+            else:
+                files.append((e.name, st))
+        yield path, files, dirs
+        stack.extend(os.path.join(path, d) for d in reversed(dirs))
+
+
 # --- scanning ---------------------------------------------------------------------------------
 
 
-def _entry_files(path: str) -> tuple[int, int, float, set[str], set[str]]:
-    """Size, file count, newest mtime, top-level file names and directory names (no links)."""
+def _entry_files(path: str, bounds: _Bounds | None = None, skip: Iterable[str] = ()
+                 ) -> tuple[int, int, float, set[str], set[str]]:
+    """Size, file count, newest mtime, top-level file names and directory names (no links
+    followed, no other file system entered, ``skip`` left out)."""
     size = n_files = 0
     mtime = 0.0
     top_files: set[str] = set()
     top_dirs: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-        for name in filenames:
-            try:
-                st = os.lstat(os.path.join(dirpath, name))
-            except OSError:
-                continue
+    for dirpath, files, dirnames in _walk(path, bounds, skip):
+        for name, st in files:
             size += st.st_size
             n_files += 1
             mtime = max(mtime, st.st_mtime)
@@ -147,6 +259,51 @@ def _entry_files(path: str) -> tuple[int, int, float, set[str], set[str]]:
 
 def _is_temp(name: str) -> bool:
     return name.startswith(".")
+
+
+def is_leftover_name(name: str, is_dir: bool) -> bool:
+    """Whether ``name`` is one of the store's temporary names (see :data:`LEFTOVER_AGE`)."""
+    return bool(_TEMP_NAME.fullmatch(name) or (is_dir and _TEMP_DIR_NAME.fullmatch(name)))
+
+
+def _newest_change(path: str, st: os.stat_result, bounds: _Bounds) -> float:
+    """The newest mtime or ctime of ``path`` and everything below it (ctime: a rename)."""
+    newest = max(st.st_mtime, st.st_ctime)
+    if stat.S_ISDIR(st.st_mode):
+        for _, files, _ in _walk(path, bounds):
+            for _, fst in files:
+                newest = max(newest, fst.st_mtime, fst.st_ctime)
+    return newest
+
+
+def _find_leftovers(task_dir: str, bounds: _Bounds, min_age: float
+                    ) -> list[tuple[str, os.stat_result]]:
+    """The store's temporary files and directories below ``task_dir`` unchanged for
+    ``min_age`` seconds (not below another leftover)."""
+    out = []
+    now = time.time()
+    stack = [task_dir]
+    while stack:
+        path = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if is_dir and bounds.crosses(e.path, st):
+                continue
+            if is_leftover_name(e.name, is_dir) and not stat.S_ISLNK(st.st_mode):
+                if now - _newest_change(e.path, st, bounds) >= min_age:
+                    out.append((e.path, st))
+            elif is_dir and not e.name.startswith("."):
+                stack.append(e.path)
+    return sorted(out)
 
 
 def _status(task: str, files: set[str], dirs: set[str]) -> tuple[str, int]:
@@ -194,8 +351,9 @@ def _status(task: str, files: set[str], dirs: set[str]) -> tuple[str, int]:
     return ("partial" if out or out_dirs else "empty"), 0
 
 
-def _dirs(path: str, skipped: list[str]) -> list[str]:
-    """Sub-directories of ``path`` (sorted, no hidden ones); links are recorded, not followed."""
+def _dirs(path: str, skipped: list[str], bounds: _Bounds | None = None) -> list[str]:
+    """Sub-directories of ``path`` (sorted, no hidden ones); links are recorded in ``skipped``,
+    directories on another file system in ``bounds.seen``: neither is followed."""
     out = []
     try:
         with os.scandir(path) as it:
@@ -205,7 +363,8 @@ def _dirs(path: str, skipped: list[str]) -> list[str]:
                 if e.is_symlink():
                     skipped.append(e.path)
                 elif e.is_dir(follow_symlinks=False):
-                    out.append(e.path)
+                    if bounds is None or not bounds.crosses(e.path, e.stat(follow_symlinks=False)):
+                        out.append(e.path)
     except OSError:
         return []
     return sorted(out)
@@ -250,49 +409,86 @@ def known_task(task: str) -> bool:
     return task in LAYOUTS or task in SOURCE_DIRS
 
 
-def scan(store: str | os.PathLike | None = None) -> ScanResult:
-    """Scan ``store`` (default: ``$MLP_STORE``) into entries, one per version directory.
+def _fill(entry: StoreEntry, names: Sequence[str], segs: Sequence[str]) -> StoreEntry:
+    """Set ``entry``'s model, runtime and settings from the path segments ``segs``."""
+    named = dict(zip(names, segs, strict=False))
+    entry.settings = named.get("settings")
+    if "model" in named:
+        entry.model_segment = named["model"]
+        for k, v in parse_model_segment(named["model"]).items():
+            setattr(entry, k, v)
+    if "runtime" in named:
+        for k, v in parse_runtime_segment(named["runtime"]).items():
+            setattr(entry, k, v)
+    return entry
+
+
+def _leftover_entry(task: str, names: Sequence[str], task_dir: str, path: str,
+                    st: os.stat_result, bounds: _Bounds) -> StoreEntry:
+    """A leftover as an entry: the task, model, runtime and version it sits in (at the
+    version level, a directory renamed for deletion keeps its version's name)."""
+    parts = os.path.relpath(path, task_dir).split(os.sep)
+    segs, name = parts[:-1], parts[-1]
+    version = None
+    if task not in SOURCE_DIRS:
+        if len(segs) > len(names):
+            version = segs[len(names)]
+        elif len(segs) == len(names) and _DELETING in name:
+            version = name[1:].split(_DELETING, 1)[0] or None
+    entry = _fill(StoreEntry(task=task, version=version, path=path, status="leftover"),
+                  names, segs)
+    if stat.S_ISDIR(st.st_mode):
+        entry.size, entry.n_files, entry.mtime, _, _ = _entry_files(path, bounds)
+    else:
+        entry.size, entry.n_files, entry.mtime = st.st_size, 1, st.st_mtime
+    return entry
+
+
+def scan(store: str | os.PathLike | None = None, min_age: float | None = None) -> ScanResult:
+    """Scan ``store`` (default: ``$MLP_STORE``) into entries, one per version directory, plus
+    one per leftover (status ``leftover``) unchanged for ``min_age`` seconds (default
+    :data:`LEFTOVER_AGE`).
 
     Top-level directories that do not look like a task (``CamelCase``) and hidden ones (law's
     ``.tmp``) are ignored, and so are the directories of unknown tasks not named like a model
-    (``<name>__<hash>``); symbolic links are never followed (see ``skipped_links``).
+    (``<name>__<hash>``); symbolic links (``skipped_links``) and other file systems mounted in
+    the store (``skipped_mounts``) are never entered.
     """
     root = resolve_store(store)
+    bounds = _Bounds.of(root)
+    min_age = LEFTOVER_AGE if min_age is None else min_age
     skipped: list[str] = []
     entries: list[StoreEntry] = []
-    for task_dir in _dirs(root, skipped):
+    for task_dir in _dirs(root, skipped, bounds):
         task = os.path.basename(task_dir)
         if not _TASK_NAME.match(task):
             continue
         names = _layout_for(task, task_dir)
         is_source = task in SOURCE_DIRS
+        leftovers = _find_leftovers(task_dir, bounds, min_age) if known_task(task) else []
         # directories at the depth of the version (sources: of the model)
         levels: list[tuple[str, list[str]]] = [(task_dir, [])]
         for _ in range(len(names) + (0 if is_source else 1)):
             levels = [(d, segs + [os.path.basename(d)]) for p, segs in levels
-                      for d in _dirs(p, skipped)]
+                      for d in _dirs(p, skipped, bounds)]
             if not known_task(task) and levels and len(levels[0][1]) == 1:
                 # an unknown task: only directories named like mlprof's model segments
                 levels = [(d, segs) for d, segs in levels if layout.looks_like_model(segs[0])]
         for path, segs in levels:
-            named = dict(zip(names, segs, strict=False))
-            entry = StoreEntry(task=task, version=None if is_source else segs[-1], path=path,
-                               settings=named.get("settings"))
-            if "model" in named:
-                entry.model_segment = named["model"]
-                for k, v in parse_model_segment(named["model"]).items():
-                    setattr(entry, k, v)
-            if "runtime" in named:
-                for k, v in parse_runtime_segment(named["runtime"]).items():
-                    setattr(entry, k, v)
-            size, n_files, mtime, files, dirs = _entry_files(path)
+            entry = _fill(StoreEntry(task=task, version=None if is_source else segs[-1],
+                                     path=path), names, segs)
+            size, n_files, mtime, files, dirs = _entry_files(
+                path, bounds, skip=[p for p, _ in leftovers])
             entry.size, entry.n_files, entry.mtime = size, n_files, mtime
             if is_source:
                 entry.status = "source"
             else:
                 entry.status, entry.failures = _status(task, files, dirs)
             entries.append(entry)
-    return ScanResult(store=root, entries=entries, skipped_links=sorted(skipped))
+        entries.extend(_leftover_entry(task, names, task_dir, p, st, bounds)
+                       for p, st in leftovers)
+    return ScanResult(store=root, entries=entries, skipped_links=sorted(skipped),
+                      skipped_mounts=sorted(bounds.seen))
 
 
 # --- selection --------------------------------------------------------------------------------
@@ -356,22 +552,115 @@ def _inside(path: str, root: str) -> bool:
         os.path.abspath(path) != root
 
 
-def _remove(path: str, root: str) -> None:
+def _other_fs(path: str) -> MLProfError:
+    return MLProfError("another file system is mounted here: refusing to remove anything "
+                       "(nothing was removed)", path, "--store")
+
+
+def _check_tree(path: str, bounds: _Bounds) -> tuple[int, int, bool]:
+    """Size, file count and directory-ness of what removing ``path`` removes; an error
+    (naming the mount point) when its directory, itself or anything below it is on another
+    file system than the store or a mount point. Links count as files (never followed)."""
+    parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    mount = bounds.below_mount(parent)
+    if mount or os.stat(parent).st_dev != bounds.dev:
+        raise _other_fs(mount or parent)
+    real = os.path.join(parent, os.path.basename(path))  # as the mount table spells it
+    st = os.lstat(real)
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_size, 1, False
+    if bounds.crosses(real, st):
+        raise _other_fs(real)
+    seen = len(bounds.seen)
+    size = n = 0
+    for _, files, _ in _walk(real, bounds):
+        size += sum(fst.st_size for _, fst in files)
+        n += len(files)
+    if len(bounds.seen) > seen:
+        raise _other_fs(bounds.seen[seen])
+    return size, n, True
+
+
+def _rm_in(dir_fd: int, name: str, shown: str, bounds: _Bounds) -> None:
+    """Remove ``name`` in the directory ``dir_fd`` (``shown``: its path, for errors) and all
+    below it, by file descriptors: links are removed as links, and a directory on another
+    file system stops the removal (the check before removing makes that a race only)."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=dir_fd)
+        return
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    try:
+        if bounds.crosses(shown, os.fstat(fd)):
+            raise _other_fs(shown)
+        with os.scandir(fd) as it:
+            children = [e.name for e in it]
+        for child in children:
+            _rm_in(fd, child, os.path.join(shown, child), bounds)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=dir_fd)
+
+
+def _rmtree(path: str, bounds: _Bounds) -> None:
+    fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _rm_in(fd, os.path.basename(path), path, bounds)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str, root: str, bounds: _Bounds | None = None) -> None:
     """Remove a file, link or directory below ``root``; a directory is renamed away first."""
     if not _inside(path, root):
         raise MLProfError("refusing to remove a path outside the store", path, "--store")
+    bounds = bounds or _Bounds.of(root)
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode):
         os.unlink(path)  # files and links (a link's target is never touched)
         return
     # rename first: the output directory disappears in one step (no half-deleted state)
+    name = os.path.basename(path)
     tmp = os.path.join(os.path.dirname(path),
-                       f".{os.path.basename(path)}{_DELETING}{uuid.uuid4().hex[:8]}")
-    os.rename(path, tmp)
-    if os.path.islink(tmp):
-        os.unlink(tmp)
-    else:
-        shutil.rmtree(tmp)
+                       name if _DELETING in name else
+                       f".{name}{_DELETING}{uuid.uuid4().hex[:8]}")
+    if tmp != path:
+        os.rename(path, tmp)
+    try:
+        _rmtree(tmp, bounds)
+    except (OSError, MLProfError) as e:
+        err = _os_error(e, root) if isinstance(e, OSError) else e
+        raise MLProfError(f"{err.message} (the rest is left as {os.path.basename(tmp)}: "
+                          "mlprof store list shows it, mlprof store clean removes it)",
+                          err.file, err.field) from None
+
+
+def _os_error(e: OSError, root: str) -> MLProfError:
+    """An OS error while removing, as one line: a read-only store, no permission, other."""
+    if e.errno == errno.EROFS:
+        return MLProfError("the store is read-only", root, "--store")
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return MLProfError("the store is read-only (permission denied)",
+                           e.filename or root, "--store")
+    return MLProfError(f"cannot remove: {e.strerror or e}", e.filename or root, "--store")
+
+
+@contextlib.contextmanager
+def _one_line_errors(root: str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as e:
+        raise _os_error(e, root) from None
+
+
+def _check_writable(root: str) -> None:
+    """A one-line error for a store on a read-only file system (before removing anything)."""
+    try:
+        read_only = bool(os.statvfs(root).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return
+    if read_only:
+        raise MLProfError("the store is read-only", root, "--store")
 
 
 def _prune_empty_parents(path: str, root: str) -> list[str]:
@@ -388,16 +677,13 @@ def _prune_empty_parents(path: str, root: str) -> list[str]:
     return removed
 
 
-def _tree_size(path: str) -> tuple[int, int]:
-    size = n = 0
-    if os.path.islink(path) or not os.path.isdir(path):
-        return os.lstat(path).st_size, 1
-    for dirpath, _, filenames in os.walk(path, followlinks=False):
-        for name in filenames:
-            with contextlib.suppress(OSError):
-                size += os.lstat(os.path.join(dirpath, name)).st_size
-                n += 1
-    return size, n
+def _outermost(paths: Iterable[str]) -> set[str]:
+    """The paths not below another one of ``paths``."""
+    out: list[str] = []
+    for p in sorted({os.path.abspath(p) for p in paths}):
+        if not out or not p.startswith(out[-1].rstrip(os.sep) + os.sep):
+            out.append(p)
+    return set(out)
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
@@ -406,73 +692,101 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
 
 def clean_candidates(entry: StoreEntry, plots: bool = False) -> list[Removal]:
     """What :func:`clean` removes from ``entry``: large files in the version directory, and
-    whole output directories inside it that hold any (links and temporary files are skipped)."""
+    whole output directories inside it that hold any (links and temporary files are skipped);
+    a leftover entry goes whole."""
+    if entry.status == "leftover":
+        return [Removal(entry.path, entry.size, entry.n_files, "leftover", entry.path)]
     if entry.task in SOURCE_DIRS or entry.version is None:
         return []
     patterns = LARGE_PATTERNS + (PLOT_PATTERNS if plots else ())
     out: list[Removal] = []
     try:
+        dev = os.lstat(entry.path).st_dev
         children = sorted(os.scandir(entry.path), key=lambda e: e.name)
     except OSError:
         return []
     for child in children:
         if _is_temp(child.name) or child.is_symlink():
             continue
+        if child.stat(follow_symlinks=False).st_dev != dev:
+            continue  # another file system mounted here: never entered
         if child.is_file(follow_symlinks=False):
             if _matches(child.name, patterns):
                 out.append(Removal(child.path, child.stat(follow_symlinks=False).st_size, 1,
                                    "file", entry.path))
         elif child.is_dir(follow_symlinks=False):
             # an output directory: it exists as a whole or not at all
-            hit = any(_matches(f, patterns) for _, _, fs in os.walk(child.path) for f in fs)
-            if hit:
-                size, n = _tree_size(child.path)
-                out.append(Removal(child.path, size, n, "dir", entry.path))
+            found = [(fst.st_size, _matches(f, patterns)) for _, fs, _ in _walk(
+                child.path, _Bounds(entry.path, dev, set())) for f, fst in fs]
+            if any(hit for _, hit in found):
+                out.append(Removal(child.path, sum(sz for sz, _ in found), len(found), "dir",
+                                   entry.path))
+    return out
+
+
+def _checked(removals: list[Removal], root: str, bounds: _Bounds) -> list[Removal]:
+    """``removals`` that still exist, none below another; each checked to be inside the store
+    and on its file system, with its size as it is now. Raises before anything is removed."""
+    for r in removals:
+        if not _inside(r.path, root):
+            raise MLProfError("refusing to remove a path outside the store", r.path, "--store")
+    keep = _outermost(r.path for r in removals)
+    out = []
+    for r in removals:
+        if os.path.abspath(r.path) not in keep:
+            continue
+        try:
+            r.size, r.n_files, r.is_dir = _check_tree(r.path, bounds)
+        except FileNotFoundError:
+            continue
+        out.append(r)
+        keep.discard(os.path.abspath(r.path))
     return out
 
 
 def clean(entries: Iterable[StoreEntry], store: str | os.PathLike | None = None,
           dry_run: bool = False, plots: bool = False) -> list[Removal]:
     """Remove the large artifacts of ``entries`` (see :data:`LARGE_PATTERNS`; plots too with
-    ``plots``); keep CSV, JSON and logs. Returns what was (``dry_run``: would be) removed.
+    ``plots``) and the leftovers among them; keep CSV, JSON and logs. Returns what was
+    (``dry_run``: would be) removed.
 
     A task whose output file is removed counts as incomplete and is rerun only when something
     needs it again (e.g. ExportOnnx re-exports for a new batch size); results computed from it
-    (MeasureRuntime's samples, MergeRuntimes' statistics) stay complete and valid.
+    (MeasureRuntime's samples, MergeRuntimes' statistics) stay complete and valid. Nothing is
+    removed when one path is outside the store or on another file system.
     """
     root = resolve_store(store)
-    removals = [r for e in entries for r in clean_candidates(e, plots=plots)]
-    for r in removals:
-        if not _inside(r.path, root):
-            raise MLProfError("refusing to remove a path outside the store", r.path, "--store")
-    if not dry_run:
-        for r in removals:
-            _remove(r.path, root)
+    bounds = _Bounds.of(root)
+    with _one_line_errors(root):
+        removals = _checked([r for e in entries for r in clean_candidates(e, plots=plots)],
+                            root, bounds)
+    if not dry_run and removals:
+        _check_writable(root)
+        with _one_line_errors(root):
+            for r in removals:
+                _remove(r.path, root, bounds)
     return removals
 
 
 def delete(entries: Iterable[StoreEntry], store: str | os.PathLike | None = None,
            dry_run: bool = False) -> list[Removal]:
-    """Remove the version directories of ``entries`` whole, then their empty parents.
+    """Remove the version directories (and leftovers) of ``entries`` whole, then their empty
+    parents.
 
     Returns what was (``dry_run``: would be) removed. Every path is checked to resolve inside
-    the store first; nothing is removed if one does not.
+    the store and to hold no other file system first; nothing is removed if one does not.
     """
     root = resolve_store(store)
-    entries = list(entries)
-    for e in entries:
-        if not _inside(e.path, root):
-            raise MLProfError("refusing to remove a path outside the store", e.path, "--store")
-    removals = []
-    for e in entries:
-        try:
-            size, n = _tree_size(e.path)
-        except OSError:
-            continue
-        removals.append(Removal(e.path, size, n, "version", e.path))
-        if not dry_run:
-            _remove(e.path, root)
-            _prune_empty_parents(e.path, root)
+    bounds = _Bounds.of(root)
+    with _one_line_errors(root):
+        removals = _checked([Removal(e.path, 0, 0, "leftover" if e.status == "leftover" else
+                                     "version", e.path) for e in entries], root, bounds)
+    if not dry_run and removals:
+        _check_writable(root)
+        with _one_line_errors(root):
+            for r in removals:
+                _remove(r.path, root, bounds)
+                _prune_empty_parents(r.path, root)
     return removals
 
 
@@ -492,7 +806,8 @@ def human_size(n: int) -> str:
 def totals(entries: Sequence[StoreEntry]) -> dict:
     """Counts and size of ``entries``: entries, versions, models, files and bytes."""
     return {"entries": len(entries),
-            "versions": len({e.version for e in entries if e.version is not None}),
+            "versions": len({e.version for e in entries if e.version is not None
+                             and e.status != "leftover"}),
             "models": len({m for e in entries for m in e.models}),
             "files": sum(e.n_files for e in entries),
             "size": sum(e.size for e in entries)}
@@ -521,7 +836,7 @@ def format_removals(removals: Sequence[Removal], store: str, dry_run: bool) -> s
     """One line per removal and the bytes freed (``would`` in a dry run)."""
     verb = "would remove" if dry_run else "removed"
     lines = [f"{verb} {os.path.relpath(r.path, store)}"
-             f"{os.sep if r.kind != 'file' else ''} ({r.n_files} files, {human_size(r.size)})"
+             f"{os.sep if r.is_dir else ''} ({r.n_files} files, {human_size(r.size)})"
              for r in removals]
     freed = sum(r.size for r in removals)
     lines.append(f"{verb} {len(removals)} item(s), {sum(r.n_files for r in removals)} files: "

@@ -68,3 +68,32 @@ def branch_provenances(store: Path) -> dict[int, dict]:
     return {int(p.stem.rsplit("_", 1)[1]): json.loads(p.read_text())
             for p in files_in(store / "MeasureRuntime") if p.name.startswith("runtime_bs_")
             and p.suffix == ".json"}
+
+
+def _chromium() -> str | None:
+    import shutil
+
+    return shutil.which("chromium") or (
+        "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright (tests marked ``browser``); skips where it is
+    missing, fails instead under ``MLP_REQUIRE_BROWSER=1`` (.ci/run)."""
+    exe = _chromium()
+    required = os.environ.get("MLP_REQUIRE_BROWSER") == "1"  # set by .ci/run: never skip there
+    if exe is None:
+        if required:
+            pytest.fail("chromium is not installed (apt-get install chromium)")
+        pytest.skip("Debian chromium is not installed (.ci/run installs it)")
+    if required:
+        from playwright import sync_api
+    else:
+        sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run", "--disable-sync"])
+        yield b
+        b.close()

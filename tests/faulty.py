@@ -45,3 +45,49 @@ def ok(value, progress=None):
     if progress is not None:
         progress(0.5, "half way")
     return value * 2, os.getpid()
+
+
+def _sleeper(marker: str) -> None:
+    """Start ``sleep`` with ``marker`` in its command line (found again in /proc)."""
+    import subprocess
+    import sys
+
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", marker])
+
+
+def spawn_and_return(marker, progress=None):
+    """Leave a subprocess running and return."""
+    _sleeper(marker)
+    time.sleep(0.2)
+    return "done"
+
+
+def spawn_daemon_and_return(marker, progress=None):
+    """Double-fork a daemon (new session) and return."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            import sys
+
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)",
+                                      marker])
+        os._exit(0)
+    os.waitpid(pid, 0)
+    time.sleep(0.2)
+    return "done"
+
+
+def spawn_and_crash(marker, progress=None):
+    """Leave a subprocess and a daemon running, then crash."""
+    _sleeper(marker)
+    spawn_daemon_and_return(marker)
+    time.sleep(1.5)  # seen by the parent's watch, then gone without cleaning up
+    ctypes.string_at(0)
+
+
+def spawn_and_hang(marker, progress=None):
+    """Leave a subprocess running and never return."""
+    _sleeper(marker)
+    while True:
+        time.sleep(1)

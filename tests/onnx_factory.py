@@ -63,3 +63,25 @@ def write_yaml(path, onnx_file: str, inputs: list[dict], name: str = "test_model
     with open(path, "w") as f:
         yaml.safe_dump({"model": model}, f, sort_keys=False)
     return str(path)
+
+
+def slow_model(path, iterations: int, size: int = 256) -> str:
+    """x[N, size] multiplied ``iterations`` times by a ``size`` x ``size`` identity matrix in an
+    ONNX ``Loop``: as slow as wanted (each iteration costs ``2 * N * size**2`` flops), values
+    unchanged (no overflow, no denormals)."""
+    w = numpy_helper.from_array(np.eye(size, dtype=np.float32), "W")
+    trips = numpy_helper.from_array(np.array(iterations, np.int64), "trips")
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("MatMul", ["y_in", "W"], ["y_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_in", TensorProto.FLOAT, ["N", size])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_out", TensorProto.FLOAT, ["N", size])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "cond", "x"], ["y"], body=body)], "slow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", size])], [w, trips, cond])
+    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)

@@ -92,11 +92,13 @@ def test_wrong_fields(store, model_dir, old, new, field, text):
     _check(store, "--model-file", y, expect=[y, field, text])
 
 
-@pytest.mark.parametrize("engine", ["tf", "tfaot"])
-def test_tensorflow_engines_say_what_is_supported_and_how_to_convert(store, model_dir, engine):
+@pytest.mark.parametrize("engine, field, text", [
+    ("tf", "model.file", "expected a .pb file"),
+    ("tfaot", "model.saved_model", "missing or empty; give the SavedModel directory"),
+])
+def test_tensorflow_engines_say_what_they_need(store, model_dir, engine, field, text):
     y = _edit(model_dir / "model.yaml", "inference_engine: onnx", f"inference_engine: {engine}")
-    _check(store, "--model-file", y, expect=[y, "model.inference_engine", "supported: onnx",
-                                              "tf2onnx"])
+    _check(store, "--model-file", y, expect=[y, field, text])
 
 
 @pytest.mark.parametrize("old, new, field, text", [
@@ -124,8 +126,8 @@ def test_truncated_onnx_file(store, tmp_path):
 
 
 def test_unknown_runtime(store):
-    _check(store, "--runtime", "tensorflow", expect=["--runtime", "unknown runtime 'tensorflow'",
-                                                     "onnxruntime"])
+    _check(store, "--runtime", "tensorrt", expect=["--runtime", "unknown runtime 'tensorrt'",
+                                                   "onnxruntime"])
 
 
 def test_unknown_device(store):

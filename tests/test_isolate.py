@@ -219,3 +219,64 @@ def test_leaking_model_script_fails_its_batch_size_only():
     assert err.value.status == "oom"
     assert str(err.value).startswith("leak.py at batch size 4: exceeded the memory limit of "
                                      "1500 MB (MLP_MEMORY_LIMIT)")
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Processes whose command line holds ``marker`` (zombies do not count)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmd and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.parametrize("func, kwargs", [
+    ("spawn_and_return", {}), ("spawn_daemon_and_return", {}),
+    ("spawn_and_crash", {}), ("spawn_and_hang", {"timeout": 3}),
+])
+def test_nothing_outlives_a_measurement(func, kwargs):
+    """Subprocesses, double-forked daemons included, end with the measurement process,
+    whether it returns, crashes or times out."""
+    import uuid
+
+    marker = f"mlprof-test-{uuid.uuid4().hex[:12]}"
+    try:
+        run_isolated(getattr(faulty, func), {"marker": marker}, label=func, **kwargs)
+    except MLProfError:
+        assert func in ("spawn_and_crash", "spawn_and_hang")
+    deadline = time.monotonic() + 3
+    while _alive_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _alive_with(marker)
+    for pid in left:  # do not leave them behind even when the test fails
+        os.kill(pid, 9)
+    assert left == []
+
+
+def test_an_unguarded_script_gets_an_mlprof_error_naming_the_guard(tmp_path):
+    """Called at a script's top level, the measurement process would import the script and
+    measure again (before: a multiprocessing traceback, or a wait for its own lock)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from mlprof.measure import MeasureSettings, measure_isolated\n"
+        f"measure_isolated({str(DNN)!r}, MeasureSettings(batch_size=1, n_calls=5, "
+        "min_duration=0))\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("mlprof.errors.MLProfError: ") and str(script) in last
+    assert "line 2 calls mlprof at the script's top level" in last
+    assert 'if __name__ == "__main__":' in last

@@ -158,3 +158,37 @@ def test_branch_and_merged_file_names_parse_back():
     for kind, name in layout.merged_files(tag).items():
         assert layout.parse_merged_file(name) == (kind, tag)
     assert str(DNN).endswith(".yaml")  # the fixture the other tests use exists
+
+
+def test_names_that_sanitize_alike_never_share_a_directory(store):
+    from mlprof.tasks.runtime import MergeRuntimes
+
+    dirs = {MergeRuntimes(version="v", model_name=n).local_path()
+            for n in ("a/b", "a b", "a_b", "a:b")}
+    assert len(dirs) == 4, dirs
+    assert layout.safe_name("dnn_l10u128") == "dnn_l10u128"  # safe names stay as they were
+    long = ["m" * 70 + "1", "m" * 70 + "2"]
+    assert len({layout.model_page(n, "0123abcd") for n in long}) == 2
+    assert len({layout.model_segment(n, "0123abcd") for n in long}) == 2
+
+
+def test_external_data_is_part_of_the_content_hash(tmp_path):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from mlprof.model import read_model_file
+
+    w = numpy_helper.from_array(np.ones((64, 8), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", 8])], [w])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph), str(path), save_as_external_data=True,
+              all_tensors_to_one_file=True, location="m.onnx.data", size_threshold=0)
+    before = read_model_file(str(path)).content_hash
+    assert read_model_file(str(path)).content_hash == before
+    data = (tmp_path / "m.onnx.data").read_bytes()
+    (tmp_path / "m.onnx.data").write_bytes(data[:-4] + np.float32(2).tobytes())
+    assert read_model_file(str(path)).content_hash != before

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -180,31 +179,6 @@ def test_rerun_is_complete(broken_run: dict) -> None:
 
 
 # -- the dashboard in a real browser -------------------------------------------------------
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or (
-        "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = _chromium()
-    required = os.environ.get("MLP_REQUIRE_BROWSER") == "1"  # set by .ci/run: never skip there
-    if exe is None:
-        if required:
-            pytest.fail("chromium is not installed (apt-get install chromium)")
-        pytest.skip("Debian chromium is not installed (.ci/run installs it)")
-    if required:
-        from playwright import sync_api
-    else:
-        sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run", "--disable-sync"])
-        yield b
-        b.close()
-
 
 def open_page(browser, path: Path):
     """The page at ``path`` (file://) and the problems seen while loading it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 from conftest import FAST, files_in, law_run
+from onnx_factory import hardcoded_reshape_model
 
 from mlprof.report import REPORT_COLUMNS
 
@@ -15,8 +16,8 @@ def test_report_over_two_stores_lists_results_and_failures(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     assert law_run("MeasureRuntime", "--version", "n1", "--batch-sizes", "1,4", *FAST,
                    store=a).returncode == 0
-    bad = tmp_path / "bad.onnx"
-    bad.write_bytes(b"not onnx")
+    # a failure that only measuring finds (a corrupt file is refused before anything runs)
+    bad = hardcoded_reshape_model(tmp_path / "fixed.onnx", batch=4)
     assert law_run("MeasureRuntime", "--version", "n1", "--batch-sizes", "2", *FAST,
                    "--model-file", str(bad), store=b).returncode != 0
     proc = law_run("Report", "--version", "r1", "--stores", f"{a},{b}", store=tmp_path / "r")
@@ -33,8 +34,8 @@ def test_report_over_two_stores_lists_results_and_failures(tmp_path):
     assert ok["cpu_model"].notna().all() and (ok["threads"] == 1).all()
     assert (ok["version"] == "n1").all() and ok["timestamp"].notna().all()
     failed = df[df["status"] == "failed"].iloc[0]
-    assert failed["batch_size"] == 2 and "not a valid ONNX model" in failed["error"]
-    assert failed["model"] == "bad"
+    assert failed["batch_size"] == 2 and "fixed batch dimension of 4" in failed["error"]
+    assert failed["model"] == "fixed"
     assert pd.read_parquet(parquet).shape == df.shape
 
 
@@ -84,5 +85,9 @@ def test_discovery_and_export_failures_are_rows(tmp_path):
     disc, exp = by_stage["discovery"], by_stage["export"]
     assert disc["status"] == "failed" and disc["model"] == "no_model"
     assert "no_model.py" in disc["error"] and pd.isna(disc["batch_size"])
-    assert exp["status"] == "failed" and exp["runtime"] == "onnxruntime"
+    from mlprof.runtimes import runtime_info, runtime_names
+
+    # the export failure stops every runtime that measures exports
+    stopped = ",".join(n for n in runtime_names() if runtime_info(n).needs_export)
+    assert exp["status"] == "failed" and exp["runtime"] == stopped and "onnxruntime" in stopped
     assert exp["model"].startswith("unexportable") and exp["version"] == "n1"

@@ -61,12 +61,14 @@ def _python(code: str, **env: str) -> str:
 
 
 def test_names_and_aliases() -> None:
-    assert runtime_names() == ("onnxruntime", "torch", "torch-compile")
+    assert runtime_names() == ("onnxruntime", "torch", "torch-compile", "openvino",
+                               "tensorflow", "tfaot")
     assert DEFAULT_RUNTIME in runtime_names()
     expected = {"ort": "onnxruntime", " ORT ": "onnxruntime", "onnxruntime": "onnxruntime",
                 "pytorch": "torch", "eager": "torch", "torch-eager": "torch", "Torch": "torch",
                 "inductor": "torch-compile", "compile": "torch-compile",
-                "torch-compiled": "torch-compile"}
+                "torch-compiled": "torch-compile", "ov": "openvino", "tf": "tensorflow",
+                "TF": "tensorflow", "tf-aot": "tfaot"}
     for name, canon in expected.items():
         assert canonical_runtime(name) == canon, name
         assert runtime_info(name) is runtime_info(canon)
@@ -85,14 +87,15 @@ def test_unknown_runtime_is_one_clear_line() -> None:
     assert err.field == "--runtime"
     assert str(err) == ("--runtime: unknown runtime 'tensorrt'; available: onnxruntime (alias "
                         "ort), torch (alias torch-eager, pytorch, eager), torch-compile (alias "
-                        "torch-compiled, inductor, compile)")
+                        "torch-compiled, inductor, compile), openvino (alias ov), tensorflow "
+                        "(alias tf), tfaot (alias tf-aot)")
     for fn in (canonical_runtime, runtime_version, get_runtime):
         with pytest.raises(MLProfError, match="unknown runtime 'nope'"):
             fn("nope")
 
 
 def test_capabilities() -> None:
-    ort, eager, compiled = (runtime_info(n) for n in runtime_names())
+    ort, eager, compiled, ov, tf, aot = (runtime_info(n) for n in runtime_names())
     assert ort.model_kinds == ("onnx",) and ort.needs_export and not ort.runs_script
     assert not ort.needs_torch and ort.venv_package == "onnxruntime"
     assert ort.package == "onnxruntime" and ort.label == "ONNX Runtime"
@@ -100,7 +103,12 @@ def test_capabilities() -> None:
         assert info.model_kinds == ("script",) and info.runs_script and info.needs_torch
         assert not info.needs_export and info.venv_package is None and info.package == "torch"
     assert eager.label != compiled.label
-    assert runtime_packages() == ("onnxruntime", "torch")
+    assert ov.model_kinds == ("onnx",) and ov.needs_export and ov.venv_package == "openvino"
+    assert ov.extra == "openvino" and not ort.extra
+    assert tf.model_kinds == ("tf",) and aot.model_kinds == ("tfaot",)
+    assert tf.package == aot.package == "tensorflow-cpu" and tf.extra == aot.extra == "tf"
+    assert not (tf.needs_export or aot.needs_export or tf.venv_package or aot.venv_package)
+    assert runtime_packages() == ("onnxruntime", "torch", "openvino", "tensorflow-cpu")
     for name in runtime_names():
         assert runtime_info(name).devices == ("cpu",)
         assert runtime_info(name).target.startswith("mlprof.runtimes.")
@@ -125,16 +133,25 @@ def test_runtime_version_reads_the_registered_package() -> None:
 
 
 def test_check_model_kind() -> None:
-    for name in runtime_names():  # a model script: every runtime (onnxruntime via its export)
+    for name in ("onnxruntime", "torch", "torch-compile", "openvino"):  # ONNX ones via export
         check_model_kind(name, True, "net.py")
     check_model_kind("ort", False, "model.yaml")
+    check_model_kind("ov", "onnx", "model.yaml")
+    check_model_kind("tf", "tf", "model_tf.yaml")
+    check_model_kind("tfaot", "tfaot", "model_tfaot.yaml")
+    with pytest.raises(MLProfError) as info:
+        check_model_kind("ort", "tf", "model_tf.yaml")
+    assert info.value.message == ("runtime onnxruntime measures ONNX/YAML models; model_tf.yaml "
+                                  "is a TensorFlow model (inference_engine: tf): use tensorflow")
+    with pytest.raises(MLProfError, match="is a Python model script: use onnxruntime or torch"):
+        check_model_kind("tensorflow", True, "net.py")
     for name in ("torch", "compile"):
         with pytest.raises(MLProfError) as info:
             check_model_kind(name, False, "model.yaml")
         assert info.value.field == "--runtime"
         assert info.value.message == (
             f"runtime {canonical_runtime(name)} measures Python model scripts (.py); model.yaml "
-            "is an ONNX/YAML model: use onnxruntime")
+            "is an ONNX/YAML model: use onnxruntime or openvino")
 
 
 def test_check_model_kind_of_a_runtime_without_export(scratch_registry) -> None:
@@ -144,7 +161,8 @@ def test_check_model_kind_of_a_runtime_without_export(scratch_registry) -> None:
     with pytest.raises(MLProfError) as info:
         check_model_kind("onnx-only", True, "net.py::abc")
     assert info.value.message == ("runtime onnx-only measures ONNX/YAML models; net.py::abc is a "
-                                  "Python model script: use onnxruntime or torch or torch-compile")
+                                  "Python model script: use onnxruntime or torch or torch-compile "
+                                  "or openvino")
 
 
 def test_torch_runtime_rejects_an_onnx_model_with_the_registry_message() -> None:
@@ -209,7 +227,7 @@ def test_a_new_runtime_is_one_module_plus_one_registration(
     import numpy
 
     assert cls.version() == runtime_version("fake") == numpy.__version__
-    assert runtime_packages() == ("onnxruntime", "torch", "numpy")
+    assert runtime_packages() == ("onnxruntime", "torch", "openvino", "tensorflow-cpu", "numpy")
 
 
 def test_classes_read_their_registration() -> None:
@@ -239,9 +257,9 @@ def test_looking_up_runtimes_imports_no_runtime_library() -> None:
         from mlprof.measure.venvs import parse_runtime_version
         for n in runtime_names():
             runtime_info(n); check_device(n, "cpu"); runtime_version(n)
-            check_model_kind(n, True, "x.py")
+            check_model_kind(n, runtime_info(n).model_kinds[0], "x")
         canonical_runtime("ort"); runtime_packages(); parse_runtime_version("ort", "1.20.1")
-        heavy = ("onnxruntime", "torch", "onnx")
+        heavy = ("onnxruntime", "torch", "onnx", "openvino", "tensorflow")
         before = [m for m in heavy if m in sys.modules]
         from mlprof.runtimes import get_runtime
         get_runtime("ort")  # the control: importing the class does import the library
@@ -261,15 +279,16 @@ def test_harness_and_venvs_ask_the_registry(scratch_registry) -> None:
     assert not _needs_torch("model.onnx", "ort")
     assert _needs_torch("model.onnx", "pytorch") and _needs_torch("model.yaml", "inductor")
     assert _needs_torch("net.py::abc", "onnxruntime")
-    assert venv_runtimes() == ("onnxruntime",) and venv_package("ort") == "onnxruntime"
+    assert venv_runtimes() == ("onnxruntime", "openvino") and venv_package("ort") == "onnxruntime"
     assert venv_package("torch") is None
     register(RuntimeInfo(name="fake", target="m:C", package="numpy", needs_torch=True,
                          venv_package="fake-dist"))
     assert _needs_torch("model.onnx", "fake")
-    assert venv_runtimes() == ("onnxruntime", "fake")
+    assert venv_runtimes() == ("onnxruntime", "openvino", "fake")
     assert parse_runtime_version("fake", "fake==2.0") == "2.0"
     versions = _library_versions()
-    assert list(versions) == ["numpy", "onnx", "onnxruntime", "torch"]
+    assert list(versions) == ["numpy", "onnx", "onnxruntime", "torch", "openvino",
+                              "tensorflow-cpu"]
     assert versions["numpy"] and versions["onnxruntime"]
 
 

@@ -156,3 +156,43 @@ def test_three_runtimes_on_one_plot_from_a_script(store):
     assert runtimes == ["onnxruntime", "torch", "torch-compile"]
     plots = files_in(store / "PlotMultiRuntimes")
     assert [p.name for p in plots] == ["runtimes_onnxruntime-torch-torch-compile_bs_1_2.pdf"]
+
+
+# --- models called under torch.inference_mode(), torch.no_grad() or plainly --------------------
+
+CALL_STYLES = ["inference_mode.py", "inference_mode_decorated.py", "no_grad.py", "plain_call.py"]
+
+
+def test_captured_model_and_inputs_are_normal_tensors():
+    """Inference tensors (inputs, parameters, buffers, tensor attributes) become normal ones;
+    tied weights stay one tensor."""
+    import torch
+
+    from mlprof.model.script import capture
+
+    path = str(SCRIPTS / "inference_mode_decorated.py")
+    (model,) = _discover(path)["models"]
+    module, items, flags = capture(path, model["hash"])
+    tensors = [*module.parameters(), *module.buffers(), module.scale, *(v for _, v in items)]
+    assert tensors and not any(t.is_inference() for t in tensors)
+    assert module.out.weight is module.proj.weight
+    assert isinstance(module.proj.weight, torch.nn.Parameter) and module.proj.weight.requires_grad
+    assert [n for n, _ in items] == ["x"] and flags == [True]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", CALL_STYLES)
+def test_scripts_export_and_measure_however_they_call_their_model(store, script):
+    import pandas as pd
+
+    proc = law_run("PlotMultiRuntimes", "--version", "v1", "--model-files", str(SCRIPTS / script),
+                   "--runtimes", "onnxruntime,torch", "--batch-sizes", "1,2", *FAST,
+                   store=store, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stats = [p for p in files_in(store / "MergeRuntimes") if p.name.startswith("stats_")]
+    assert sorted(p.parts[-4].rsplit("-", 1)[0] for p in stats) == ["onnxruntime", "torch"]
+    for p in stats:
+        frame = pd.read_csv(p)
+        assert frame["batch_size"].tolist() == [1, 2] and (frame["median_ms"] > 0).all()
+    (record,) = [p for p in files_in(store) if p.name == "export.json"]
+    assert all(c["ok"] for c in json.loads(record.read_text())["validation"])

@@ -72,7 +72,7 @@ def test_defaults_are_the_documented_ones():
     defaults = {s.name: s.default for s in SETTINGS.values() if not s.required}
     assert defaults == {"runtime": "onnxruntime", "device": "cpu", "threads": 1, "n_calls": 100,
                         "n_events": 1, "warmup": 10, "min_duration": 0.5,
-                        "input_data": "random", "seed": 0}
+                        "input_data": "random", "seed": 0, "tfaot_batch_rules": ""}
     assert MeasureSettings(batch_size=1).min_duration == 0.5
 
 
@@ -87,10 +87,11 @@ def test_values_are_normalized(tmp_path):
     np.savez(f, x=np.zeros((2, 3)))
     assert check_setting("input_data", str(f)) == str(f)
     assert check_settings({"threads": 0, "warmup": 0}) == {"threads": 0, "warmup": 0}
+    assert check_setting("tfaot_batch_rules", "6:4,4 - 3:ones") == "3:1,1,1-6:4,4"
 
 
 @pytest.mark.parametrize("name, value, field, message", [
-    ("runtime", "tensorflow", "--runtime", "unknown runtime 'tensorflow'"),
+    ("runtime", "nosuchruntime", "--runtime", "unknown runtime 'nosuchruntime'"),
     ("input_data", "noise", "--input-data", "expected one of random, incremental"),
     ("input_data", "/nonexistent/in.npz", "--input-data", "input data file not found"),
 ])
@@ -171,19 +172,20 @@ def test_cli_options_are_parsed_and_checked(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     *[((s.flag, str(s.min - 1)),
-       f"argument {s.flag}: must be >= {s.min:g}, got {s.type(s.min - 1)!r}\n")
+       f"mlprof error: {s.flag}: must be >= {s.min:g}, got {s.type(s.min - 1)!r}\n")
       for s in cli_settings() if s.min is not None],
-    (("--n-calls", "1.5"), "argument --n-calls: must be an integer, got '1.5'"),
-    (("--min-duration", "inf"), "argument --min-duration: must be a finite number, got inf"),
-    (("--input-data", "noise"), "argument --input-data: expected one of random"),
-    (("--batch-sizes", "1,0"), "argument --batch-sizes: batch sizes must be >= 1, got 0"),
-    (("--batch-sizes", "1,x"), "argument --batch-sizes: batch sizes must be an integer"),
+    (("--n-calls", "1.5"), "mlprof error: --n-calls: must be an integer, got '1.5'"),
+    (("--min-duration", "inf"), "mlprof error: --min-duration: must be a finite number, got inf"),
+    (("--input-data", "noise"), "mlprof error: --input-data: expected one of random"),
+    (("--batch-sizes", "1,0"), "mlprof error: --batch-sizes: batch sizes must be >= 1, got 0"),
+    (("--batch-sizes", "1,x"), "mlprof error: --batch-sizes: batch sizes must be an integer"),
 ])
 def test_cli_refuses_bad_values_naming_the_option(capsys, args, message):
-    with pytest.raises(SystemExit) as exit_:
-        build_parser().parse_args(["benchmark", str(DNN), *args])
-    assert exit_.value.code == 2
-    assert message in capsys.readouterr().err
+    from mlprof.cli import EXIT_BAD_INPUT, main
+
+    assert main(["benchmark", str(DNN), *args]) == EXIT_BAD_INPUT == 40
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
 
 
 # --- the Python API -------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """MeasureRuntime as Slurm (and HTCondor) jobs: a real single-node Slurm on this machine.
 
-The session fixture runs ``tests/slurm/setup_slurm.sh`` (installs and starts ``slurm-wlm`` and
-``munge`` as root) and skips, with the reason, only when the daemons cannot be installed here
-(exit code 2: not root, no apt-get, the packages cannot be had). Any other failure of the setup
-fails the tests. The sweeps run through ``law run`` exactly as a user would, with
-``--MeasureRuntime-workflow slurm``.
+Opt-in: a plain ``pytest`` never installs packages or starts daemons, so these tests skip unless
+``MLP_TEST_SLURM=1`` is set (``.ci/run`` sets it). Then the session fixture runs
+``tests/slurm/setup_slurm.sh`` (installs and starts ``slurm-wlm`` and ``munge`` as root) and skips,
+with the reason, only when the daemons cannot be installed here (exit code 2: not root, no apt-get,
+the packages cannot be had). Any other failure of the setup fails the tests. The sweeps run through
+``law run`` exactly as a user would, with ``--MeasureRuntime-workflow slurm``.
 
 HTCondor runs real jobs in tests/test_htcondor.py (opt-in); here its submit file is checked.
 """
@@ -39,6 +40,8 @@ SLURM = ["--MeasureRuntime-workflow", "slurm", "--MeasureRuntime-poll-interval",
 @pytest.fixture(scope="session")
 def slurm_cluster() -> str:
     """A running single-node Slurm (started by setup_slurm.sh); its log as the value."""
+    if os.environ.get("MLP_TEST_SLURM") != "1":
+        pytest.skip("installs and starts Slurm daemons: opt in with MLP_TEST_SLURM=1")
     try:
         proc = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -12,7 +14,7 @@ import pytest
 from conftest import FAST, REPO, files_in, law_run
 
 from mlprof import store as st
-from mlprof.cli import main
+from mlprof.cli import EXIT_BAD_INPUT, main
 from mlprof.errors import MLProfError
 
 LINEAR = REPO / "tests" / "scripts" / "linear.py"
@@ -39,14 +41,14 @@ def test_segments_parse_runtimes_and_models():
 
 def test_bad_store_and_missing_selector_fail_in_one_line(tmp_path):
     proc = _cli("list", "--store", str(tmp_path / "nope"))
-    assert proc.returncode == 2
+    assert proc.returncode == 40
     assert proc.stderr.strip() == f"mlprof error: {tmp_path / 'nope'}: --store: store " \
                                   "directory does not exist"
     (tmp_path / "s").mkdir()
     proc = _cli("delete", "--store", str(tmp_path / "s"))
-    assert proc.returncode == 2 and "--all" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert proc.returncode == 40 and "--all" in proc.stderr and len(proc.stderr.splitlines()) == 1
     with pytest.raises(MLProfError, match="--runtime"):
-        st.select([], runtimes=["tensorflow"])
+        st.select([], runtimes=["nosuchruntime"])
 
 
 def test_a_home_or_root_store_is_refused():
@@ -80,6 +82,257 @@ def test_sources_are_never_cleaned_and_non_task_directories_never_touched(tmp_pa
     assert main(["store", "delete", "--all", "--store", str(store)]) == 0
     assert "2 item(s)" in capsys.readouterr().out
     assert files_in(store) == [foreign / "font.pt", other / "model.onnx"]
+
+
+# --- file systems, links, leftovers, read-only stores (synthetic stores, no pipelines) ------
+
+RESULT = ("MeasureRuntime", "dnn__0123abcd", "onnxruntime-1.31.1__cpu",
+          "calls10_events1_warmup1_mindur0_threads1_input-random")
+
+
+def _synthetic(store: Path, versions=("v1", "v2")) -> dict[str, Path]:
+    """A store with one MeasureRuntime result per version (and an export to clean)."""
+    out = {}
+    for v in versions:
+        d = store.joinpath(*RESULT, v)
+        d.mkdir(parents=True)
+        (d / "runtime_bs_1.csv").write_text("batch_size,event,call,runtime_ms\n1,0,0,0.1\n")
+        (d / "runtime_bs_1.json").write_text("{}\n")
+        out[v] = d
+    export = store / "ExportOnnx" / "net__89abcdef" / "onnx-op18-fp32" / "v1"
+    export.mkdir(parents=True)
+    (export / "export.json").write_text("{}\n")
+    (export / "model.onnx").write_bytes(b"\0" * 1000)
+    out["export"] = export
+    return out
+
+
+@contextlib.contextmanager
+def _mounted(target: Path, *args: str):
+    """``mount ARGS TARGET`` for the block (skips the test where mounting is not allowed)."""
+    target.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["mount", *args, str(target)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount here (root in a VM needed): {proc.stderr.strip()}")
+    try:
+        yield target
+    finally:
+        if subprocess.run(["umount", str(target)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(target)], capture_output=True)
+
+
+def _tmpfs(target: Path, *options: str):
+    return _mounted(target, "-t", "tmpfs", *(["-o", ",".join(options)] if options else []),
+                    "tmpfs")
+
+
+def _one_error_line(proc: subprocess.CompletedProcess) -> str:
+    """The error line (after the notes on what was not followed), the only one."""
+    lines = [ln for ln in proc.stderr.strip().splitlines() if not ln.startswith("not followed")]
+    assert proc.returncode != 0 and len(lines) == 1, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_delete_and_clean_never_enter_a_mount_point(tmp_path):
+    store = tmp_path / "store"
+    dirs = _synthetic(store)
+    with _tmpfs(dirs["v1"] / "mnt") as mnt:
+        (mnt / "precious.csv").write_text("not the store's\n")
+        (mnt / "big.onnx").write_bytes(b"\0" * 100)
+        before = _snapshot(store)
+        # listed without entering it, and said so
+        proc = _cli("list", "--store", str(store))
+        assert proc.returncode == 0
+        assert f"not followed: another file system mounted at {mnt}" in proc.stderr
+        # delete: one line naming the mount point, nothing removed (not even v2)
+        for args in (("delete", "--all"), ("delete", "--version", "v1"),
+                     ("delete", "--all", "--dry-run")):
+            line = _one_error_line(_cli(*args, "--store", str(store)))
+            assert line == (f"mlprof error: {mnt}: --store: another file system is mounted "
+                            "here: refusing to remove anything (nothing was removed)"), line
+            assert _snapshot(store) == before
+        # clean: the mount is not entered (its big.onnx stays), the store's model.onnx goes
+        proc = _cli("clean", "--store", str(store))
+        assert proc.returncode == 0, proc.stderr
+        assert (mnt / "big.onnx").exists() and (mnt / "precious.csv").exists()
+        assert not (dirs["export"] / "model.onnx").exists()
+        # the API refuses a removal that holds the mount, too
+        with pytest.raises(MLProfError, match="another file system"):
+            st.delete([st.StoreEntry("MeasureRuntime", "v1", str(dirs["v1"]))], store)
+        assert (mnt / "precious.csv").read_text() == "not the store's\n"
+
+
+def test_a_mounted_model_directory_is_never_entered(tmp_path):
+    store = tmp_path / "store"
+    _synthetic(store)
+    model = store / "MeasureRuntime" / "evil__deadbeef"
+    with _tmpfs(model) as mnt:
+        inner = mnt / "onnxruntime-1.31.1__cpu" / "default" / "v1"
+        inner.mkdir(parents=True)
+        (inner / "runtime_bs_1.csv").write_text("mounted\n")
+        scanned = st.scan(store)
+        assert scanned.skipped_mounts == [str(mnt)]
+        assert not any("evil" in e.path for e in scanned.entries)
+        proc = _cli("delete", "--all", "--store", str(store))
+        assert proc.returncode == 0, proc.stderr
+        assert (inner / "runtime_bs_1.csv").read_text() == "mounted\n"
+        assert files_in(store) == [inner / "runtime_bs_1.csv"]  # everything else went
+
+
+def test_a_bind_mount_of_the_same_file_system_is_a_boundary_too(tmp_path):
+    store = tmp_path / "store"
+    dirs = _synthetic(store)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.csv").write_text("keep\n")
+    with _mounted(dirs["v2"] / "bound", "--bind", str(outside)) as bound:
+        assert bound.stat().st_dev == store.stat().st_dev  # st_dev alone cannot tell
+        line = _one_error_line(_cli("delete", "--version", "v2", "--store", str(store)))
+        assert f"{bound}: --store: another file system is mounted here" in line
+        assert (outside / "precious.csv").exists() and (dirs["v2"] / "runtime_bs_1.csv").exists()
+
+
+def test_links_to_outside_are_removed_as_links(tmp_path):
+    store = tmp_path / "store"
+    dirs = _synthetic(store)
+    outside = tmp_path / "outside"
+    (outside / "v9").mkdir(parents=True)
+    (outside / "v9" / "precious.csv").write_text("keep\n")
+    (outside / "big.onnx").write_bytes(b"\0" * 64)
+    keep = _snapshot(outside)
+    (dirs["v1"] / "escape").symlink_to(outside, target_is_directory=True)
+    (dirs["export"] / "linked.onnx").symlink_to(outside / "big.onnx")
+    (store / "MeasureRuntime" / "evil__deadbeef").symlink_to(outside, target_is_directory=True)
+    proc = _cli("clean", "--store", str(store))
+    assert proc.returncode == 0 and "linked.onnx" not in proc.stdout
+    assert "not followed: symbolic link" in proc.stderr and "evil__deadbeef" in proc.stderr
+    proc = _cli("delete", "--all", "--store", str(store))
+    assert proc.returncode == 0, proc.stderr
+    assert _snapshot(outside) == keep
+    assert not (dirs["v1"] / "escape").is_symlink() and not dirs["v1"].exists()
+    assert (store / "MeasureRuntime" / "evil__deadbeef").is_symlink()  # never a removal
+
+
+def test_a_read_only_store_is_one_line(tmp_path):
+    store = tmp_path / "store"
+    with _tmpfs(store):
+        _synthetic(store)
+        (store / "MeasureRuntime" / ".x.mlprof-deleting-0badf00d").mkdir()
+        remount = subprocess.run(["mount", "-o", "remount,ro", str(store)],
+                                 capture_output=True, text=True)
+        if remount.returncode != 0:
+            pytest.skip(f"cannot remount read-only: {remount.stderr.strip()}")
+        before = _snapshot(store)
+        for args in (("delete", "--all"), ("clean",), ("delete", "--version", "v1")):
+            proc = _cli(*args, "--store", str(store))
+            line = _one_error_line(proc)
+            assert line == f"mlprof error: {store}: --store: the store is read-only", line
+            assert proc.returncode == EXIT_BAD_INPUT
+        assert _snapshot(store) == before
+        # reading still works: list, and what a clean would do
+        assert _cli("list", "--store", str(store)).returncode == 0
+        proc = _cli("clean", "--dry-run", "--store", str(store))
+        assert proc.returncode == 0 and "would remove" in proc.stdout
+
+
+def test_no_permission_is_one_line(tmp_path):
+    """A store this user may not write (root without the capabilities that override file
+    permissions, on a store owned by someone else): one line, nothing removed."""
+    store = tmp_path / "store"
+    _synthetic(store)
+    for p in [store, *store.rglob("*")]:
+        os.chown(p, 65534, 65534)  # nobody
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or os.geteuid() != 0:
+        pytest.skip("needs root and setpriv (util-linux) to drop the override capabilities")
+    before = _snapshot(store)
+    proc = subprocess.run([setpriv, "--bounding-set", "-dac_override,-dac_read_search,-fowner",
+                           "--", sys.executable, "-m", "mlprof.cli", "store", "delete", "--all",
+                           "--store", str(store)], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    line = _one_error_line(proc)
+    assert line.startswith(f"mlprof error: {store}") and line.endswith(
+        ": --store: the store is read-only (permission denied)"), line
+    assert _snapshot(store) == before
+
+
+def test_leftovers_are_listed_and_cleaned(tmp_path, monkeypatch, capsys):
+    store = tmp_path / "store"
+    dirs = _synthetic(store)
+    settings = dirs["v1"].parent
+    deleting = settings / ".v0.mlprof-deleting-0badf00d"  # a deletion that was interrupted
+    (deleting / "sub").mkdir(parents=True)
+    (deleting / "sub" / "runtime_bs_8.csv").write_bytes(b"x" * 300)
+    partial = dirs["v1"] / ".runtime_bs_2.csv.k3j4h5g6.tmp"  # an interrupted atomic write
+    partial.write_bytes(b"y" * 200)
+    site = store / "Dashboard" / "stores_0123abcd" / "median_ms_ref-onnxruntime" / "d1"
+    (site / ".dashboard.ab_12cd3").mkdir(parents=True)  # an interrupted atomic directory
+    (site / ".dashboard.ab_12cd3" / "index.html").write_text("<html>")
+    luigi = dirs["v2"] / "runtime_bs_1.json-luigi-tmp-012345678"
+    luigi.write_text("{")
+    hidden_other = dirs["v2"] / ".notes"  # hidden, but not a name mlprof writes: left alone
+    hidden_other.write_text("mine\n")
+    leftovers = {deleting, partial, site / ".dashboard.ab_12cd3", luigi}
+    # young: maybe a task or a deletion still running, so not listed
+    assert not [e for e in st.scan(store).entries if e.status == "leftover"]
+    monkeypatch.setattr(st, "LEFTOVER_AGE", 0.0)
+    listed = _json(capsys, "list", "--store", str(store))["entries"]
+    found = {Path(e["path"]): e for e in listed if e["status"] == "leftover"}
+    assert set(found) == leftovers
+    assert found[deleting]["version"] == "v0" and found[deleting]["model"] == "dnn"
+    assert found[deleting]["size"] == 300 and found[partial]["version"] == "v1"
+    assert found[site / ".dashboard.ab_12cd3"]["task"] == "Dashboard"
+    # a version's size no longer counts its leftovers
+    v1 = next(e for e in listed if e["path"] == str(dirs["v1"]))
+    assert v1["size"] == sum(p.stat().st_size for p in files_in(dirs["v1"])) - 200
+    assert main(["store", "list", "--store", str(store)]) == 0
+    assert "leftover" in capsys.readouterr().out
+    # selectors apply: only v1's leftover
+    assert [Path(e["path"]) for e in _json(capsys, "list", "--store", str(store), "--version",
+                                           "v1")["entries"] if e["status"] == "leftover"] == [
+        partial]
+    before = _snapshot(store)
+    out = _json(capsys, "clean", "--dry-run", "--store", str(store))
+    assert {Path(r["path"]) for r in out["removed"] if r["kind"] == "leftover"} == leftovers
+    assert _snapshot(store) == before
+    out = _json(capsys, "clean", "--store", str(store))
+    assert {Path(r["path"]) for r in out["removed"] if r["kind"] == "leftover"} == leftovers
+    for p in leftovers:
+        assert not p.exists() and not p.is_symlink()
+    assert hidden_other.exists() and (dirs["v1"] / "runtime_bs_1.csv").exists()
+    assert not any(e.status == "leftover" for e in st.scan(store).entries)
+
+
+def test_delete_takes_leftovers_inside_a_version_with_it(tmp_path, monkeypatch, capsys):
+    store = tmp_path / "store"
+    dirs = _synthetic(store)
+    (dirs["v1"] / ".runtime_bs_2.csv.k3j4h5g6.tmp").write_text("partial")
+    monkeypatch.setattr(st, "LEFTOVER_AGE", 0.0)
+    out = _json(capsys, "delete", "--version", "v1", "--task", "Measure*", "--store", str(store))
+    assert [Path(r["path"]) for r in out["removed"]] == [dirs["v1"]]  # once, with its version
+    assert not dirs["v1"].exists() and dirs["v2"].exists()
+    assert not list(dirs["v1"].parent.glob(".*"))  # the renamed directory is gone too
+
+
+def test_an_empty_store_option_is_the_default_store(tmp_path, monkeypatch, capsys):
+    store = tmp_path / "store"
+    _synthetic(store)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    (elsewhere / "Stray").mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("MLP_STORE", str(store))
+    out = _json(capsys, "list", "--store", "")
+    assert out["store"] == str(store) and len(out["entries"]) == 3
+    assert st.resolve_store("") == st.resolve_store(None) == str(store)
+    # MLP_STORE="" too: the default $MLP_BASE/data/store
+    monkeypatch.setenv("MLP_STORE", "")
+    monkeypatch.setenv("MLP_BASE", str(tmp_path))
+    (tmp_path / "data" / "store").mkdir(parents=True)
+    assert _json(capsys, "list", "--store", "")["store"] == str(tmp_path / "data" / "store")
+    assert main(["store", "delete", "--all", "--store", ""]) == 0
+    assert (elsewhere / "Stray").is_dir() and files_in(store)  # neither cwd nor MLP_STORE
 
 
 # --- a store built by real pipelines ----------------------------------------------------------
@@ -267,9 +520,9 @@ def test_delete_by_model_glob_then_rerun_of_the_others_measures_nothing(built, c
 def test_delete_without_selector_is_refused(built, capsys):
     before = _snapshot(built)
     proc = _cli("delete", "--store", str(built))
-    assert proc.returncode == 2 and "needs a selector" in proc.stderr
+    assert proc.returncode == 40 and "needs a selector" in proc.stderr
     proc = _cli("delete", "--version", "", "--store", str(built))  # an empty selector is none
-    assert proc.returncode == 2
+    assert proc.returncode == 40
     assert _snapshot(built) == before
     # --all is explicit: everything goes, the store itself stays
     proc = _cli("delete", "--all", "--store", str(built))

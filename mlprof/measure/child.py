@@ -6,6 +6,9 @@ Importing creates no session and no thread pool; that happens in each child.
 import atexit
 import os
 
+# TensorFlow (imported by the children that measure it) logs its C++ start-up at INFO level
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
 import numpy  # noqa: F401
 import numpy.random  # noqa: F401  (imported lazily by numpy otherwise)
 import onnx  # noqa: F401

@@ -9,7 +9,10 @@ What is timed and what is not:
 - each sample is exactly one runtime call (``session.run``), timed with
   ``time.perf_counter_ns`` around it and nothing else, into a preallocated list;
 - events are measured in turn, ``n_calls`` calls each; with ``min_duration`` further rounds of
-  ``n_calls`` calls per event follow until that many seconds of measuring are reached.
+  ``n_calls`` calls per event follow until that many seconds of measuring are reached;
+- an event's calls run in blocks of about :data:`BLOCK_S` seconds (sized from the calls before);
+  between two blocks, never inside one, the harness reads the clock and reports progress: calls
+  made, seconds elapsed and an estimate of the seconds left (:mod:`mlprof.measure.progress`).
 
 :func:`measure` runs in the current process; :func:`measure_isolated` runs it in a child process
 with a timeout (see :mod:`mlprof.measure.isolate`).
@@ -57,6 +60,11 @@ class MeasureResult:
         return "\n".join(lines) + "\n"
 
 
+#: the calls of an event run in blocks of about this many seconds; between two blocks (never
+#: inside one) the harness reads the clock and reports progress (see mlprof.measure.progress)
+BLOCK_S = 0.25
+
+
 def _timed_block(fn: Callable[..., Any], args: tuple, buf: list[int], start: int,
                  count: int) -> None:
     """The timed loop: ``count`` calls of ``fn(*args)``, each one sample in ``buf``."""
@@ -67,80 +75,137 @@ def _timed_block(fn: Callable[..., Any], args: tuple, buf: list[int], start: int
         buf[k] = pc() - t0
 
 
+def _block_calls(elapsed_ns: float, calls: int) -> int:
+    """How many calls make a block of about :data:`BLOCK_S` seconds, when ``calls`` calls took
+    ``elapsed_ns``."""
+    return max(1, int(BLOCK_S * 1e9 * calls / max(elapsed_ns, 1.0)))
+
+
+def _calls(n: int) -> str:
+    """``1 call``, ``1234 calls``."""
+    return f"{n} call" if n == 1 else f"{n} calls"
+
+
+def _rounds_needed(per_call_ns: float, per_round: int, min_ns: int, started: int) -> int:
+    """Rounds the timed loop will make at ``per_call_ns`` per call: whole rounds until
+    ``min_ns`` are reached, at least ``started`` (the rounds begun so far)."""
+    round_ns = per_call_ns * per_round
+    return max(started, 1, int(-(-min_ns // round_ns)) if round_ns > 0 else 1)
+
+
 def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
             progress: ProgressFn | None = None) -> MeasureResult:
     """Measure ``model_file`` with ``settings`` in this process and return the samples.
 
     ``model_file`` is a YAML or ONNX file for onnxruntime, a model script (``script.py`` or
     ``script.py::HASH``, run with ``script_args``) for the torch runtimes.
+
+    ``progress(fraction, message)`` hears what the measurement does (``creating the session``,
+    ``first call (compiling with torch.compile...)``, ``1234 calls, 12.3 s elapsed, ~3.2 s
+    left``) at least every :data:`mlprof.measure.progress.STALL` seconds, from between blocks of
+    timed calls or, during a longer call, from a watcher thread (:class:`Progress`).
     """
     from mlprof import __version__
     from mlprof.measure.inputs import make_feeds
+    from mlprof.measure.progress import Progress
     from mlprof.measure.sysinfo import peak_rss_mb, system_info
-    from mlprof.runtimes import get_runtime
+    from mlprof.runtimes import get_runtime, runtime_info
     from mlprof.util import git_commit
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()
     runtime_cls = get_runtime(s.runtime)
-    resolved = runtime_cls.resolve(model_file, tuple(script_args))
-    spec = resolved.spec
-    rt = runtime_cls(resolved, device=s.device, threads=s.threads)
+    reporting = progress is not None
+    pc = time.perf_counter_ns
+    with Progress(progress) as rep:
+        rep.phase("loading the model")
+        resolved = runtime_cls.resolve(model_file, tuple(script_args))
+        spec = resolved.spec
+        rt = runtime_cls(resolved, device=s.device, threads=s.threads)
+        rt.configure(s)
 
-    feeds = make_feeds(resolved.inputs, s.batch_size, s.n_events, s.input_data, s.seed)
+        feeds = make_feeds(resolved.inputs, s.batch_size, s.n_events, s.input_data, s.seed)
 
-    started_unix = time.time()
-    t0 = time.perf_counter_ns()
-    rt.load(s.batch_size)
-    session_ns = time.perf_counter_ns() - t0
-    calls = [rt.bind(feed) for feed in feeds]
+        rep.phase("creating the session")
+        started_unix = time.time()
+        t0 = pc()
+        rt.load(s.batch_size)
+        session_ns = pc() - t0
+        calls = [rt.bind(feed) for feed in feeds]
 
-    fn, args = calls[0]
-    t0 = time.perf_counter_ns()
-    try:
-        fn(*args)
-    except Exception as e:  # the runtime's own error, made one clear line
-        if is_out_of_memory(e):
-            text = out_of_memory_text(e)
-            raise MeasurementFailed(f"out of memory at batch size {s.batch_size}: {text}",
-                                    spec.spec_file, status="oom") from None
-        explain = getattr(rt, "explain_failure", None)
-        msg = explain(e, s.batch_size) if explain else f"first inference failed: {e}"
-        raise MLProfError(msg, spec.spec_file) from None
-    first_ns = time.perf_counter_ns() - t0
+        compiler = runtime_info(s.runtime).compiler
+        rep.phase(f"first call (compiling with {compiler}...)" if compiler else "first call")
+        fn, args = calls[0]
+        t0 = pc()
+        try:
+            fn(*args)
+        except Exception as e:  # the runtime's own error, made one clear line
+            if is_out_of_memory(e):
+                text = out_of_memory_text(e)
+                raise MeasurementFailed(f"out of memory at batch size {s.batch_size}: {text}",
+                                        spec.spec_file, status="oom") from None
+            explain = getattr(rt, "explain_failure", None)
+            msg = explain(e, s.batch_size) if explain else f"first inference failed: {e}"
+            raise MLProfError(msg, spec.spec_file) from None
+        first_ns = pc() - t0
 
-    t0 = time.perf_counter_ns()
-    for w in range(s.warmup):
-        fn, args = calls[w % len(calls)]
-        fn(*args)
-    warmup_ns = time.perf_counter_ns() - t0
+        n_ev, n_calls = len(calls), s.n_calls
+        per_round = n_ev * n_calls
+        min_ns = int(s.min_duration * 1e9)
 
-    # timed rounds: each round makes n_calls calls per event
-    n_ev, n_calls = len(calls), s.n_calls
-    per_round = n_ev * n_calls
-    buf: list[int] = []
-    rounds = 0
-    min_ns = int(s.min_duration * 1e9)
-    last_report = time.monotonic()
-    loop_start = time.perf_counter_ns()
-    while True:
-        base = len(buf)
-        buf.extend([0] * per_round)
-        for e, (fn, args) in enumerate(calls):
-            _timed_block(fn, args, buf, base + e * n_calls, n_calls)
-            if progress is not None and time.monotonic() - last_report >= 1.0:
-                last_report = time.monotonic()
-                elapsed = (time.perf_counter_ns() - loop_start) / 1e9
-                done = len(buf) - per_round + (e + 1) * n_calls
-                frac = max(min(done / per_round, 1.0) if rounds == 0 else 1.0,
-                           elapsed / s.min_duration if s.min_duration else 0.0)
-                progress(min(frac, 1.0), f"batch size {s.batch_size}: {done} calls, "
-                         f"{elapsed:.1f} s")
-        rounds += 1
-        if time.perf_counter_ns() - loop_start >= min_ns:
-            break
-    loop_ns = time.perf_counter_ns() - loop_start
-    finished_unix = time.time()
+        # warm-up (untimed), in blocks as the timed loop, reporting in between
+        if s.warmup:
+            rep.phase(f"warm-up: 0 of {s.warmup} calls")
+        block = _block_calls(first_ns, 1)
+        w = 0
+        t0 = pc()
+        while w < s.warmup:
+            count = min(block, s.warmup - w)
+            for i in range(w, w + count):
+                fn, args = calls[i % n_ev]
+                fn(*args)
+            w += count
+            now = pc()
+            block = _block_calls(now - t0, w)
+            if reporting:
+                per_call = (now - t0) / w
+                left_ns = ((s.warmup - w) * per_call
+                           + _rounds_needed(per_call, per_round, min_ns, 1) * per_round
+                           * per_call)
+                rep.update(f"warm-up: {w} of {s.warmup} calls", left_ns / 1e9)
+        warmup_ns = pc() - t0
+        if s.warmup:
+            block = _block_calls(warmup_ns, s.warmup)
+
+        # timed rounds: each round makes n_calls calls per event, in blocks of ~BLOCK_S seconds
+        rep.phase("measuring")
+        buf: list[int] = []
+        rounds = 0
+        k = 0  # calls made (the next sample's index)
+        loop_start = mark = pc()
+        while True:
+            buf.extend([0] * per_round)
+            for fn, args in calls:
+                end = k + n_calls
+                while k < end:
+                    count = min(block, end - k)
+                    _timed_block(fn, args, buf, k, count)
+                    k += count
+                    now = pc()
+                    block = _block_calls(now - mark, count)
+                    mark = now
+                    if reporting:
+                        loop_ns = now - loop_start
+                        per_call = loop_ns / k
+                        need = _rounds_needed(per_call, per_round, min_ns, rounds + 1)
+                        left_ns = (need * per_round - k) * per_call
+                        rep.update(_calls(k), left_ns / 1e9, loop_ns / (loop_ns + left_ns))
+            rounds += 1
+            if mark - loop_start >= min_ns:
+                break
+        loop_ns = pc() - loop_start
+        finished_unix = time.time()
+        rep.phase(f"{_calls(k)} measured", 1.0)
 
     samples = np.asarray(buf, dtype=np.int64)
     idx = np.arange(samples.size)
@@ -208,15 +273,24 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
     (80 % of the machine's memory). Crashes, hangs, memory exhaustion and errors in the child
     raise :class:`mlprof.errors.MeasurementFailed` (``status`` ``failed``, ``timeout`` or
     ``oom``) / :class:`MLProfError` with a clear message.
+
+    The whole measurement holds the machine-wide measurement lock
+    (:func:`mlprof.measure.lock.measurement_lock`): it first waits, saying so in the log, while
+    another mlprof process measures; the time waited is recorded as ``lock_wait_s`` in the
+    provenance (None with ``MLP_NO_LOCK=1``) and is not part of ``timeout``.
     """
     from mlprof.measure.isolate import run_isolated
+    from mlprof.measure.lock import measurement_lock
 
     label = f"{os.path.basename(model_file)} at batch size {settings.batch_size}"
-    return run_isolated(measure, {"model_file": model_file, "settings": settings,
-                                  "script_args": tuple(script_args)},
-                        timeout=timeout, progress=progress, label=label,
-                        torch=_needs_torch(model_file, settings.runtime),
-                        memory_limit=memory_limit)
+    with measurement_lock(label) as lock:
+        result = run_isolated(measure, {"model_file": model_file, "settings": settings,
+                                        "script_args": tuple(script_args)},
+                              timeout=timeout, progress=progress, label=label,
+                              torch=_needs_torch(model_file, settings.runtime),
+                              memory_limit=memory_limit)
+    result.provenance["lock_wait_s"] = lock.wait_s
+    return result
 
 
 def _needs_torch(model_file: str, runtime: str) -> bool:

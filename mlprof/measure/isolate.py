@@ -27,6 +27,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import signal
+import sys
 import time
 import traceback
 import types
@@ -167,14 +168,23 @@ class _MemoryWatch:
         self.peak_mb = 0.0
         self._kids: list[int] = []
         self._kids_at = 0.0
+        #: every descendant seen, with its start time (ended with the child, even if it
+        #: re-parented meanwhile; the start time tells a reused pid apart)
+        self.known: dict[int, int | None] = {}
 
-    def current_mb(self) -> float:
-        """Resident memory (MB): the child's peak plus its descendants' now; updates
-        :attr:`peak_mb`."""
+    def refresh(self) -> None:
+        """Look for the child's descendants again (at most every DESCENDANTS_INTERVAL)."""
         now = time.monotonic()
         if now - self._kids_at >= DESCENDANTS_INTERVAL:
             self._kids_at = now
             self._kids = _descendants(self.pid)
+            for k in self._kids:
+                self.known.setdefault(k, _start_time(k))
+
+    def current_mb(self) -> float:
+        """Resident memory (MB): the child's peak plus its descendants' now; updates
+        :attr:`peak_mb`."""
+        self.refresh()
         total = _peak_rss_mb(self.pid) + sum(_anon_mb(k) for k in self._kids)
         self.peak_mb = max(self.peak_mb, total)
         return total
@@ -254,10 +264,54 @@ def prestart(torch: bool = False) -> None:
     _context(torch)
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _contain_descendants() -> None:
+    """Make this process the one its descendants fall back to: a process group of its own
+    (``killpg`` reaches every descendant that does not leave the group, even after this
+    process died) and, on Linux, a child subreaper (a double-forked daemon is re-parented to
+    this process instead of init, so :func:`_end_descendants` still finds it)."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    with contextlib.suppress(Exception):  # not Linux, or no libc: the group still works
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _start_time(pid: int) -> int | None:
+    """A process's start time (clock ticks since boot, /proc/<pid>/stat field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _end_descendants(pid: int, known: dict[int, int | None] | None = None) -> None:
+    """SIGKILL every process below ``pid`` (and ``known`` ones seen earlier, if still the same
+    process), and its process group; reap what was ours. Nothing a measurement or discovery
+    started outlives it."""
+    victims = set(_descendants(pid))
+    victims |= {k for k, t in (known or {}).items() if t is not None and _start_time(k) == t}
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    for kid in victims:
+        with contextlib.suppress(OSError):
+            os.kill(kid, signal.SIGKILL)
+    if pid == os.getpid():
+        with contextlib.suppress(ChildProcessError, OSError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+
+
 def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:
     def progress(fraction: float, message: str) -> None:
         conn.send(("progress", (fraction, message)))
 
+    _contain_descendants()
     try:
         result = func(**kwargs, progress=progress)
         # the child's own peak, for the parent's verdict: a peak between two looks counts too
@@ -275,6 +329,44 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
         conn.send(("traceback", tb))
     finally:
         conn.close()
+        # whatever the model started (workers, servers, daemons) ends with it; the group
+        # signal would reach this process too, so only the descendants are killed here
+        for kid in _descendants(os.getpid()):
+            with contextlib.suppress(OSError):
+                os.kill(kid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+
+
+def check_main_guard() -> None:
+    """An :class:`MLProfError` when mlprof is called from a script's top level outside
+    ``if __name__ == "__main__":``: the measurement process imports the script again, which
+    would measure again from inside the measurement (as with multiprocessing)."""
+    import ast
+    import inspect
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or not os.path.isfile(path):
+        return  # python -c, an interactive session or a notebook: nothing is re-imported
+    lines = [f.lineno for f in inspect.stack(context=0)
+             if f.function == "<module>" and f.frame.f_globals is vars(main)]
+    if not lines:
+        return
+    try:
+        with open(path) as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return
+    guarded = [range(n.lineno, (n.end_lineno or n.lineno) + 1) for n in tree.body
+               if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
+               and "__name__" in ast.unparse(n.test)]
+    if not any(lines[0] in r for r in guarded):
+        raise MLProfError(f"line {lines[0]} calls mlprof at the script's top level: put it "
+                          "under `if __name__ == \"__main__\":` (mlprof measures in child "
+                          "processes that import the script again, as multiprocessing does)",
+                          path)
 
 
 def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
@@ -290,7 +382,16 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     else (the kernel's OOM killer) or raises ``MemoryError``, and ``"failed"`` when it crashes
     (signal) or exits without a result; re-raises the :class:`MLProfError` the child raised.
     The child is killed in every case. Ctrl-C kills the child and propagates.
+
+    Without ``progress``, what the child reports (see :mod:`mlprof.measure.progress`) is logged
+    as ``<label>: <message>`` to the ``mlprof`` logger, at most every 3.5 s and only once the
+    child has run that long (:func:`~mlprof.measure.progress.progress_logger`).
     """
+    check_main_guard()
+    if progress is None:
+        from mlprof.measure.progress import progress_logger
+
+        progress = progress_logger(label)
     timeout = default_timeout() if timeout is None else float(timeout)
     limit = default_memory_limit() if memory_limit is None else float(memory_limit)
     ctx = _context(torch)
@@ -310,6 +411,8 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                                         "the measurement process was killed", status="timeout")
             if limit is not None and error is None:
                 _check_memory(watch.current_mb(), limit, label)
+            else:
+                watch.refresh()
             if not recv_conn.poll(min(remaining, WATCH_INTERVAL if limit is not None else 5.0)):
                 if not proc.is_alive() and not recv_conn.poll(0):
                     break
@@ -348,11 +451,10 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                 "seen)", status="oom")
         raise MeasurementFailed(f"{label}: {_describe_exit(proc.exitcode)}", status="failed")
     finally:
+        # its subprocesses first (once it is gone they can no longer be found below it): the
+        # ones below it now, those seen earlier, and its process group, which outlives it
+        _end_descendants(proc.pid, watch.known)
         if proc.is_alive():
-            # its own subprocesses first: once it is gone they can no longer be found
-            for kid in _descendants(proc.pid):
-                with contextlib.suppress(OSError):
-                    os.kill(kid, signal.SIGKILL)
             proc.kill()
         proc.join(10)
         recv_conn.close()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
@@ -41,6 +42,12 @@ def _input_data(value: str) -> str:
     from mlprof.measure.inputs import check_input_data
 
     return check_input_data(value)
+
+
+def _batch_rules(value: str) -> str:
+    from mlprof.runtimes.batching import normalized_rules
+
+    return normalized_rules(value)
 
 
 def _setting(default: Any = MISSING, *, help: str, **spec: Any) -> Any:
@@ -78,6 +85,10 @@ class MeasureSettings:
         "random", help="random, incremental, zeros, ones, or a .npz/.npy file",
         flag="--input-data", validator=_input_data, cli=True)
     seed: int = _setting(0, help="seed of random input data", min=0)
+    tfaot_batch_rules: str = _setting(
+        "", help="how AOT-compiled (tfaot) models compose batch sizes they were not compiled "
+        "for: dash-separated target:size,size,... (e.g. 15:1,2,4,8-3:ones); default: CMSSW's",
+        flag="--tfaot-batch-rules", validator=_batch_rules)
 
     def validated(self) -> MeasureSettings:
         """A copy with every setting checked and normalized (canonical runtime name, absolute
@@ -188,6 +199,21 @@ def check_setting(name: str, value: Any) -> Any:
 def check_settings(values: Mapping[str, Any]) -> dict[str, Any]:
     """Every setting of ``values`` (name -> value) checked and normalized."""
     return {name: check_setting(name, value) for name, value in values.items()}
+
+
+def check_threads_here(threads: int, allow_more: bool = False) -> int:
+    """``threads`` checked against this machine's logical CPUs (``allow_more``: not).
+
+    More threads than CPUs measure the operating system's scheduler, not the runtime, and a
+    typo (``--threads 9999``) spends minutes creating a session; so it is refused unless asked
+    for (``--oversubscribe``). Not part of :meth:`MeasureSettings.validated`: a measurement may
+    run on another machine (a cluster node) than the one that checked its parameters.
+    """
+    cpus = os.cpu_count() or 1
+    if threads > cpus and not allow_more:
+        raise SETTINGS["threads"].error(f"must be <= {cpus}, the logical CPUs of this machine, "
+                                        f"got {threads} (--oversubscribe allows more)")
+    return threads
 
 
 def check_batch_size(value: Any) -> int:

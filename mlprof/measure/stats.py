@@ -105,3 +105,22 @@ def _fmt(v) -> str:
         return str(int(v))
     v = float(v)
     return "nan" if math.isnan(v) else f"{v:.6g}"
+
+
+def medians_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
+    """A small text table of median latencies: one row per batch size, one column per
+    ``(label, statistics CSV)``; what ``law run`` prints at the end of a sweep."""
+    columns = [(label, read_stats_csv(path)) for label, path in curves]
+    sizes = sorted({int(b) for _, st in columns for b in st["batch_size"]})
+    rows = [["batch size", *[f"{label} [ms]" for label, _ in columns]]]
+    for bs in sizes:
+        row = [str(bs)]
+        for _, st in columns:
+            hit = [m for b, m in zip(st["batch_size"], st["median_ms"], strict=True)
+                   if int(b) == bs]
+            row.append(f"{hit[0]:.4g}" if hit else "-")
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "median latency per batch\n" + "\n".join(lines)

@@ -170,12 +170,14 @@ def measure_in_venv(python: str, model_file: str, settings, *,
     """:func:`mlprof.measure.harness.measure` run by ``python`` (another environment).
 
     Returns a :class:`~mlprof.measure.harness.MeasureResult`; errors and crashes raise
-    :class:`MLProfError` / :class:`MeasurementFailed` like :func:`measure_isolated`.
+    :class:`MLProfError` / :class:`MeasurementFailed` like :func:`measure_isolated`. Like it,
+    holds the machine-wide measurement lock while the child runs and records ``lock_wait_s``.
     """
     import numpy as np
 
     from mlprof.measure.harness import MeasureResult
     from mlprof.measure.isolate import _describe_exit, default_timeout
+    from mlprof.measure.lock import measurement_lock
 
     timeout = default_timeout() if timeout is None else timeout
     label = f"{os.path.basename(model_file)} at batch size {settings.batch_size}"
@@ -187,21 +189,23 @@ def measure_in_venv(python: str, model_file: str, settings, *,
         with open(job, "w") as f:
             json.dump({"model_file": model_file, "settings": asdict(settings),
                        "script_args": list(script_args), "output": out}, f)
-        proc = subprocess.Popen([python, "-m", "mlprof.measure.venv_child", job], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise MeasurementFailed(f"{label}: no result after {timeout:g} s (MLP_TIMEOUT); "
-                                    "killed", status="timeout") from None
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            raise
+        # one measurement at a time on this machine (mlprof.measure.lock), as in measure_isolated
+        with measurement_lock(label) as lock:
+            proc = subprocess.Popen([python, "-m", "mlprof.measure.venv_child", job], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise MeasurementFailed(f"{label}: no result after {timeout:g} s "
+                                        "(MLP_TIMEOUT); killed", status="timeout") from None
+            except BaseException:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                raise
         if proc.returncode != 0 or not os.path.exists(out):
             try:
                 err = json.loads(stdout.strip().splitlines()[-1])
@@ -216,5 +220,6 @@ def measure_in_venv(python: str, model_file: str, settings, *,
                                     f"({python}) {tail[0][-300:]}".strip())
         data = np.load(out, allow_pickle=False)
         prov = json.loads(str(data["provenance"]))
+        prov["lock_wait_s"] = lock.wait_s
         return MeasureResult(int(data["batch_size"]), data["samples_ns"], data["events"],
                              data["calls"], prov)

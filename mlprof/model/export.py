@@ -105,8 +105,22 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     """Export the model ``model_hash`` of ``script`` to ``out_path``; return the export record.
 
     Raises :class:`MLProfError` when the model cannot be exported or its ONNX outputs differ
-    from the eager ones beyond the tolerance.
+    from the eager ones beyond the tolerance. ``progress(fraction, message)`` hears the phases
+    (``exporting to ONNX (opset 18)``, ``validating on the script's inputs``, ...) and, during a
+    long one, how long it has run (see :mod:`mlprof.measure.progress`).
     """
+    from mlprof.measure.progress import Progress
+
+    with Progress(progress) as rep:
+        return _export_onnx(script, model_hash, out_path, script_args=script_args,
+                            max_depth=max_depth, opset=opset, precision=precision,
+                            optimize=optimize, atol=atol, rtol=rtol, rep=rep)
+
+
+def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tuple[str, ...],
+                 max_depth: int, opset: int | None, precision: str, optimize: bool,
+                 atol: float | None, rtol: float | None, rep: Any) -> dict:
+    """:func:`export_onnx`, reporting its phases to ``rep`` (a :class:`Progress`)."""
     import onnx
     import onnxruntime as ort
     import torch
@@ -123,6 +137,7 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     where = f"{script}::{model_hash}"
 
     torch.set_num_threads(1)  # as in discovery: robust on a busy machine
+    rep.phase("running the script to capture the model")
     module, items, flags = capture(script, model_hash, script_args, max_depth)
     module.eval()
     if any(n.startswith("*") for n, _ in items):
@@ -136,7 +151,11 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     args = tuple(v for _, v in tensors)
     input_names = [n for n, _ in tensors]
 
-    with torch.inference_mode():
+    # the eager reference under no_grad, not inference_mode: a model that creates tensors in
+    # its forward() and keeps them (caches) would keep inference tensors, which the exporter's
+    # tracing (grad mode) cannot use
+    rep.phase("running the eager model")
+    with torch.no_grad():
         eager = _flatten(module(*args))
     if not eager:
         raise MLProfError("the model returns no tensors; nothing to export", where)
@@ -149,6 +168,7 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
 
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     tmp = f"{out_path}.{os.getpid()}.tmp"
+    rep.phase(f"exporting to ONNX (opset {opset})", 0.1)
     t0 = time.perf_counter()
     try:
         import warnings
@@ -176,12 +196,14 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
         if precision == "fp16":
             from onnxruntime.transformers.float16 import convert_float_to_float16
 
+            rep.phase("converting to fp16", 0.6)
             m16 = convert_float_to_float16(onnx.load(tmp), keep_io_types=True)
             # the converter appends the Cast nodes of the kept float32 inputs at the end of
             # the graph: ONNX Runtime accepts that, ONNX's checker (and other runtimes) not
             topological_sort(m16.graph)
             onnx.save(m16, tmp)
         if optimize:
+            rep.phase("optimizing with ONNX Runtime", 0.7)
             so = ort.SessionOptions()
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
             so.optimized_model_filepath = tmp + ".opt"
@@ -191,8 +213,9 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
         onnx_inputs = [i.name for i in sess.get_inputs()]
 
         def check(feed_items: list[tuple[str, Any]], label: str) -> dict:
+            rep.phase(f"validating on {label}", 0.8)
             feed_args = tuple(v for _, v in feed_items if isinstance(v, torch.Tensor))
-            with torch.inference_mode():
+            with torch.no_grad():
                 expected = [_to_numpy(t) for t in _flatten(module(*feed_args))]
             feed = {n: _to_numpy(v) for n, v in feed_items
                     if isinstance(v, torch.Tensor) and n in onnx_inputs}

@@ -1,10 +1,12 @@
 """Reading ONNX graphs: inputs, dtypes and shapes, the batch dimension, consistency with a YAML.
 
-Used inside the measurement process (it imports onnx, which the task scheduler never needs).
+Used inside the measurement process, and once up front by the tasks (:func:`check_up_front`),
+so that a spec that contradicts its graph fails before anything is scheduled.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import onnx
@@ -236,3 +238,33 @@ def with_symbolic_batch(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _fmt_dims(dims: list[int | str | None]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+#: specs already checked in this process: (spec file, content hash)
+_CHECKED: set[tuple[str, str]] = set()
+
+#: above this size the graph is checked by the measurement itself, not up front (loading a
+#: large model's weights only to read its input shapes would slow every `law run` start)
+CHECK_UP_FRONT_MAX_BYTES = 200 * 1024 * 1024
+
+
+def check_up_front(spec: ModelSpec) -> None:
+    """Check a YAML/ONNX spec against its graph before anything is scheduled (once per file
+    version and process): a contradiction is one error up front instead of one per batch size.
+
+    Model scripts are checked by their discovery; TensorFlow models (which would need
+    TensorFlow imported by every task) and graphs above :data:`CHECK_UP_FRONT_MAX_BYTES` by the
+    measurement.
+    """
+    if spec.model_kind != "onnx":
+        return
+    key = (spec.spec_file, spec.content_hash)
+    if key in _CHECKED:
+        return
+    try:
+        size = os.path.getsize(spec.file)
+    except OSError:
+        size = 0
+    if size <= CHECK_UP_FRONT_MAX_BYTES:
+        resolve(spec)
+    _CHECKED.add(key)

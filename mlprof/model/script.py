@@ -308,6 +308,8 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
     """Run ``path`` and return its manifest: the models it calls (see the module docstring)."""
     import torch
 
+    from mlprof.measure.progress import Progress
+
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise MLProfError("file not found", path)
@@ -315,7 +317,9 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
     torch.set_num_threads(1)
     labels = read_labels(path)
     hooks = _Hooks(path, max_depth=max_depth)
-    seen = _run_script(path, tuple(script_args), hooks)
+    with Progress(progress) as rep:  # a slow script still says what it does
+        rep.phase("running the script")
+        seen = _run_script(path, tuple(script_args), hooks)
     batch_size = seen.get("batch_size")
     models: dict[str, dict] = {}
     for rec in hooks.records.values():
@@ -404,8 +408,52 @@ def capture(path: str, want: str, script_args: tuple[str, ...] = (),
                           "--script-args, or a script that is not deterministic?)", path,
                           "--model-file")
     mod, args, kwargs = hooks.captured
-    items = bind_inputs(mod, args, kwargs)
+    items = normal_tensors(mod, bind_inputs(mod, args, kwargs))
     return mod, items, batch_flags(items, seen.get("batch_size"))
+
+
+def normal_tensors(module: Any, items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Make the captured model and inputs normal tensors; returns the inputs (the module is
+    changed in place).
+
+    A script that builds, feeds or calls its model under ``torch.inference_mode()`` (also as a
+    decorator) hands over *inference tensors*: its inputs, and the parameters, buffers and tensor
+    attributes of a model built in that mode. They serve inference, but no code that autograd
+    records may use them outside inference mode, as the ONNX exporter's tracing does ("Inference
+    tensors cannot be saved for backward"). Each is replaced by a copy made outside inference
+    mode, which is a normal tensor; a tensor held in several places (tied weights) stays one.
+    Inputs in lists, tuples and dicts are copied too; normal tensors are left alone.
+    """
+    import torch
+
+    copies: dict[int, tuple[Any, Any]] = {}  # id -> (original, kept alive; copy)
+
+    def normal(value: Any) -> Any:
+        if type(value) in (list, tuple):
+            return type(value)(normal(v) for v in value)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
+            return type(value)(*(normal(v) for v in value))
+        if type(value) is dict:
+            return {k: normal(v) for k, v in value.items()}
+        if not isinstance(value, torch.Tensor) or not value.is_inference():
+            return value
+        if id(value) not in copies:
+            with torch.inference_mode(False), torch.no_grad():
+                copy = value.clone()
+            if isinstance(value, torch.nn.Parameter):
+                copy = torch.nn.Parameter(copy, requires_grad=value.requires_grad)
+            copies[id(value)] = (value, copy)
+        return copies[id(value)][1]
+
+    for mod in module.modules():
+        for table in (mod._parameters, mod._buffers):
+            for name, value in table.items():
+                if value is not None:
+                    table[name] = normal(value)
+        for name, value in list(vars(mod).items()):  # plain tensor attributes
+            if isinstance(value, torch.Tensor):
+                object.__setattr__(mod, name, normal(value))
+    return [(name, normal(value)) for name, value in items]
 
 
 def resize_batch(value: Any, batch_size: int) -> Any:

@@ -10,8 +10,8 @@ MLProf's YAML format, accepted as MLProf writes it, plus an optional ``dtype`` p
       name: dnn_l10u128            # optional, default: file name
       label: "DNN 10x128"          # optional, for plots
       version: "1.0.0"             # optional
-      inference_engine: onnx       # onnx only (tf/tfaot: convert to ONNX first)
-      file: model_onnx_l10u128.onnx   # relative to this YAML file
+      inference_engine: onnx       # onnx, tf (a frozen graph .pb or a SavedModel) or tfaot
+      file: model_onnx_l10u128.onnx   # relative to this YAML file (tf: a .pb frozen graph)
       inputs:
         - name: input_0
           shape: [64]              # without the batch dimension
@@ -31,7 +31,11 @@ from typing import Any
 
 from mlprof.errors import MLProfError
 
-SUPPORTED_ENGINES = ("onnx",)
+#: MLProf's TensorFlow engines: a frozen graph or SavedModel, and an AOT-compiled SavedModel
+#: (their model kinds, :data:`mlprof.runtimes.TF_MODEL` and ``TFAOT_MODEL``, are these names)
+TF_ENGINE, TFAOT_ENGINE = "tf", "tfaot"
+TF_ENGINES = (TF_ENGINE, TFAOT_ENGINE)
+SUPPORTED_ENGINES = ("onnx", *TF_ENGINES)
 #: the engine of a Python model script (its model is built with PyTorch)
 SCRIPT_ENGINE = "torch"
 
@@ -44,15 +48,6 @@ DTYPE_ALIASES = {
     "int32": "int32", "int": "int32", "i32": "int32",
     "int16": "int16", "int8": "int8", "uint8": "uint8",
     "bool": "bool", "boolean": "bool",
-}
-
-_CONVERT_HINT = {
-    "tf": "convert the frozen graph to ONNX, e.g. `python -m tf2onnx.convert --graphdef "
-          "model.pb --inputs IN:0 --outputs OUT:0 --output model.onnx`, and set "
-          "inference_engine: onnx",
-    "tfaot": "AOT-compiled TensorFlow models need CMSSW; convert the saved_model to ONNX, e.g. "
-             "`python -m tf2onnx.convert --saved-model DIR --output model.onnx`, and set "
-             "inference_engine: onnx",
 }
 
 
@@ -99,6 +94,10 @@ class ModelSpec:
     outputs: list[str] | None = None
     #: for model scripts: the hashes after ``::`` (empty: every model in the script)
     model_hashes: tuple[str, ...] = ()
+    #: TensorFlow SavedModels: the signature to call (``serving_default``)
+    serving_key: str | None = None
+    #: tfaot: the YAML's ``compilation`` block (batch_sizes, tf_xla_flags, xla_flags)
+    compilation: dict[str, Any] | None = None
     _hash: str | None = field(default=None, repr=False)
 
     @property
@@ -107,8 +106,21 @@ class ModelSpec:
         return self.engine == SCRIPT_ENGINE
 
     @property
+    def model_kind(self) -> str:
+        """``script``, ``onnx``, ``tf`` or ``tfaot`` (see :data:`mlprof.runtimes.MODEL_KINDS`)."""
+        if self.is_script:
+            return "script"
+        return self.engine if self.engine in TF_ENGINES else "onnx"
+
+    @property
+    def is_saved_model(self) -> bool:
+        """Whether the model file is a SavedModel directory."""
+        return os.path.isdir(self.file)
+
+    @property
     def content_hash(self) -> str:
-        """sha256 over the spec file and the model file: changes whenever either changes.
+        """sha256 over the spec file, the model file and an ONNX file's external-data files:
+        changes whenever any of them changes.
 
         Cached per process by the files' paths, sizes and modification times (a sweep creates
         one task per batch size, each asking).
@@ -116,31 +128,76 @@ class ModelSpec:
         if self._hash is None:
             paths = list(dict.fromkeys([self.spec_file, self.file]))
             key = (*(_stat_key(p) for p in paths), self.model_hashes)
-            if None in key or key not in _HASHES:
+            # the external-data files of this version of the model file, once known
+            extra = _EXTERNAL.get(key, ())
+            full_key = (*key, *(_stat_key(p) for p in extra))
+            if None in full_key or full_key not in _HASHES:
                 h = hashlib.sha256()
+                extra = []
                 for path in paths:
-                    h.update(_read_bytes(path, self.spec_file, "file"))
+                    data = _read_bytes(path, self.spec_file, "file")
+                    h.update(data)
+                    # tensors stored beside an ONNX file (model.onnx.data) are the model too
+                    for ext in external_data_files(path, data):
+                        extra.append(ext)
+                        h.update(b"\0external\0" + os.path.basename(ext).encode())
+                        h.update(_read_bytes(ext, self.spec_file, "file (external data)"))
                 for mh in self.model_hashes:
                     h.update(b"::" + mh.encode())
-                if None in key:
+                full_key = (*key, *(_stat_key(p) for p in extra))
+                if None in full_key:
                     self._hash = h.hexdigest()
                     return self._hash
-                _HASHES[key] = h.hexdigest()
-            self._hash = _HASHES[key]
+                _EXTERNAL[key] = tuple(extra)
+                _HASHES[full_key] = h.hexdigest()
+            self._hash = _HASHES[full_key]
         return self._hash
 
     def model_sha256(self) -> str:
-        """sha256 of the ONNX model file alone."""
+        """sha256 of the model file alone (a SavedModel: over its files' names and bytes)."""
         return hashlib.sha256(_read_bytes(self.file, self.spec_file, "file")).hexdigest()
 
 
 #: content hashes and parsed specs of this process, keyed by file identity (see _stat_key)
 _HASHES: dict[tuple, str] = {}
+_EXTERNAL: dict[tuple, tuple[str, ...]] = {}
 _SPECS: dict[tuple, ModelSpec] = {}
 
 
+def external_data_files(path: str, data: bytes) -> list[str]:
+    """The external-data files an ONNX file's tensors live in (sorted, unique; none for other
+    files). A missing or escaping one is an error naming the file."""
+    if not path.lower().endswith(".onnx"):
+        return []
+    import onnx
+
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)  # the graph only: external data is not loaded
+    except Exception:
+        return []  # not parseable: load_onnx says so with the whole message
+    base = os.path.dirname(os.path.abspath(path))
+    files = set()
+    tensors = list(model.graph.initializer)
+    tensors += [a.t for n in model.graph.node for a in n.attribute if a.HasField("t")]
+    for t in tensors:
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        location = next((e.value for e in t.external_data if e.key == "location"), "")
+        full = os.path.normpath(os.path.join(base, location))
+        if not location or os.path.isabs(location) or not full.startswith(base + os.sep):
+            raise MLProfError(f"tensor {t.name!r} has its data outside the model's directory "
+                              f"({location!r})", path, "external data")
+        files.add(full)
+    return sorted(files)
+
+
 def _stat_key(path: str) -> tuple | None:
-    """(path, size, mtime_ns) of ``path``, None if it cannot be read."""
+    """(path, size, mtime_ns) of ``path``, None if it cannot be read (a directory: of every
+    file in it)."""
+    if os.path.isdir(path):
+        keys = tuple(_stat_key(f) for f in _dir_files(path))
+        return None if None in keys else (path, keys)
     try:
         st = os.stat(path)
     except OSError:
@@ -148,7 +205,15 @@ def _stat_key(path: str) -> tuple | None:
     return (path, st.st_size, st.st_mtime_ns)
 
 
+def _dir_files(path: str) -> list[str]:
+    """Every file under directory ``path``, sorted."""
+    return sorted(os.path.join(root, f) for root, _, files in os.walk(path) for f in files)
+
+
 def _read_bytes(path: str, spec_file: str, fld: str) -> bytes:
+    if os.path.isdir(path):  # a SavedModel: its files' relative names and contents
+        return b"".join(os.path.relpath(f, path).encode() + b"\0" + _read_bytes(f, spec_file, fld)
+                        + b"\0" for f in _dir_files(path))
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -181,7 +246,13 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
     if not os.path.exists(path):
         raise MLProfError("file not found", path)
     if os.path.isdir(path):
-        raise MLProfError("is a directory, expected a .yaml or .onnx model file", path)
+        if os.path.isfile(os.path.join(path, "saved_model.pb")):  # a SavedModel: engine tf
+            name = Path(path).name
+            return ModelSpec(name=name, label=name, spec_file=path, file=path, engine=TF_ENGINE,
+                             serving_key="serving_default")
+        raise MLProfError("is a directory, expected a .yaml or .onnx model file or a "
+                          "SavedModel directory", path)
+    check_regular_file(path)
     if ext == ".onnx":
         stem = Path(path).stem
         return ModelSpec(name=stem, label=stem, spec_file=path, file=path)
@@ -207,12 +278,57 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
                       ".onnx", path)
 
 
+#: the largest model YAML read (a spec is a few hundred bytes; a huge one is a mistake or worse)
+MAX_SPEC_BYTES = 1 << 20
+
+
+def check_regular_file(path: str, spec_file: str | None = None, fld: str | None = None) -> None:
+    """A one-line error unless ``path`` (links followed) is a regular file: a FIFO would hang
+    the reader, a device (``/dev/zero``) would be read until memory runs out."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise MLProfError(f"cannot read: {e.strerror}", path) from None
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or
+                stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        if spec_file:
+            raise MLProfError(f"{path} is {kind}, not a regular file", spec_file, fld)
+        raise MLProfError(f"is {kind}, not a regular file", path)
+
+
+def _yaml_scalar(m: dict, key: str, path: str) -> str | None:
+    """``model.<key>`` as a string (numbers are taken as written); lists, mappings and booleans
+    are refused."""
+    value = m.get(key)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise MLProfError(f"must be a string, got {type(value).__name__}", path, f"model.{key}")
+    return str(value)
+
+
 def _read_yaml(path: str) -> ModelSpec:
     import yaml
 
+    size = os.path.getsize(path)
+    if size > MAX_SPEC_BYTES:
+        raise MLProfError(f"{size} bytes; a model YAML has at most {MAX_SPEC_BYTES}", path)
     try:
         with open(path) as f:
-            data = yaml.safe_load(f)
+            text = f.read()
+        # aliases (*name) can expand a few hundred bytes into gigabytes ("billion laughs"):
+        # a model spec never needs them
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                raise MLProfError(f"line {mark.line + 1}: YAML aliases (*{event.anchor}) are "
+                                  "not accepted in model files", path)
+        data = yaml.safe_load(text)
+    except UnicodeDecodeError:
+        raise MLProfError("not a text file", path) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -229,37 +345,85 @@ def _read_yaml(path: str) -> ModelSpec:
         raise MLProfError(f"missing field; supported: {', '.join(SUPPORTED_ENGINES)}", path,
                           "model.inference_engine")
     engine = str(engine).strip().lower()
-    if engine in _CONVERT_HINT:
-        raise MLProfError(f"inference_engine '{engine}' is not supported (supported: "
-                          f"{', '.join(SUPPORTED_ENGINES)}); {_CONVERT_HINT[engine]}",
-                          path, "model.inference_engine")
     if engine not in SUPPORTED_ENGINES:
         raise MLProfError(f"unknown inference_engine {engine!r}; supported: "
                           f"{', '.join(SUPPORTED_ENGINES)}", path, "model.inference_engine")
 
-    file = m.get("file")
-    if not file or not isinstance(file, str):
-        raise MLProfError("missing or empty; give the ONNX file, relative to this YAML", path,
-                          "model.file")
-    file = os.path.expandvars(os.path.expanduser(file))
-    onnx_file = os.path.normpath(os.path.join(os.path.dirname(path), file))
-    if not os.path.isfile(onnx_file):
-        raise MLProfError(f"model file {onnx_file} not found", path, "model.file")
-    if not onnx_file.lower().endswith(".onnx"):
-        raise MLProfError(f"expected an .onnx file, got {file!r}", path, "model.file")
-
-    inputs = _read_inputs(m.get("inputs"), path)
+    serving_key = compilation = None
+    if engine in TF_ENGINES and (engine == TFAOT_ENGINE or m.get("saved_model") is not None):
+        # a SavedModel directory; its signature gives inputs and outputs
+        if m.get("file") is not None and engine == TF_ENGINE:
+            raise MLProfError("give either file (a frozen graph .pb) or saved_model, not both",
+                              path, "model.saved_model")
+        model_file = _model_path(m, "saved_model", path, "the SavedModel directory", dir_ok=True)
+        if not os.path.isfile(os.path.join(model_file, "saved_model.pb")):
+            raise MLProfError(f"{model_file} is not a SavedModel directory (no saved_model.pb)",
+                              path, "model.saved_model")
+        serving_key = _yaml_scalar(m, "serving_key", path) or "serving_default"
+        if engine == TFAOT_ENGINE:
+            # MLProf writes the compilation block next to the model block (top level)
+            raw = m.get("compilation") if "compilation" in m else data.get("compilation")
+            compilation = _read_compilation(raw, path)
+        raw_inputs = m.get("inputs")
+        inputs = _read_inputs(raw_inputs, path) if raw_inputs is not None else None
+    else:
+        what = "the frozen graph (.pb)" if engine == TF_ENGINE else "the ONNX file"
+        model_file = _model_path(m, "file", path, what)
+        want = ".pb" if engine == TF_ENGINE else ".onnx"
+        if not model_file.lower().endswith(want):
+            raise MLProfError(f"expected a {want} file, got {m.get('file')!r}", path,
+                              "model.file")
+        inputs = _read_inputs(m.get("inputs"), path)
     outputs = _read_outputs(m.get("outputs"), path)
 
-    stem = Path(path).stem
-    name = m.get("name")
-    name = str(name) if name not in (None, "") else stem
-    label = m.get("label")
-    label = str(label) if label not in (None, "") else name
-    version = m.get("version")
-    return ModelSpec(name=name, label=label, spec_file=path, file=onnx_file, engine=engine,
-                     version=None if version is None else str(version), inputs=inputs,
-                     outputs=outputs)
+    name = _yaml_scalar(m, "name", path) or Path(path).stem
+    label = _yaml_scalar(m, "label", path) or name
+    version = _yaml_scalar(m, "version", path)
+    return ModelSpec(name=name, label=label, spec_file=path, file=model_file, engine=engine,
+                     version=version, inputs=inputs, outputs=outputs, serving_key=serving_key,
+                     compilation=compilation)
+
+
+def _model_path(m: dict, key: str, path: str, what: str, dir_ok: bool = False) -> str:
+    """``model.<key>``: a path relative to the YAML that exists."""
+    file = m.get(key)
+    if not file or not isinstance(file, str):
+        raise MLProfError(f"missing or empty; give {what}, relative to this YAML", path,
+                          f"model.{key}")
+    file = os.path.expandvars(os.path.expanduser(file))
+    full = os.path.normpath(os.path.join(os.path.dirname(path), file))
+    if not os.path.exists(full):
+        raise MLProfError(f"model file {full} not found", path, f"model.{key}")
+    if dir_ok:
+        if not os.path.isdir(full):
+            raise MLProfError(f"{full} is not a directory; give {what}", path, f"model.{key}")
+    else:
+        check_regular_file(full, path, f"model.{key}")
+    return full
+
+
+def _read_compilation(raw: Any, path: str) -> dict[str, Any]:
+    """tfaot's ``compilation`` block: ``batch_sizes`` (positive, unique) and the XLA flags."""
+    fld = "compilation"
+    if not isinstance(raw, dict):
+        raise MLProfError("missing or not a mapping; give batch_sizes, tf_xla_flags and "
+                          "xla_flags", path, fld)
+    unknown = sorted(set(raw) - {"batch_sizes", "tf_xla_flags", "xla_flags"})
+    if unknown:
+        raise MLProfError(f"unknown field(s) {', '.join(unknown)}; known: batch_sizes, "
+                          "tf_xla_flags, xla_flags", path, fld)
+    sizes = raw.get("batch_sizes")
+    if not isinstance(sizes, list) or not sizes or not all(
+            isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in sizes):
+        raise MLProfError(f"must be a non-empty list of positive integers, got {sizes!r}", path,
+                          f"{fld}.batch_sizes")
+    flags = {}
+    for key in ("tf_xla_flags", "xla_flags"):
+        value = raw.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise MLProfError(f"must be a list of strings, got {value!r}", path, f"{fld}.{key}")
+        flags[key] = list(value)
+    return {"batch_sizes": sorted(set(sizes)), **flags}
 
 
 def _read_inputs(raw: Any, path: str) -> list[InputSpec]:

@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.ticker import FixedLocator
 
 from mlprof.plotting import use_backend
+from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import Curve, _style_context, decorate, log2_batch_axis
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = No
         for i, c in enumerate(curves):
             bs, med = _sorted(c.stats, "median_ms")
             all_bs.extend(int(b) for b in bs)
-            ax.plot(bs, bs / (med / 1000.0), marker="o", color=f"C{i % 10}", label=c.label)
+            ax.plot(bs, bs / (med / 1000.0), marker="o", color=f"C{i % 10}",
+                    label=plot_text(c.label))
         log2_batch_axis(ax, all_bs)
         ax.set_xlabel("Batch size")
         ax.set_yscale("log")
@@ -74,9 +76,9 @@ def plot_speedup(reference: Curve, curves: Sequence[Curve], *,
         all_bs: list[int] = []
         for i, (label, (bs, s)) in enumerate(ratios.items()):
             all_bs.extend(int(b) for b in bs)
-            ax.plot(bs, s, marker="o", color=f"C{(i + 1) % 10}", label=label)
+            ax.plot(bs, s, marker="o", color=f"C{(i + 1) % 10}", label=plot_text(label))
         ax.axhline(1.0, color="C0", linestyle="--", linewidth=1.5,
-                   label=f"{reference.label} (reference)")
+                   label=plot_text(f"{reference.label} (reference)"))
         log2_batch_axis(ax, all_bs)
         ax.set_xlabel("Batch size")
         ax.set_ylabel("Speed-up vs reference (median latency ratio)")
@@ -114,7 +116,7 @@ def plot_distributions(samples: Mapping[str, Mapping[int, np.ndarray]], *,
             ax.bxp(stats, positions=pos, widths=width * 0.9, patch_artist=True,
                    showfliers=False, boxprops={"facecolor": color, "alpha": 0.5},
                    medianprops={"color": "black"})
-            ax.plot([], [], color=color, linewidth=8, alpha=0.5, label=label)
+            ax.plot([], [], color=color, linewidth=8, alpha=0.5, label=plot_text(label))
         ax.set_xticks(range(len(all_bs)))
         ax.set_xticklabels([str(b) for b in all_bs])
         ax.xaxis.set_minor_locator(FixedLocator([]))

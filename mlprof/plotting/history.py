@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from mlprof.plotting import use_backend
+from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import _style_context, decorate
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
     with _style_context():
         fig, ax = plt.subplots()
         for i, (label, (vs, ys)) in enumerate(lines.items()):
-            ax.plot([pos[v] for v in vs], ys, marker="o", color=f"C{i % 10}", label=label)
+            ax.plot([pos[v] for v in vs], ys, marker="o", color=f"C{i % 10}",
+                    label=plot_text(label))
             for a_label, a_version, kind in alerts:
                 if a_label == label and a_version in vs:
                     y = ys[list(vs).index(a_version)]
@@ -43,7 +45,8 @@ def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
                             marker="^" if kind == "regression" else "v",
                             color="red" if kind == "regression" else "green", alpha=0.7)
         ax.set_xticks(range(len(versions)))
-        ax.set_xticklabels(versions, rotation=30 if len(versions) > 4 else 0, ha="right"
+        ax.set_xticklabels([plot_text(v) for v in versions],
+                           rotation=30 if len(versions) > 4 else 0, ha="right"
                            if len(versions) > 4 else "center")
         ax.set_xlabel("Version")
         ax.set_ylabel(_LABELS.get(statistic, statistic))

@@ -2,8 +2,31 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+
+@functools.lru_cache(maxsize=1024)
+def plot_text(text: str) -> str:
+    """User text as matplotlib should draw it: literally, unless it is valid mathtext.
+
+    A label such as ``'$\\badcmd{x}$'`` would make matplotlib raise while drawing (one such
+    model name broke every history plot); it is shown as typed instead.
+    """
+    import re
+
+    text = str(text)
+    dollars = text.count("$") - text.count("\\$")
+    if dollars == 0 or dollars % 2:  # matplotlib shows an odd number of dollars as typed
+        return text
+    from matplotlib.mathtext import MathTextParser
+
+    try:
+        MathTextParser("path").parse(text)
+    except Exception:  # ValueError (a ParseFatalException) for invalid mathtext
+        return re.sub(r"(?<!\\)\$", r"\\$", text)
+    return text
 
 
 @dataclass(frozen=True)
@@ -39,12 +62,17 @@ def curve_labels(curves: Sequence[CurveInfo]) -> list[str]:
     many_rts = len({(c.runtime, c.version) for c in curves}) > 1
     versions_vary = any(len({c.version for c in curves if c.runtime == rt}) > 1
                         for rt in runtimes)
+    # models measured by one runtime each (a TF model by TensorFlow, an ONNX model by ONNX
+    # Runtime): the model's label says it all
+    per_model = any(len({(c.runtime, c.version) for c in curves if c.model_label == m}) > 1
+                    for m in {c.model_label for c in curves})
+    show_runtime = many_rts and (not many_models or per_model)
     labels = []
     for c in curves:
         parts = []
         if many_models or not many_rts:
             parts.append(c.model_label)
-        if many_rts:
+        if show_runtime:
             parts.append(f"{c.runtime} {c.version}" if versions_vary else c.runtime)
         labels.append(", ".join(parts))
     return labels

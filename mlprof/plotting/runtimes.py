@@ -70,13 +70,15 @@ def _style_context():
 def decorate(ax, top_left_label: str = "mlprof", top_right_label: str | None = None,
              title: str | None = None) -> None:
     """The labels over the axes' corners (bold on the left, small on the right) and a title."""
-    ax.text(0.0, 1.01, top_left_label, transform=ax.transAxes, ha="left", va="bottom",
-            fontweight="bold")
+    from mlprof.plotting.labels import plot_text
+
+    ax.text(0.0, 1.01, plot_text(top_left_label), transform=ax.transAxes, ha="left",
+            va="bottom", fontweight="bold")
     if top_right_label:
-        ax.text(1.0, 1.01, top_right_label, transform=ax.transAxes, ha="right", va="bottom",
-                fontsize="small")
+        ax.text(1.0, 1.01, plot_text(top_right_label), transform=ax.transAxes, ha="right",
+                va="bottom", fontsize="small")
     if title:
-        ax.set_title(title, pad=24)
+        ax.set_title(plot_text(title), pad=24)
 
 
 def log2_batch_axis(ax, batch_sizes) -> None:
@@ -114,6 +116,8 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
     unit, scale = ("us", 1000.0) if peak < 0.1 else ("ms", 1.0)
     unit_tex = "\u00b5s" if unit == "us" else "ms"  # plain text: no mathtext parser needed
 
+    from mlprof.plotting.labels import plot_text
+
     plt = use_backend()
     with _style_context():
         fig, ax = plt.subplots()
@@ -126,11 +130,11 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
             all_bs.update(int(b) for b in bs)
             color = f"C{i % 10}"
             if error_style == "band":
-                ax.plot(bs, med, marker="o", color=color, label=c.label)
+                ax.plot(bs, med, marker="o", color=color, label=plot_text(c.label))
                 ax.fill_between(bs, lo, hi, color=color, alpha=0.25, linewidth=0)
             else:
                 ax.errorbar(bs, med, yerr=[med - lo, hi - med], marker="o", color=color,
-                            capsize=4, label=c.label)
+                            capsize=4, label=plot_text(c.label))
         ax.set_xlabel("Batch size")
         what = "Latency per event" if bs_normalized else "Latency per batch"
         ax.set_ylabel(f"{what} [{unit_tex}]")

@@ -5,17 +5,33 @@ statistics, provenance and status. A branch that failed (``_failure_bs_<N>.json`
 with status ``failed``, ``timeout`` or ``oom`` and the error message, so failures never vanish;
 so is a model script whose discovery or export failed (``stage`` ``discovery`` or ``export``,
 no batch size: nothing was measured).
+
+A damaged record never stops the report: a branch whose files do not validate
+(:func:`mlprof.measure.results.read_branch`), a failure record that is no JSON object, a file
+named like a result but not one, each becomes one row with status ``corrupt`` and the error
+``"<file>: <what is wrong>"``; everything else is reported. Corrupt rows are not measurements:
+the history and the alerts skip them (they keep ``status == "ok"`` rows only).
+
+Stores are read once each, however they are given (a trailing ``/``, a symbolic link, a bind
+mount), and a result found in several stores (a mirror copy) is one row
+(:data:`RESULT_IDENTITY`).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from mlprof import layout
-from mlprof.measure.stats import STAT_COLUMNS, read_runtimes, summarize
+from mlprof.errors import CorruptResult
+from mlprof.measure.results import read_branch, read_failure
+from mlprof.measure.stats import STAT_COLUMNS, summarize
+
+logger = logging.getLogger("mlprof")
 
 #: columns of the report, in order
 REPORT_COLUMNS = [
@@ -28,6 +44,13 @@ REPORT_COLUMNS = [
     "path",
 ]
 
+#: the statuses of a row: a result, a failed measurement, a damaged record
+STATUSES = ("ok", "failed", "timeout", "oom", "corrupt")
+
+#: what makes two rows the same result (the same result in two stores, e.g. a mirror, is one)
+RESULT_IDENTITY = ["model", "model_hash", "runtime", "runtime_version", "device",
+                   "settings_key", "version", "batch_size", "host"]
+
 #: tasks before the measurement whose failures are rows too, and their stage
 UPSTREAM_STAGES = (("DiscoverModels", "discovery"), ("ExportOnnx", "export"))
 
@@ -36,9 +59,10 @@ def _split(path: Path, store: Path) -> dict:
     """Model, runtime, settings and version of a result file, parsed by :mod:`mlprof.layout`."""
     rp = layout.parse_result_path(str(path), str(store))
     seg = rp.parsed()
-    return {"model": seg["model"], "model_hash": seg["model_hash"], "runtime": seg["runtime"],
-            "runtime_version": seg["runtime_version"] or "", "device": seg["device"],
-            "settings_key": rp.segments["settings"], "version": rp.version}
+    return {"model": seg["model"], "model_hash": seg.get("model_hash"),
+            "runtime": seg.get("runtime", ""), "runtime_version": seg.get("runtime_version") or "",
+            "device": seg.get("device"), "settings_key": rp.segments.get("settings"),
+            "version": rp.version}
 
 
 def _result_files(store: Path, task: str, pattern: str) -> list[Path]:
@@ -47,61 +71,156 @@ def _result_files(store: Path, task: str, pattern: str) -> list[Path]:
     return sorted((store / task).glob("/".join(["*"] * depth + [pattern])))
 
 
-def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
-    """All measurement rows of ``stores`` (each a $MLP_STORE directory)."""
-    rows: list[dict] = []
+def _mtime(path: Path) -> str | None:
+    try:
+        return datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.timezone.utc
+                                               ).isoformat(timespec="seconds")
+    except OSError:
+        return None
+
+
+def _loose_json(path: Path) -> object:
+    """Whatever JSON ``path`` holds (None if none): where a damaged record is, its host and
+    time are worth showing when they are readable."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def corrupt_row(path: Path, store: Path, error: CorruptResult, *, stage: str = "measure",
+                batch_size: int | None = None, prov: object = None) -> dict:
+    """The row of a damaged record: where it is (from its path), ``status`` ``corrupt`` and
+    ``error`` ``"<file>: <what is wrong>"``; the host and timestamp of its provenance when
+    that much is readable, else the file's modification time."""
+    try:
+        row = _split(path, store)
+    except ValueError:
+        row = {"model": path.parent.name, "version": None}
+    prov = prov if isinstance(prov, dict) else {}
+    host, ts = prov.get("host"), prov.get("timestamp")
+    row.update(status="corrupt", error=str(error), batch_size=batch_size,
+               host=host if isinstance(host, str) else None,
+               timestamp=ts if isinstance(ts, str) else _mtime(path),
+               stage=stage, store=str(store), path=str(path))
+    return row
+
+
+def _branch_row(js: Path, store: Path) -> dict:
+    """The row of one branch (its provenance file ``js``): ``ok`` or ``corrupt``."""
+    parsed = layout.parse_branch_file(js.name)
+    if parsed is None:
+        return corrupt_row(js, store, CorruptResult(
+            "named like a MeasureRuntime result but not one (expected "
+            f"{layout.branch_files(1)['json'].replace('1', '<N>')})", js))
+    bs = parsed[0]
+    csv_path = js.parent / layout.branch_files(bs)["csv"]
+    if not csv_path.exists():
+        return corrupt_row(js, store, CorruptResult(
+            f"is missing (its provenance {js.name} is there)", csv_path), batch_size=bs)
+    try:
+        samples, prov = read_branch(csv_path, js)
+    except CorruptResult as e:
+        return corrupt_row(js, store, e, batch_size=bs, prov=_loose_json(js))
+    s = prov["settings"]
+    row = _split(js, store)
+    row.update(summarize(samples, s["batch_size"]))
+    task = prov.get("task") or {}
+    model = prov.get("model") or {}
+    row.update(
+        status="ok", error="", model=task.get("model_name", row["model"]),
+        model_file=task.get("model_file", model.get("spec_file")),
+        runtime_version=prov.get("runtime_version", row["runtime_version"]),
+        cpu_model=prov.get("cpu_model"), host=prov.get("host"),
+        threads=prov.get("threads"), n_calls=s.get("n_calls"),
+        n_events=s.get("n_events"), warmup=s.get("warmup"),
+        min_duration=s.get("min_duration"), input_data=s.get("input_data"),
+        session_creation_ms=prov.get("session_creation_ms"),
+        first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
+        timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
+        mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
+        stage="measure")
+    return row
+
+
+def _failure_row(fail: Path, store: Path) -> dict | None:
+    """The row of a branch's failure record (None: the branch succeeded later)."""
+    bs = layout.parse_branch_failure(fail.name)
+    if bs is None:
+        return corrupt_row(fail, store, CorruptResult(
+            "named like a failure record but not one of a batch size (expected "
+            f"{layout.branch_failure_file(1).replace('1', '<N>')})", fail))
+    if (fail.parent / layout.branch_files(bs)["json"]).exists():
+        return None  # succeeded later (the result's own row says whether it is valid)
+    try:
+        rec = read_failure(fail)
+    except CorruptResult as e:
+        return corrupt_row(fail, store, e, batch_size=bs)
+    row = _split(fail, store)
+    row.update(status=rec.get("status", "failed"), error=rec.get("message", ""),
+               batch_size=bs, timestamp=rec.get("time"), store=str(store),
+               path=str(fail), stage="measure")
+    return row
+
+
+def unique_stores(stores: Iterable[str | os.PathLike]) -> list[Path]:
+    """``stores`` resolved (``~``, symbolic links), each once: by its real path and by its
+    directory's device and inode (a bind mount of a store is the same store)."""
+    out: list[Path] = []
+    seen: set = set()
     for store in stores:
-        store = Path(store).resolve()
+        path = Path(os.path.realpath(os.path.expanduser(os.fspath(store))))
+        try:
+            st = path.stat()
+            inode = (st.st_dev, st.st_ino)
+        except OSError:
+            inode = None
+        if str(path) in seen or (inode is not None and inode in seen):
+            continue
+        seen.update({str(path), inode} - {None})
+        out.append(path)
+    return out
+
+
+_RANK = {"ok": 0, "corrupt": 2}  # a failure: 1
+
+
+def unique_rows(rows: list[dict]) -> list[dict]:
+    """One row per :data:`RESULT_IDENTITY`: a result found in several stores (a mirror copy)
+    counts once; of the copies, a valid one wins over a failure over a damaged one, then the
+    first store given. Damaged records are told apart by their file's place in the store too
+    (two damaged files of one result directory are two rows)."""
+    best: dict[tuple, int] = {}
+    out: list[dict] = []
+    for row in rows:
+        key = tuple(row.get(k) for k in RESULT_IDENTITY)
+        if row["status"] == "corrupt":
+            key += (os.path.relpath(row["path"], row["store"]),)
+        i = best.get(key)
+        if i is None:
+            best[key] = len(out)
+            out.append(row)
+        elif _RANK.get(row["status"], 1) < _RANK.get(out[i]["status"], 1):
+            out[i] = row
+    dropped = len(rows) - len(best)
+    if dropped:
+        logger.info("report: %d row(s) found in more than one store counted once", dropped)
+    return out
+
+
+def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
+    """All measurement rows of ``stores`` (each a $MLP_STORE directory); never raises on a
+    damaged record (it becomes a ``corrupt`` row)."""
+    rows: list[dict] = []
+    for store in unique_stores(stores):
         rows.extend(_upstream_failures(store))
         for js in _result_files(store, "MeasureRuntime", layout.BRANCH_JSON_GLOB):
-            parsed = layout.parse_branch_file(js.name)
-            if parsed is None:
-                continue
-            csv_path = js.parent / layout.branch_files(parsed[0])["csv"]
-            if not csv_path.exists():
-                continue
-            try:
-                with open(js) as f:
-                    prov = json.load(f)
-                samples = read_runtimes(csv_path)
-            except (OSError, ValueError) as e:
-                row = _split(js, store)
-                row.update(status="failed", error=f"unreadable result: {e}", store=str(store),
-                           path=str(js), stage="measure")
-                rows.append(row)
-                continue
-            s = prov.get("settings", {})
-            row = _split(js, store)
-            row.update(summarize(samples, s["batch_size"]))
-            task = prov.get("task", {})
-            row.update(
-                status="ok", error="", model=task.get("model_name", row["model"]),
-                model_file=task.get("model_file", prov["model"].get("spec_file")),
-                runtime_version=prov.get("runtime_version", row["runtime_version"]),
-                cpu_model=prov.get("cpu_model"), host=prov.get("host"),
-                threads=prov.get("threads"), n_calls=s.get("n_calls"),
-                n_events=s.get("n_events"), warmup=s.get("warmup"),
-                min_duration=s.get("min_duration"), input_data=s.get("input_data"),
-                session_creation_ms=prov.get("session_creation_ms"),
-                first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
-                timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
-                mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
-                stage="measure")
-            rows.append(row)
+            rows.append(_branch_row(js, store))
         for fail in _result_files(store, "MeasureRuntime", layout.BRANCH_FAILURE_GLOB):
-            bs = layout.parse_branch_failure(fail.name)
-            if bs is None:
-                continue
-            if (fail.parent / layout.branch_files(bs)["json"]).exists():
-                continue  # succeeded later
-            with open(fail) as f:
-                rec = json.load(f)
-            row = _split(fail, store)
-            row.update(status=rec.get("status", "failed"), error=rec.get("message", ""),
-                       batch_size=bs, timestamp=rec.get("time"), store=str(store),
-                       path=str(fail), stage="measure")
-            rows.append(row)
-    return rows
+            row = _failure_row(fail, store)
+            if row is not None:
+                rows.append(row)
+    return unique_rows(rows)
 
 
 def _upstream_failures(store: Path) -> list[dict]:
@@ -118,16 +237,21 @@ def _upstream_failures(store: Path) -> list[dict]:
     for task, stage in UPSTREAM_STAGES:
         for fail in _result_files(store, task, layout.FAILURE_FILE):
             try:
-                with open(fail) as f:
-                    rec = json.load(f)
                 rp = layout.parse_result_path(str(fail), str(store))
-            except (OSError, ValueError):
+                seg = rp.parsed()
+            except ValueError:
+                continue  # not in the layout: not a record of this store
+            runtime = ",".join(stops[stage]) if stage == "export" else ""
+            try:
+                rec = read_failure(fail)
+            except CorruptResult as e:
+                row = corrupt_row(fail, store, e, stage=stage)
+                row.update(runtime=runtime, runtime_version="", device="")
+                rows.append(row)
                 continue
-            seg = rp.parsed()
             rows.append({"status": rec.get("status", "failed"), "error": rec.get("message", ""),
                          "model": seg["model"], "model_hash": seg["model_hash"],
-                         "runtime": ",".join(stops[stage]) if stage == "export" else "",
-                         "runtime_version": "", "device": "",
+                         "runtime": runtime, "runtime_version": "", "device": "",
                          "settings_key": rp.segments["settings"], "version": rp.version,
                          "timestamp": rec.get("time"), "stage": stage, "store": str(store),
                          "path": str(fail)})

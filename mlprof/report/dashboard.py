@@ -57,8 +57,10 @@ table.sortable th{cursor:pointer;user-select:none}
 table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}
 table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-.ok{color:#1a7f37}.failed,.timeout,.oom,.error,.regression{color:#c62828;font-weight:600}
-.improvement{color:#1a7f37;font-weight:600}.inactive,.partial{color:#9a6700;font-weight:600}
+.st-ok{color:#1a7f37}.st-failed,.st-timeout,.st-oom,.st-corrupt,.st-error,.st-regression{
+color:#c62828;font-weight:600}
+.st-improvement{color:#1a7f37;font-weight:600}.st-inactive,.st-partial,.st-other{color:#9a6700;
+font-weight:600}
 .msg{font-family:ui-monospace,monospace;font-size:.92em;white-space:pre-wrap;
 word-break:break-word}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plots figure{margin:0;flex:1 1 440px;
@@ -96,44 +98,79 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 """
 
 
+#: statuses and alert kinds that have a style; the CSS class of any other value (a store file
+#: may hold anything) is ``st-other``: no text from a store ever becomes a class name
+STATE_CLASSES = {s: f"st-{s}" for s in (
+    "ok", "failed", "timeout", "oom", "corrupt", "error", "partial", "inactive", "regression",
+    "improvement")}
+#: what a link may point at: a file of the site, as :mod:`mlprof.layout` names them
+_SAFE_HREF = re.compile(r"(?:\.\./)?(?:models/|img/)?[A-Za-z0-9_+-][A-Za-z0-9._+-]*")
+
+
 def _esc(value: Any) -> str:
+    """``value`` as HTML text or attribute value (``&<>"'`` escaped; None and NaN: "")."""
     if value is None or (isinstance(value, float) and value != value):
         return ""
-    return html.escape(str(value))
+    return html.escape(str(value), quote=True)
+
+
+def _href(link: str) -> str | None:
+    """``link`` escaped for ``href``/``src``, or None unless it is a file name of the site."""
+    return html.escape(link, quote=True) if _SAFE_HREF.fullmatch(link) else None
+
+
+def state_class(value: Any) -> str:
+    """The CSS class of a status or alert kind: one of :data:`STATE_CLASSES`, else
+    ``st-other``."""
+    return STATE_CLASSES.get(value, "st-other") if isinstance(value, str) else "st-other"
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a float; None when missing or not a number."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if f != f else f
 
 
 def _fmt(col: str, value: Any) -> str:
-    """Display text of a table cell."""
+    """Display text of a table cell (a value that should be a number and is not: as it is)."""
     if value is None or (isinstance(value, float) and value != value):
         return ""
-    if col in ("median_ms", "p16_ms", "p84_ms", "value", "baseline"):
-        return f"{float(value):.4g}"
-    if col == "throughput":
-        return f"{float(value):.4g}"
-    if col in ("cv", "change"):
-        return f"{100 * float(value):+.1f}%" if col == "change" else f"{100 * float(value):.1f}%"
-    if col == "z":
-        return f"{float(value):+.1f}"
-    if col in ("threads", "batch_size"):
-        return str(int(value))
-    if isinstance(value, float):
-        return f"{value:.4g}"
+    num = _number(value)
+    if num is not None:
+        if col in ("median_ms", "p16_ms", "p84_ms", "value", "baseline", "throughput"):
+            return f"{num:.4g}"
+        if col == "change":
+            return f"{100 * num:+.1f}%"
+        if col == "cv":
+            return f"{100 * num:.1f}%"
+        if col == "z":
+            return f"{num:+.1f}"
+        if col in ("threads", "batch_size") and num.is_integer():
+            return str(int(num))
+        if isinstance(value, float):
+            return f"{value:.4g}"
     return str(value)
 
 
 def _cell(col: str, value: Any, link: str | None = None) -> str:
     text = _esc(_fmt(col, value))
-    if link:
-        text = f'<a href="{html.escape(link)}">{text}</a>'
+    href = _href(link) if link else None
+    if href:
+        text = f'<a href="{href}">{text}</a>'
     cls = []
     attrs = ""
     if col in _NUMERIC or col in ("value", "baseline", "change", "z"):
         cls.append("num")
-        missing = value is None or (isinstance(value, float) and value != value)
-        attrs = ' data-v="NaN"' if missing else f' data-v="{float(value)!r}"'
+        num = _number(value)
+        attrs = ' data-v="NaN"' if num is None else f' data-v="{num!r}"'
     if col in ("status", "kind"):
-        cls.append(str(value))
-    if col in ("error", "message"):
+        cls.append(state_class(value))
+    if col in ("error", "message", "description"):
         cls.append("msg")
     if col in ("path", "settings_key", "file"):
         cls.append("path")
@@ -191,7 +228,7 @@ def _curve_label(row: dict, vary: set[str], common: set[str] = frozenset()) -> s
     if "device" in vary:
         parts.append(str(row["device"]))
     if "threads" in vary:
-        parts.append(f"{int(row['threads'])} thr")
+        parts.append(f"{_fmt('threads', row['threads'])} thr")
     if "settings_key" in vary:  # only what differs, e.g. "calls20 warmup1"
         tokens = re.split(r"_+", str(row["settings_key"]))
         parts.append(" ".join(t for t in tokens if t not in common)[:40])
@@ -207,7 +244,7 @@ def _version_key(version: str) -> tuple:
 def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
                  reference_runtime: str, statistic: str) -> list[tuple[str, str]]:
     """Write the model's plots; ``[(file name, caption)]``."""
-    from mlprof.measure.stats import read_runtimes
+    from mlprof.measure.results import CorruptResult, read_branch
     from mlprof.plotting import Curve, plot_runtimes, save_figure
     from mlprof.plotting.dashboard import plot_distributions, plot_speedup, plot_throughput
     from mlprof.plotting.history import plot_history
@@ -231,9 +268,9 @@ def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
                 continue
             csv_path = os.path.join(os.path.dirname(str(r.path)),
                                     layout.branch_files(branch[0])["csv"])
-            try:
-                per[int(r.batch_size)] = read_runtimes(csv_path)
-            except (OSError, ValueError):
+            try:  # validated like every result (changed since the report was read?)
+                per[int(r.batch_size)] = read_branch(csv_path, str(r.path))[0]
+            except CorruptResult:
                 continue
         if per:
             samples[label] = per
@@ -324,11 +361,20 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         link_rows.append({**r, "model_hash": full["model_hash"]})
 
     failures = [r for r in cur_by_row if r["status"] != "ok"]
+    # damaged records, current or not, are listed until they are measured again
+    listed = {r["path"] for r in failures}
+    failures += [r for r in report[report["status"] == "corrupt"].to_dict("records")
+                 if r["path"] not in listed]
     exp_rows = []
     for e in experiments or []:
+        if not isinstance(e, dict):
+            continue
+        errors = e.get("errors") or []
+        errors = [errors] if isinstance(errors, str) else errors
         exp_rows.append({"title": e.get("title") or e.get("name"), "file": e.get("file"),
                          "status": e.get("status"), "results": e.get("results", ""),
-                         "message": "; ".join(e.get("errors") or []),
+                         "message": "; ".join(map(str, errors)) if isinstance(
+                             errors, (list, tuple)) else str(errors),
                          "description": e.get("description", "")})
     exp_failures = [{"title": e["title"], "file": e["file"], "status": e["status"],
                      "message": e["message"]} for e in exp_rows
@@ -352,7 +398,7 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     body = []
     if experiments is not None:
         body.append('<section id="experiments"><h2>Experiments</h2>' + _table(
-            exp_rows, ["title", "status", "results", "file", "message"],
+            exp_rows, ["title", "status", "results", "file", "message", "description"],
             table_id="experiments-table", empty="no experiment files") + "</section>")
     r = rule or AlertRule()
     body.append(f'<section id="regressions"><h2>Regressions ({n_reg}) and improvements '
@@ -396,8 +442,9 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         rec = rows.to_dict("records")
         m_alerts = [a for a in alerts if a["model"] == model and a["model_hash"] == mhash]
         fig_html = "".join(
-            f'<figure><img src="../img/{html.escape(fn)}" alt="{_esc(cap)}">'
-            f"<figcaption>{_esc(cap)}</figcaption></figure>" for fn, cap in figs)
+            f'<figure><img src="{_href("../img/" + fn)}" alt="{_esc(cap)}">'
+            f"<figcaption>{_esc(cap)}</figcaption></figure>" for fn, cap in figs
+            if _href("../img/" + fn))
         mfile = next((r.get("model_file") for r in rec if isinstance(r.get("model_file"), str)),
                      "")
         mbody = (f'<section><p><a href="../index.html">&larr; all results</a> &middot; model '

@@ -3,8 +3,9 @@
 The registry holds one :class:`RuntimeInfo` per runtime: its name and aliases, where its class
 lives (a ``module:Class`` string, imported only by :func:`get_runtime`), the package whose
 version is recorded, and what it can do (devices, model kinds, whether model scripts go through
-their ONNX export first, whether the measurement needs torch). Looking a name up imports no
-runtime library, so the tasks can build output paths cheaply.
+their ONNX export first, whether the measurement needs torch, whether the first call
+compiles). Looking a name up imports no runtime library, so the tasks can build output paths
+cheaply.
 
 Code outside this package asks the registry (``runtime_info(name).needs_export``, ...) instead
 of comparing runtime names. Adding a runtime is one module with a
@@ -19,12 +20,20 @@ from dataclasses import dataclass
 
 from mlprof.errors import MLProfError
 
-#: model kinds: ONNX models (a YAML spec or an ``.onnx`` file) and Python model scripts
+#: model kinds: ONNX models (a YAML spec or an ``.onnx`` file), Python model scripts, and
+#: TensorFlow models (``inference_engine: tf``: a frozen graph or a SavedModel; ``tfaot``: a
+#: SavedModel compiled ahead of time for chosen batch sizes)
 ONNX_MODEL = "onnx"
 SCRIPT_MODEL = "script"
-MODEL_KINDS = (ONNX_MODEL, SCRIPT_MODEL)
-_KIND_TEXT = {ONNX_MODEL: "ONNX/YAML models", SCRIPT_MODEL: "Python model scripts (.py)"}
-_IS_TEXT = {ONNX_MODEL: "an ONNX/YAML model", SCRIPT_MODEL: "a Python model script"}
+TF_MODEL = "tf"
+TFAOT_MODEL = "tfaot"
+MODEL_KINDS = (ONNX_MODEL, SCRIPT_MODEL, TF_MODEL, TFAOT_MODEL)
+_KIND_TEXT = {ONNX_MODEL: "ONNX/YAML models", SCRIPT_MODEL: "Python model scripts (.py)",
+              TF_MODEL: "TensorFlow models (inference_engine: tf)",
+              TFAOT_MODEL: "AOT TensorFlow models (inference_engine: tfaot)"}
+_IS_TEXT = {ONNX_MODEL: "an ONNX/YAML model", SCRIPT_MODEL: "a Python model script",
+            TF_MODEL: "a TensorFlow model (inference_engine: tf)",
+            TFAOT_MODEL: "an AOT TensorFlow model (inference_engine: tfaot)"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,11 @@ class RuntimeInfo:
     venv_package: str | None = None
     #: how plots and reports name it ("ONNX Runtime"); default: the name
     label: str = ""
+    #: what compiles the model at the first call of each batch size ("torch.compile"), for
+    #: progress messages; empty: the first call does not compile
+    compiler: str = ""
+    #: the optional extra of mlprof that installs the runtime's library ("" : always installed)
+    extra: str = ""
 
     def __post_init__(self) -> None:
         problems = []
@@ -79,15 +93,29 @@ class RuntimeInfo:
             object.__setattr__(self, "label", self.name)
 
     @property
+    def compiles_on_first_call(self) -> bool:
+        """Whether the first call of each batch size compiles the model (it may take minutes)."""
+        return bool(self.compiler)
+
+    @property
     def names(self) -> tuple[str, ...]:
         """The canonical name and every alias."""
         return (self.name, *self.aliases)
 
-    def measures(self, is_script: bool) -> bool:
-        """Whether models of this kind can be measured (model scripts also via their export)."""
-        if is_script:
+    def measures(self, kind: bool | str) -> bool:
+        """Whether models of this kind (one of :data:`MODEL_KINDS`; ``True``/``False``: a
+        script or an ONNX model) can be measured (model scripts also via their export)."""
+        kind = _kind(kind)
+        if kind == SCRIPT_MODEL:
             return SCRIPT_MODEL in self.model_kinds or self.needs_export
-        return ONNX_MODEL in self.model_kinds
+        return kind in self.model_kinds
+
+
+def _kind(kind: bool | str) -> str:
+    """A model kind from a kind or from the older ``is_script`` flag."""
+    if isinstance(kind, bool):
+        return SCRIPT_MODEL if kind else ONNX_MODEL
+    return kind
 
 
 _REGISTRY: dict[str, RuntimeInfo] = {}
@@ -124,7 +152,20 @@ register(RuntimeInfo(
     name="torch-compile", target="mlprof.runtimes.torch:TorchCompileRuntime",
     package="torch", aliases=("torch-compiled", "inductor", "compile"), devices=("cpu",),
     model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True,
-    label="PyTorch (torch.compile)"))
+    label="PyTorch (torch.compile)", compiler="torch.compile"))
+
+register(RuntimeInfo(
+    name="openvino", target="mlprof.runtimes.openvino:OpenVinoRuntime",
+    package="openvino", aliases=("ov",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
+    needs_export=True, venv_package="openvino", label="OpenVINO", extra="openvino"))
+register(RuntimeInfo(
+    name="tensorflow", target="mlprof.runtimes.tensorflow:TensorFlowRuntime",
+    package="tensorflow-cpu", aliases=("tf",), devices=("cpu",), model_kinds=(TF_MODEL,),
+    label="TensorFlow", extra="tf"))
+register(RuntimeInfo(
+    name="tfaot", target="mlprof.runtimes.tensorflow:TfAotRuntime",
+    package="tensorflow-cpu", aliases=("tf-aot",), devices=("cpu",),
+    model_kinds=(TFAOT_MODEL,), label="TensorFlow AOT (XLA)", extra="tf"))
 
 #: the runtime used when none is given
 DEFAULT_RUNTIME = "onnxruntime"
@@ -139,6 +180,17 @@ def runtime_info(name: str) -> RuntimeInfo:
                           for i in _REGISTRY.values())
         raise MLProfError(f"unknown runtime {name!r}; available: {known}", field="--runtime")
     return _REGISTRY[canon]
+
+
+#: the runtime of each model kind's own engine (MLProf's inference_engine)
+_ENGINE_RUNTIMES = {ONNX_MODEL: "onnxruntime", SCRIPT_MODEL: "onnxruntime",
+                    TF_MODEL: "tensorflow", TFAOT_MODEL: "tfaot"}
+
+
+def engine_runtime(kind: str) -> str:
+    """The runtime that measures models of ``kind`` when no runtime is chosen: the YAML's
+    ``inference_engine`` decides, as in MLProf (``tf`` -> tensorflow)."""
+    return _ENGINE_RUNTIMES[kind]
 
 
 def runtime_names() -> tuple[str, ...]:
@@ -171,20 +223,33 @@ def check_device(runtime: str, device: str) -> str:
     return dev
 
 
-def check_model_kind(runtime: str, is_script: bool, file: str) -> None:
-    """Raise :class:`MLProfError` (field ``--runtime``) when ``runtime`` cannot measure ``file``.
+def check_model_kind(runtime: str, kind: bool | str, file: str) -> None:
+    """Raise :class:`MLProfError` (field ``--runtime``) when ``runtime`` cannot measure ``file``
+    of model kind ``kind`` (:attr:`ModelSpec.model_kind <mlprof.model.ModelSpec.model_kind>`;
+    ``True``/``False`` for a script/an ONNX model).
 
     Model scripts are measurable by every runtime that measures scripts itself or measures their
     ONNX export (``needs_export``).
     """
     info = runtime_info(runtime)
-    if info.measures(is_script):
+    kind = _kind(kind)
+    if info.measures(kind):
         return
-    kind = SCRIPT_MODEL if is_script else ONNX_MODEL
-    can = " or ".join(i.name for i in _REGISTRY.values() if i.measures(is_script))
+    can = " or ".join(i.name for i in _REGISTRY.values() if i.measures(kind))
     measures = " and ".join(_KIND_TEXT[k] for k in info.model_kinds)
     raise MLProfError(f"runtime {info.name} measures {measures}; {file} is {_IS_TEXT[kind]}"
                       + (f": use {can}" if can else ""), field="--runtime")
+
+
+def check_installed(runtime: str) -> None:
+    """A one-line error naming the extra to install when ``runtime``'s library is missing."""
+    from mlprof.util import dist_version
+
+    info = runtime_info(runtime)
+    if info.extra and not dist_version(info.package):
+        raise MLProfError(f"runtime {info.name} needs {info.package}, which is not installed: "
+                          f"pip install -e '.[{info.extra}]' (setup.sh installs it unless "
+                          "MLP_EXTRAS leaves it out)", field="--runtime")
 
 
 def runtime_version(name: str) -> str:

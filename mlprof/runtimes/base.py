@@ -75,6 +75,12 @@ class Runtime(ABC):
         """The installed version of the runtime library (without importing it)."""
         return dist_version(cls.package) or "unknown"
 
+    def configure(self, settings: Any) -> None:
+        """Read runtime-specific measurement settings (a
+        :class:`~mlprof.measure.settings.MeasureSettings`) before :meth:`load`; most runtimes
+        need none beyond device and threads."""
+        return None
+
     @abstractmethod
     def load(self, batch_size: int) -> None:
         """Create the inference session for ``batch_size``."""

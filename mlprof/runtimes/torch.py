@@ -46,7 +46,7 @@ def resolve_script(model_file: str, script_args: tuple[str, ...] = (), *,
     spec = read_model_file(model_file)
     if not spec.is_script:
         if runtime is not None:
-            check_model_kind(runtime, False, spec.spec_file)
+            check_model_kind(runtime, spec.model_kind, spec.spec_file)
         raise MLProfError("the PyTorch runtimes measure Python model scripts (script.py or "
                           "script.py::HASH), not ONNX models", spec.spec_file, "--runtime")
     if len(spec.model_hashes) == 1:

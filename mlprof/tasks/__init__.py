@@ -3,8 +3,9 @@
 Importing this package makes sure ``MLP_BASE`` is set (to this checkout) so that the default
 model file resolves even without ``source setup.sh``, and installs the task layer's process-wide
 hooks, here and nowhere else: one-line errors (:func:`mlprof.tasks.base.install_error_handling`),
-law's scale patches (:mod:`mlprof.tasks._scale`), a heap freeze at exit and, under ``law run``
-with a model script, an early start of the measurement server.
+the summary ``law run`` prints at its end (:mod:`mlprof.tasks.summary`), law's scale patches
+(:mod:`mlprof.tasks._scale`), a heap freeze at exit and, under ``law run`` with a model script,
+an early start of the measurement server.
 """
 
 import atexit as _atexit
@@ -21,8 +22,10 @@ _atexit.register(_gc.freeze)
 
 from mlprof.tasks import _scale  # noqa: E402,F401  (law 0.1.21 scale patches, see there)
 from mlprof.tasks.base import install_error_handling as _install_error_handling  # noqa: E402
+from mlprof.tasks.summary import install_run_summary as _install_run_summary  # noqa: E402
 
 _install_error_handling()
+_install_run_summary()
 
 
 def _prestart_for_scripts() -> None:

@@ -82,6 +82,21 @@ class BaseTask(law.Task):
                 return reason
         return None
 
+    def run_summary(self) -> str | None:
+        """What ``law run`` prints at the end for this task (None: nothing)."""
+        return None
+
+    def summary_of(self, curves: list[tuple[str, object]], outputs: list[str]) -> str:
+        """A medians table of ``(label, MergeRuntimes)`` pairs and the output paths, or why
+        this task is not complete."""
+        from mlprof.measure.stats import medians_table
+
+        if not self.complete():
+            return f"{self.task_family}: not complete: {failure_reason(self)}"
+        table = medians_table([(label, merge.output()["stats"].path)
+                               for label, merge in curves])
+        return table + "\noutputs:\n" + "\n".join(f"  {p}" for p in outputs)
+
     def store_parts(self) -> dict[str, str]:
         """This task's path segments (see :data:`mlprof.layout.LAYOUTS`)."""
         return {}
@@ -183,11 +198,18 @@ class _OneLineErrors(logging.Filter):
 
 
 def install_error_handling() -> None:
-    """One-line errors in luigi's log and for errors raised while parsing parameters.
+    """One-line errors in luigi's log, for ``law run``'s command line and for errors raised
+    while parsing parameters.
 
     Called once, by :mod:`mlprof.tasks` (the task layer's only process-wide side effect).
+    luigi's command-line parser: no abbreviations, one line for an unknown option (with the
+    closest names), a bad value or a missing parameter, exit code 40 (:mod:`.cmdline`).
     """
     import sys
+
+    from mlprof.tasks import cmdline
+
+    cmdline.install()
 
     lg = logging.getLogger("luigi-interface")
     if not any(isinstance(f, _OneLineErrors) for f in lg.filters):

@@ -9,6 +9,7 @@ import law
 import luigi
 
 from mlprof import layout
+from mlprof.errors import MLProfError
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.tasks.parameters import RuntimeParameter, StoresMixin
 from mlprof.util import atomic_dir
@@ -31,6 +32,19 @@ class Dashboard(StoresMixin):
         "median_ms", "mean_ms", "p84_ms", "p99_ms", "throughput"),
         description="statistic followed by the history and the alerts; default: median_ms")
     title = luigi.Parameter(default="mlprof dashboard", description="page title")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # a version that matches nothing would show "0 result(s)" with exit 0; Nightly passes
+        # its own versions (with the experiments file), which may have failed to measure
+        if self.current and self.experiments_file == law.NO_STR:
+            found = set().union(*(layout.versions_in(s) for s in self.resolved_stores()))
+            missing = [v for v in self.current if v not in found]
+            if missing:
+                known = ", ".join(sorted(found)[-8:]) or "none"
+                raise MLProfError(f"no measurements of version(s) {', '.join(missing)} in "
+                                  f"{', '.join(self.resolved_stores())} (versions there: "
+                                  f"{known})", field="--current")
 
     def store_parts(self):
         extras = [*self.current, self.experiments_file if self.experiments_file != law.NO_STR

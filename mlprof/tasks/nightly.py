@@ -239,6 +239,14 @@ class Nightly(_ExperimentsMixin):
         # without confirmation the alerts differ: another file
         return self.local_target("nightly.json" if self.confirm else "nightly_noconfirm.json")
 
+    def run_summary(self) -> str | None:
+        """The nightly summary line, on every run (also when the night was done already)."""
+        from mlprof.report.nightly import summary_line
+
+        if not self.complete():
+            return f"{self.task_family}: not complete: {failure_reason(self)}"
+        return summary_line(_load(self.output().path))
+
     @law.decorator.notify
     def run(self):
         # a generator (the dashboard is a dynamic dependency): luigi runs it again from the

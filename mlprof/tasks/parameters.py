@@ -144,9 +144,14 @@ class ModelMixin(BaseTask):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         from mlprof.model import read_model_file
+        from mlprof.model.onnx_graph import check_up_front
 
-        # read (and check) the model file up front: bad input fails before anything runs
+        if not str(self.model_file).strip():
+            raise MLProfError("must not be empty (an unset variable?)", field="--model-file")
+        # read (and check against its graph) the model file up front: bad input fails once,
+        # before anything is scheduled, instead of once per batch size
         self.model_spec = read_model_file(self.model_file)
+        check_up_front(self.model_spec)
 
     @property
     def resolved_model_name(self) -> str:
@@ -214,12 +219,19 @@ class ExportMixin(BaseTask):
                                       description="precision of exported ONNX models")
     ort_optimize = luigi.BoolParameter(default=False, description="save ONNX Runtime's "
                                        "offline-optimized graph as the exported model")
-    atol = luigi.FloatParameter(default=law.NO_FLOAT, description="absolute tolerance of the "
+    atol = luigi.OptionalFloatParameter(default=None, description="absolute tolerance of the "
                                 "export check; default: 1e-4 (fp32), 1e-2 (fp16)")
-    rtol = luigi.FloatParameter(default=law.NO_FLOAT, description="relative tolerance of the "
+    rtol = luigi.OptionalFloatParameter(default=None, description="relative tolerance of the "
                                 "export check; default: 1e-3 (fp32), 1e-2 (fp16)")
 
     EXPORT_PARAMS = ("opset", "precision", "ort_optimize", "atol", "rtol")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.opset != 0 and not 7 <= self.opset <= 40:
+            raise MLProfError(f"must be an ONNX opset from 7 on (0: the default), got "
+                              f"{self.opset}", field="--opset")
+        self.tolerances()  # checked now, not when the export runs
 
     @property
     def resolved_opset(self) -> int:
@@ -230,8 +242,12 @@ class ExportMixin(BaseTask):
 
     def tolerances(self) -> tuple[float | None, float | None]:
         """--atol and --rtol (None: the precision's default)."""
-        return (None if self.atol == law.NO_FLOAT else self.atol,
-                None if self.rtol == law.NO_FLOAT else self.rtol)
+        import math
+
+        for flag, value in (("--atol", self.atol), ("--rtol", self.rtol)):
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise MLProfError(f"must be a finite number >= 0, got {value!r}", field=flag)
+        return self.atol, self.rtol
 
     def export_key(self) -> layout.ExportKey:
         """The export settings as the layout keys them."""
@@ -251,6 +267,24 @@ class RuntimeMixin(BaseTask):
                                       "cached virtual environment; default: the installed one")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
 
+    @classmethod
+    def modify_param_values(cls, params):
+        """The default runtime of a model that ONNX Runtime does not measure is its engine's
+        (``inference_engine: tf`` -> tensorflow), as MLProf's YAML decides the engine."""
+        params = super().modify_param_values(params)
+        from mlprof.runtimes import DEFAULT_RUNTIME, engine_runtime, runtime_info
+
+        if params.get("runtime") == DEFAULT_RUNTIME and params.get("model_file"):
+            from mlprof.model import read_model_file
+
+            try:
+                kind = read_model_file(params["model_file"]).model_kind
+            except MLProfError:  # reported by the task itself
+                return params
+            if not runtime_info(DEFAULT_RUNTIME).measures(kind):
+                params["runtime"] = engine_runtime(kind)
+        return params
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         from mlprof.runtimes import check_device
@@ -260,6 +294,10 @@ class RuntimeMixin(BaseTask):
             from mlprof.measure.venvs import parse_runtime_version
 
             self.runtime_version = parse_runtime_version(self.runtime, self.runtime_version)
+        else:  # the installed version is measured: it must be there
+            from mlprof.runtimes import check_installed
+
+            check_installed(self.runtime)
 
     @property
     def runtime_info(self):
@@ -311,16 +349,28 @@ class MeasurementMixin(BaseTask):
     input_data = _setting_parameter("input_data")
     threads = _setting_parameter("threads")
 
+    tfaot_batch_rules = luigi.Parameter(default="", description="AOT (tfaot) models only: how "
+                                        "batch sizes that were not compiled are composed of "
+                                        "compiled ones, MLProf's syntax: dash-separated "
+                                        "target:size,size,... (15:1,2,4,8-3:ones); default: "
+                                        "CMSSW's rule")
+    oversubscribe = luigi.BoolParameter(default=False, significant=False, description="allow "
+                                        "--threads above this machine's logical CPUs")
+
     MEASURE_PARAMS = ("n_calls", "n_events", "warmup", "min_duration", "input_data", "threads")
+    param_reasons = {"oversubscribe": "only permits a --threads above this machine's CPUs; the "
+                                      "threads themselves are in the path"}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure.settings import check_setting
+        from mlprof.measure.settings import check_setting, check_threads_here
 
         # the one validation of every setting (the harness applies the same)
         for name in self.MEASURE_PARAMS:
             check_setting(name, getattr(self, name))
+        check_threads_here(self.threads, allow_more=self.oversubscribe)
         self._input_data = check_setting("input_data", self.input_data)
+        self._batch_rules = check_setting("tfaot_batch_rules", self.tfaot_batch_rules)
 
     def measure_key(self) -> layout.MeasureKey:
         """The measurement settings as the layout keys them."""
@@ -330,7 +380,8 @@ class MeasurementMixin(BaseTask):
 
             file_hash = sha256_file(self._input_data)
         return layout.MeasureKey(self.n_calls, self.n_events, self.warmup, self.min_duration,
-                                 self.threads, layout.input_tag(self._input_data, file_hash))
+                                 self.threads, layout.input_tag(self._input_data, file_hash),
+                                 self._batch_rules)
 
     def measure_settings(self, batch_size: int, runtime: str, device: str):
         """The harness settings for one batch size."""
@@ -339,7 +390,8 @@ class MeasurementMixin(BaseTask):
         return MeasureSettings(batch_size=int(batch_size), runtime=runtime, device=device,
                                threads=self.threads, n_calls=self.n_calls,
                                n_events=self.n_events, warmup=self.warmup,
-                               min_duration=self.min_duration, input_data=self._input_data)
+                               min_duration=self.min_duration, input_data=self._input_data,
+                               tfaot_batch_rules=self._batch_rules)
 
 
 class BatchSizesMixin(BaseTask):
@@ -366,8 +418,10 @@ class PlotMixin(BaseTask):
                                 "batch sizes are usually powers of two (--x-log False: linear)")
     y_log = luigi.BoolParameter(default=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
                                 description="logarithmic y-axis (--y-log or --y-log True)")
-    y_min = luigi.FloatParameter(default=law.NO_FLOAT, description="y-axis minimum")
-    y_max = luigi.FloatParameter(default=law.NO_FLOAT, description="y-axis maximum")
+    y_min = luigi.OptionalFloatParameter(default=None, description="y-axis minimum in ms "
+                                         "(per event or per batch, as plotted); default: auto")
+    y_max = luigi.OptionalFloatParameter(default=None, description="y-axis maximum in ms; "
+                                         "default: auto")
     bs_normalized = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
                                         description="divide by the batch size (time per event); "
                                         "default: True")
@@ -384,12 +438,26 @@ class PlotMixin(BaseTask):
 
     param_reasons = {"view_cmd": "only opens the finished plots in a viewer"}
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        import math
+
+        for flag, value in (("--y-min", self.y_min), ("--y-max", self.y_max)):
+            if value is not None and not math.isfinite(value):
+                raise MLProfError(f"must be a finite number, got {value!r}", field=flag)
+        if self.y_min is not None and self.y_max is not None and self.y_min >= self.y_max:
+            raise MLProfError(f"--y-min ({self.y_min:g}) must be below --y-max "
+                              f"({self.y_max:g})", field="--y-min")
+        if self.y_log and self.y_min is not None and self.y_min <= 0:
+            raise MLProfError(f"must be > 0 on a logarithmic axis, got {self.y_min:g}",
+                              field="--y-min")
+        if not self.file_types:
+            raise MLProfError("give at least one of pdf, png, svg", field="--file-types")
+
     def plot_options(self) -> dict:
         """Plot options for :mod:`mlprof.plotting`."""
         return {
-            "x_log": self.x_log, "y_log": self.y_log,
-            "y_min": None if self.y_min == law.NO_FLOAT else self.y_min,
-            "y_max": None if self.y_max == law.NO_FLOAT else self.y_max,
+            "x_log": self.x_log, "y_log": self.y_log, "y_min": self.y_min, "y_max": self.y_max,
             "bs_normalized": self.bs_normalized, "error_style": self.error_style,
             "top_right_label": None if self.top_right_label == law.NO_STR else
             self.top_right_label,
@@ -445,9 +513,22 @@ class StoresMixin(BaseTask):
     stores = law.CSVParameter(default=(), description="comma-separated store directories; "
                               "default: $MLP_STORE")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for s in self.stores:
+            if not str(s).strip():
+                raise MLProfError("an empty store path (an unset variable?)", field="--stores")
+            if not os.path.isdir(expand_path(s)):
+                raise MLProfError("no such store directory", expand_path(s), "--stores")
+
     def resolved_stores(self) -> list[str]:
-        """--stores as absolute paths, or the current store."""
-        return [expand_path(s) for s in self.stores] or [layout.store_base()]
+        """--stores as absolute paths (each store once, however it is spelled or linked), or
+        the current store."""
+        stores = [expand_path(s) for s in self.stores] or [layout.store_base()]
+        unique: dict[str, str] = {}
+        for s in stores:
+            unique.setdefault(os.path.realpath(s), s)
+        return list(unique.values())
 
     def stores_segment(self) -> str:
         """``stores_<hash>`` of the resolved stores."""

@@ -8,7 +8,7 @@ import luigi
 from mlprof import layout
 from mlprof.errors import MLProfError
 from mlprof.model.spec import script_model_name
-from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.runtimes import DEFAULT_RUNTIME, TFAOT_MODEL
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import (
@@ -67,6 +67,10 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, PlotMixin):
         labels = (self.model_label,) if self.given_label() else ()
         return self.plot_targets(f"runtimes_{self.bs_tag}", labels)
 
+    def run_summary(self) -> str:
+        return self.summary_of([(f"{self.resolved_model_name} {self.runtime}",
+                                 self.requires())], [t.path for t in self.output().values()])
+
     def run(self):
         label = self.given_label() or self.model_spec.label
         _draw(self, [(_curve(self.requires(), label), self.requires())],
@@ -87,7 +91,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                                    "model file")
     model_labels = law.CSVParameter(default=(), description="legend labels, one per model file")
     runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
-                                 f"runtimes; default: {DEFAULT_RUNTIME}")
+                                 f"runtimes; default: {DEFAULT_RUNTIME} (for a TF model: its "
+                                 "engine's, tensorflow or tfaot)")
     runtime_versions = law.CSVParameter(default=(), description="runtime versions to compare, "
                                         "one curve each: 1.20.1,1.31.1 for the one runtime of "
                                         "--runtimes, or onnxruntime==1.20.1,...; measured in "
@@ -106,14 +111,51 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 raise MLProfError(f"{len(values)} value(s) for {len(self.model_files)} model "
                                   "file(s); give one per model file or none", field=fld)
         from mlprof.model import read_model_file
+        from mlprof.model.onnx_graph import check_up_front
         from mlprof.runtimes import check_device, check_model_kind, runtime_info
 
         self._specs = [read_model_file(f) for f in self.model_files]
+        for s in self._specs:
+            check_up_front(s)
         for rt in self.resolved_runtimes:
             check_device(rt, self.device)
-            for s in self._specs:
-                check_model_kind(rt, s.is_script, s.spec_file)
         self._pairs = self._runtime_pairs()
+        # per model, the curves' runtimes: those of --runtimes that measure its kind (a TF
+        # model is not measured by ONNX Runtime); with the default --runtimes, a model no
+        # default runtime measures goes to its engine's runtime (tf -> tensorflow)
+        from mlprof.runtimes import engine_runtime
+
+        default = tuple(self.runtimes) == (DEFAULT_RUNTIME,)
+        self._model_pairs = []
+        for s in self._specs:
+            pairs = [p for p in self._pairs if runtime_info(p[0]).measures(s.model_kind)]
+            if not pairs and default:
+                pairs = [(engine_runtime(s.model_kind), "")]
+            if not pairs:
+                check_model_kind(self.runtimes[0], s.model_kind, s.spec_file)
+            self._model_pairs.append(pairs)
+        aot = [s for s in self._specs if s.model_kind == TFAOT_MODEL]
+        if not aot:
+            refuse_given(self, ("tfaot_batch_rules",), "applies to AOT TensorFlow models "
+                         "(inference_engine: tfaot) only")
+        elif self.tfaot_batch_rules:
+            from mlprof.runtimes.batching import check_rules
+
+            for s in aot:
+                check_rules(self.tfaot_batch_rules, s.compilation["batch_sizes"], s.spec_file)
+        from mlprof.runtimes import check_installed
+
+        for rt, version in self._all_pairs():
+            if not version:
+                check_installed(rt)
+        unused = [rt for rt in self.runtimes
+                  if not any(rt == p[0] for ps in self._model_pairs for p in ps)]
+        if unused and not default:
+            check_model_kind(unused[0], self._specs[0].model_kind, self._specs[0].spec_file)
+        versioned = [rt for rt, v in self._pairs if v and rt in unused]
+        if versioned:
+            raise MLProfError(f"{versioned[0]} measures none of the models (it cannot measure "
+                              f"{self._specs[0].model_kind} models)", field="--runtime-versions")
         # script and export parameters must change some curve, or they are refused
         if not any(s.is_script for s in self._specs):
             refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
@@ -124,9 +166,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
     @property
     def resolved_runtimes(self) -> tuple[str, ...]:
-        """--runtimes (at least one)."""
+        """The runtimes of the curves: --runtimes (at least one), where the default gives way
+        to a TF model's engine's runtime."""
         if not self.runtimes:
             raise MLProfError("give at least one runtime", field="--runtimes")
+        pairs = getattr(self, "_model_pairs", None)
+        if pairs is not None:
+            return tuple(dict.fromkeys(rt for rt, _ in self._all_pairs()))
         return tuple(self.runtimes)
 
     def _runtime_pairs(self) -> list[tuple[str, str]]:
@@ -178,10 +224,14 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return {
             "model": layout.models_segment(segs),
             "runtime": layout.runtime_segment(
-                [(rt, self._version(rt, v)) for rt, v in self._pairs], self.device),
+                [(rt, self._version(rt, v)) for rt, v in self._all_pairs()], self.device),
             "settings": layout.measure_settings_segment(
                 self.measure_key(), self.export_key() if self._exports() else None),
         }
+
+    def _all_pairs(self) -> list[tuple[str, str]]:
+        """Every (runtime, version) of some curve, in order."""
+        return list(dict.fromkeys(p for ps in self._model_pairs for p in ps))
 
     def _expands(self, i: int) -> bool:
         """Whether model file ``i`` is a script whose models are found by discovery."""
@@ -195,19 +245,25 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         rt, version = runtime
         params = MeasurementTask.applicable(is_script, rt, {
             p: getattr(self, p) for p in self.SCRIPT_PARAMS + self.EXPORT_PARAMS})
+        from mlprof.model import read_model_file
+
+        aot = not is_script and read_model_file(model_file).model_kind == TFAOT_MODEL
         return self.reqs.MergeRuntimes.req(self, model_file=model_file, runtime=rt,
-                                           runtime_version=version, model_name=name, **params)
+                                           runtime_version=version, model_name=name,
+                                           tfaot_batch_rules=self.tfaot_batch_rules if aot
+                                           else "", **params)
 
     def _given_name(self, i: int) -> dict:
         return {"model_name": self.model_names[i]} if self.model_names else {}
 
-    def _entries(self) -> list[tuple[str, bool, str, str]]:
-        """(model file, is script, name, label) per model; scripts expanded once discovered."""
+    def _entries(self) -> list[tuple[str, bool, str, str, int]]:
+        """(model file, is script, name, label, index of the model file) per model; scripts
+        expanded once discovered."""
         entries = []
         for i, f in enumerate(self.model_files):
             name = self.model_names[i] if self.model_names else law.NO_STR
             if not self._expands(i):
-                entries.append((f, self._specs[i].is_script, name, self._label(i)))
+                entries.append((f, self._specs[i].is_script, name, self._label(i), i))
                 continue
             models = self._discovery(i).selected()
             many = len(models) > 1
@@ -217,7 +273,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                     f"{self._specs[i].file}::{m['hash']}", True,
                     # without --model-names the script model's own name: <stem>-<hash>
                     script_model_name(name, m["hash"]) if name != law.NO_STR and many else name,
-                    self._label(i) + (f" ({cls} {m['hash']})" if many else ""),
+                    self._label(i) + (f" ({cls} {m['hash']})" if many else ""), i,
                 ))
         return entries
 
@@ -229,7 +285,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             else:
                 name = self.model_names[i] if self.model_names else law.NO_STR
                 reqs.extend(self._merge(f, self._specs[i].is_script, rt, name)
-                            for rt in self._pairs)
+                            for rt in self._model_pairs[i])
         return reqs
 
     def output(self):
@@ -237,18 +293,28 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         if len(self.model_files) > 1:
             stem.append(layout.joined_or_hashed([layout.path_safe(self._name(i), 24)
                                                  for i in range(len(self.model_files))]))
-        if len(self._pairs) > 1:
+        if len(self._all_pairs()) > 1:
             stem.append(layout.joined_or_hashed([
                 layout.runtime_name(rt, self._version(rt, v)) if self.runtime_versions else rt
-                for rt, v in self._pairs]))
+                for rt, v in self._all_pairs()]))
         stem.append(self.bs_tag)
         return self.plot_targets("_".join(stem), tuple(self.model_labels))
 
+    def _merges(self) -> list[tuple[str, MergeRuntimes]]:
+        """(curve label, MergeRuntimes) per curve (scripts' models once discovered)."""
+        return [(label, self._merge(f, is_script, rt, name))
+                for f, is_script, name, label, i in self._entries()
+                for rt in self._model_pairs[i]]
+
+    def run_summary(self) -> str:
+        if not self.complete():
+            return super().summary_of([], [])
+        curves = [(f"{m.resolved_model_name} {m.runtime}", m) for _, m in self._merges()]
+        return self.summary_of(curves, [t.path for t in self.output().values()])
+
     def run(self):
         # scripts' models are known once discovered: dynamic dependencies
-        entries = self._entries()
-        merges = [(label, self._merge(f, is_script, rt, name))
-                  for f, is_script, name, label in entries for rt in self._pairs]
+        merges = self._merges()
         yield [m for _, m in merges]
         _draw(self, [(_curve(m, label), m) for label, m in merges],
               (self.device, self.threads))

@@ -1,0 +1,149 @@
+"""Progress of long work in a child process (a measurement, an export), for the terminal.
+
+The child (:func:`mlprof.measure.harness.measure`, :func:`mlprof.model.export.export_onnx`)
+reports through a :class:`Progress`: the phase it is in (``creating the session``, ``first call
+(compiling with torch.compile...)``, ``1234 calls``, ...) and, where it can tell, the seconds
+left. Each report goes to the parent as ``("progress", (fraction, message))`` (see
+:func:`mlprof.measure.isolate.run_isolated`), with ``message`` such as
+``1234 calls, 12.3 s elapsed, ~3.2 s left``.
+
+When reports are sent:
+
+- at once when a phase begins (:meth:`Progress.phase`);
+- from the working thread between two pieces of work (:meth:`Progress.update`: between two
+  blocks of timed calls, never inside one) when :data:`EVERY` seconds have passed since the last;
+- from a watcher thread when the work has been silent for :data:`STALL` seconds: a single call
+  (or a compilation, an export) that takes longer. The watcher sleeps otherwise; it wakes about
+  once a second, which costs a few microseconds.
+
+The parent logs a line at most every :data:`LOG_EVERY` seconds (:func:`progress_logger`), so a
+line appears at least every ``LOG_EVERY + STALL`` = 5 s of wall time, whatever the call takes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+ProgressFn = Callable[[float, str], None]
+
+#: seconds between two reports sent from the working thread (between blocks of calls)
+EVERY = 1.0
+#: the watcher thread reports when nothing was sent for this many seconds (a long call)
+STALL = 1.5
+#: the parent logs a line at most this often; with :data:`STALL`: at least every 5 s
+LOG_EVERY = 5.0 - STALL
+
+
+class Progress:
+    """Phase, count and time left of one piece of work, reported to ``send`` (see the module
+    docstring); a no-op when ``send`` is None.
+
+    Use as a context manager (the watcher thread runs inside it)::
+
+        with Progress(send) as rep:
+            rep.phase("creating the session")
+            ...
+            rep.update("1234 calls", left_s=3.2, fraction=0.8)
+    """
+
+    def __init__(self, send: ProgressFn | None, *, every: float = EVERY,
+                 stall: float = STALL) -> None:
+        self.send = send
+        self.every, self.stall = every, stall
+        self.start = time.monotonic()
+        self._head = ""
+        self._left: float | None = None
+        self._left_at = self.start
+        self._fraction = 0.0
+        self._last = self.start
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Progress:
+        if self.send is not None:
+            self._thread = threading.Thread(target=self._watch, name="mlprof-progress",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def phase(self, head: str, fraction: float | None = None) -> None:
+        """A new phase begins (``head`` says what it does): report it now."""
+        if self.send is None:
+            return
+        with self._lock:
+            self._set(head, None, fraction, time.monotonic())
+            self._send()
+
+    def update(self, head: str, left_s: float | None = None,
+               fraction: float | None = None) -> None:
+        """The state now (``head``: ``1234 calls``; ``left_s``: estimated seconds left); sent if
+        :data:`EVERY` seconds passed since the last report. Call it between pieces of work."""
+        if self.send is None:
+            return
+        now = time.monotonic()
+        with self._lock:
+            self._set(head, left_s, fraction, now)
+            if now - self._last >= self.every:
+                self._send()
+
+    def message(self, now: float | None = None) -> str:
+        """``<head>, 12.3 s elapsed[, ~3.2 s left]`` as of ``now``."""
+        now = time.monotonic() if now is None else now
+        text = f"{self._head}, {now - self.start:.1f} s elapsed"
+        if self._left is not None:
+            text += f", ~{max(self._left - (now - self._left_at), 0.0):.1f} s left"
+        return text
+
+    def _set(self, head: str, left_s: float | None, fraction: float | None, now: float) -> None:
+        self._head, self._left, self._left_at = head, left_s, now
+        if fraction is not None:
+            self._fraction = min(max(fraction, 0.0), 1.0)
+
+    def _send(self) -> None:
+        """Send the current state (the caller holds the lock)."""
+        now = time.monotonic()
+        self._last = now
+        assert self.send is not None
+        self.send(self._fraction, self.message(now))
+
+    def _watch(self) -> None:
+        """The watcher thread: report when the work has been silent for :attr:`stall` s."""
+        while True:
+            with self._lock:
+                wait = self._last + self.stall - time.monotonic()
+                if wait <= 0:
+                    try:
+                        self._send()
+                    except Exception:  # the parent is gone: nobody to tell
+                        return
+                    wait = self.stall
+            if self._stop.wait(wait):
+                return
+
+
+def progress_logger(label: str, logger: logging.Logger | None = None,
+                    every: float = LOG_EVERY) -> ProgressFn:
+    """A progress callback for the parent: logs ``<label>: <message>`` at most every ``every``
+    seconds (the first after ``every`` seconds: short work logs nothing), to ``logger``
+    (default: ``mlprof``)."""
+    log = logger or logging.getLogger("mlprof")
+    last = [time.monotonic()]
+
+    def progress(fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every:
+            last[0] = now
+            log.info("%s: %s", label, message)
+
+    return progress

@@ -1,0 +1,115 @@
+"""OpenVINO (CPU plugin) on ONNX models."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mlprof.errors import MLProfError
+from mlprof.model.onnx_graph import ResolvedModel
+from mlprof.runtimes.base import Runtime
+
+try:
+    import openvino as ov
+except ImportError:  # the optional extra is not installed: one clear line
+    raise MLProfError("the openvino runtime needs OpenVINO: pip install -e '.[openvino]' (or "
+                      "source setup.sh with the default MLP_EXTRAS)", field="--runtime") from None
+
+_DEVICES = {"cpu": "CPU"}
+#: the properties read back from the compiled model for the provenance
+_REPORTED = ("INFERENCE_NUM_THREADS", "PERFORMANCE_HINT", "NUM_STREAMS",
+             "INFERENCE_PRECISION_HINT", "ENABLE_CPU_PINNING", "ENABLE_HYPER_THREADING",
+             "SCHEDULING_CORE_TYPE", "EXECUTION_MODE_HINT")
+
+
+class OpenVinoRuntime(Runtime):
+    """An OpenVINO compiled model on the CPU plugin, reshaped to each batch size (static shapes).
+
+    ``threads`` sets ``INFERENCE_NUM_THREADS`` (0: OpenVINO's default); the performance hint is
+    ``LATENCY`` with one stream, and the inference precision is fp32 (the CPU plugin would
+    otherwise pick bf16 on CPUs that have it, computing another function than ONNX Runtime).
+    Each event gets its own infer request with its input tensors set beforehand (sharing the
+    numpy memory), so the timed call is ``request.infer()``, which returns the outputs copied
+    into numpy arrays, as ``session.run`` does.
+    """
+
+    model: ResolvedModel
+
+    @classmethod
+    def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedModel:
+        """Read the model file and check it against its ONNX graph."""
+        from mlprof.model import read_model_file
+        from mlprof.model.onnx_graph import resolve
+
+        spec = read_model_file(model_file)
+        if spec.model_kind != "onnx":
+            raise MLProfError(f"{cls.name} measures ONNX models (model scripts through their "
+                              "export)", spec.spec_file, "--runtime")
+        return resolve(spec)
+
+    def __init__(self, model: ResolvedModel, *, device: str = "cpu", threads: int = 1) -> None:
+        super().__init__(model, device=device, threads=threads)
+        self.compiled: Any = None
+        self.config: dict[str, Any] = {}
+        self._keep: list[tuple[Any, dict]] = []
+
+    def load(self, batch_size: int) -> None:
+        """Read the ONNX file, fix the batch dimension to ``batch_size`` and compile."""
+        core = ov.Core()
+        try:
+            model = core.read_model(self.model.spec.file)
+            shapes = {i.name: list(i.full_shape(batch_size)) for i in self.model.inputs}
+            model.reshape({p.get_any_name(): shapes[p.get_any_name()] for p in model.inputs
+                           if p.get_any_name() in shapes})
+        except Exception as e:
+            raise MLProfError(f"openvino cannot read the model at batch size {batch_size}: "
+                              f"{_first_line(e)}", self.model.spec.file) from None
+        config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1,
+                                  "INFERENCE_PRECISION_HINT": "f32"}
+        if int(self.threads) > 0:
+            config["INFERENCE_NUM_THREADS"] = int(self.threads)
+        self.config = config
+        try:
+            self.compiled = core.compile_model(model, _DEVICES[self.device], config)
+        except Exception as e:
+            raise MLProfError(f"openvino cannot compile the model: {_first_line(e)}",
+                              self.model.spec.file) from None
+        wanted = self.model.outputs
+        names = [o.get_any_name() for o in self.compiled.outputs]
+        self._outputs = names if not wanted else [n for n in names if n in wanted]
+
+    def bind(self, feed: dict[str, np.ndarray]) -> tuple[Callable[..., Any], tuple]:
+        """``request.infer()`` on a request whose inputs are set (shared, not copied)."""
+        assert self.compiled is not None, "load() first"
+        request = self.compiled.create_infer_request()
+        for name, array in feed.items():
+            request.set_tensor(name, ov.Tensor(np.ascontiguousarray(array), shared_memory=True))
+        self._keep.append((request, feed))  # the arrays outlive the request sharing them
+        return request.infer, ()
+
+    def explain_failure(self, exc: BaseException, batch_size: int) -> str:
+        """A message for a failed first inference."""
+        return f"inference at batch size {batch_size} failed: {_first_line(exc)}"
+
+    def info(self) -> dict[str, Any]:
+        """The properties requested and those the compiled model reports."""
+        applied = {}
+        for prop in _REPORTED:
+            try:
+                value = self.compiled.get_property(prop)
+            except Exception:  # not supported by this plugin/version
+                continue
+            # ov.Type -> "f32", enums -> their name
+            value = value.to_string() if hasattr(value, "to_string") else getattr(
+                value, "name", value)
+            applied[prop] = str(value)
+        return {"device": _DEVICES[self.device], "requested": {k: str(v) for k, v in
+                                                                self.config.items()},
+                "applied": applied, "static_batch": True, "call": "InferRequest.infer()"}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())[:500]

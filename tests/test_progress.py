@@ -1,0 +1,148 @@
+"""Progress you can see: a measurement says what it does at least every ~2 s (the terminal: a
+line at least every 5 s), whatever a call takes, on real ONNX Runtime sessions."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+from conftest import DNN, law_run
+from onnx_factory import slow_model
+
+from mlprof.measure import MeasureSettings, measure, measure_isolated
+from mlprof.measure.progress import LOG_EVERY, STALL, Progress
+
+CALLS_LINE = re.compile(r"^(\d+) calls?, ([\d.]+) s elapsed, ~([\d.]+) s left$")
+
+
+def slow_onnx(path, seconds: float, size: int = 256) -> str:
+    """An ONNX model (:func:`onnx_factory.slow_model`) whose call at batch size 1 takes about
+    ``seconds`` on this machine, as it is now."""
+    import onnxruntime as ort
+
+    probe_iterations = 3000
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(slow_model(path, probe_iterations, size), so,
+                                providers=["CPUExecutionProvider"])
+    feed = {"x": np.ones((1, size), np.float32)}
+    sess.run(None, feed)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        sess.run(None, feed)
+        best = min(best, time.perf_counter() - t0)
+    return slow_model(path, max(1, round(seconds * probe_iterations / best)), size)
+
+
+def test_a_3_s_call_still_reports_at_least_every_2_s(tmp_path):
+    model = slow_onnx(tmp_path / "slow.onnx", 3.5)
+    seen: list[tuple[float, float, str]] = []
+    r = measure_isolated(model, MeasureSettings(batch_size=1, n_calls=1, warmup=0,
+                                                min_duration=0), timeout=300,
+                         progress=lambda f, m: seen.append((time.monotonic(), f, m)))
+    end = time.monotonic()
+    p = r.provenance
+    # calls longer than the longest silence allowed (so the watcher thread had to speak)
+    assert p["first_call_ms"] > 2000 and r.samples_ns[0] > 2e9
+    times = [t for t, _, _ in seen]
+    gaps = np.diff([*times, end])
+    assert gaps.max() < 2.0, [(round(t - times[0], 2), m) for t, _, m in seen]
+    messages = [m for _, _, m in seen]
+    # what it is doing, then how long it has been at it
+    assert messages[0] == "loading the model, 0.0 s elapsed"
+    assert sum(m.startswith("first call, ") for m in messages) >= 2
+    assert sum(m.startswith("measuring, ") for m in messages) >= 2
+    assert messages[-1].startswith("1 call measured, ")
+    elapsed = [float(re.search(r"([\d.]+) s elapsed", m).group(1)) for m in messages]
+    assert elapsed == sorted(elapsed)
+    assert elapsed[-1] >= p["first_call_ms"] / 1e3 + r.samples_ns[0] / 1e9 - 0.1
+
+
+def test_measuring_reports_calls_elapsed_and_time_left_between_blocks():
+    seen: list[tuple[float, float, str]] = []
+    start = time.monotonic()
+    r = measure(str(DNN), MeasureSettings(batch_size=1, n_calls=100, warmup=10, min_duration=3),
+                progress=lambda f, m: seen.append((time.monotonic() - start, f, m)))
+    total = time.monotonic() - start
+    lines = [(t, f, CALLS_LINE.match(m)) for t, f, m in seen if CALLS_LINE.match(m)]
+    assert len(lines) >= 2, seen
+    for _, fraction, m in lines:
+        calls, elapsed, left = int(m.group(1)), float(m.group(2)), float(m.group(3))
+        assert 0 < calls <= r.samples_ns.size and 0 < fraction <= 1
+        assert elapsed + left == pytest.approx(total, abs=1.0)  # the estimate is about right
+    # about once a second, from between blocks (no call here takes long)
+    assert np.diff([t for t, _, _ in lines]).max() < STALL + 0.5
+    # the samples are laid out as ever: whole rounds of n_calls, events in turn
+    assert r.samples_ns.size == 100 * r.provenance["rounds"]
+    assert r.calls.tolist() == list(range(r.samples_ns.size))
+
+
+def test_the_watcher_speaks_while_the_work_is_silent_and_stops_with_it():
+    seen: list[tuple[float, str]] = []
+    with Progress(lambda f, m: seen.append((time.monotonic(), m)), every=0.0, stall=0.2) as rep:
+        rep.phase("first call (compiling with torch.compile...)")
+        time.sleep(1.0)  # a long call: the working thread says nothing
+        rep.update("10 calls", left_s=5.0, fraction=0.5)
+    n = len(seen)
+    time.sleep(0.5)
+    assert len(seen) == n  # no thread left behind
+    assert seen[0][1] == "first call (compiling with torch.compile...), 0.0 s elapsed"
+    assert 4 <= sum("compiling" in m for _, m in seen) <= 7
+    assert np.diff([t for t, _ in seen]).max() < 0.35
+    assert re.fullmatch(r"10 calls, 1\.\d s elapsed, ~5\.0 s left", seen[-1][1])
+    with Progress(None) as rep:  # nobody listens: nothing runs
+        rep.phase("first call")
+        assert rep._thread is None
+
+
+@pytest.mark.slow
+def test_a_20_s_point_prints_progress_lines_in_the_terminal(store, tmp_path):
+    model = slow_onnx(tmp_path / "slow.onnx", 1.0)
+    proc = law_run("PlotRuntimes", "--version", "p", "--model-file", model, "--batch-sizes", "1",
+                   "--n-calls", "20", "--warmup", "1", "--min-duration", "20", store=store,
+                   timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    point = "slow on onnxruntime at batch size 1 (point 1 of 1)"
+    assert f"measuring {point}" in out
+    lines = [ln.split(f"{point}: ", 1)[1] for ln in out.splitlines() if f"{point}: " in ln
+             and " s elapsed" in ln]
+    assert len(lines) >= 3, out[-3000:]
+    assert sum(bool(CALLS_LINE.match(ln)) for ln in lines) >= 2, lines
+    # a line at least every 5 s: the child's clock, in the lines
+    elapsed = [float(re.search(r"([\d.]+) s elapsed", ln).group(1)) for ln in lines]
+    assert elapsed[0] < 5.5 and np.diff(elapsed).max() < 5.5, lines
+    assert np.diff(elapsed).min() >= LOG_EVERY - 0.5
+
+
+def test_only_torch_compile_compiles_on_its_first_call():
+    from mlprof.runtimes import runtime_info
+
+    assert runtime_info("inductor").compiler == "torch.compile"
+    assert runtime_info("torch-compile").compiles_on_first_call
+    assert not runtime_info("ort").compiles_on_first_call
+    assert not runtime_info("torch").compiles_on_first_call
+
+
+@pytest.mark.slow
+def test_torch_compile_says_it_is_compiling(tmp_path):
+    pytest.importorskip("torch")
+    from conftest import REPO
+
+    seen: list[str] = []
+    r = measure_isolated(str(REPO / "tests" / "scripts" / "linear.py"),
+                         MeasureSettings(batch_size=2, n_calls=5, warmup=1, min_duration=0,
+                                         runtime="torch-compile"), timeout=600,
+                         progress=lambda f, m: seen.append(m))
+    compiling = [m for m in seen if m.startswith("first call (compiling with torch.compile...), ")]
+    assert compiling and compiling[0].endswith(" s elapsed")
+    # one report per STALL seconds of compiling, after the one when it began
+    assert len(compiling) >= 1 + int(r.provenance["first_call_ms"] / 1e3 / (STALL + 0.5))
+    # the phases in order, each said when it begins
+    heads = list(dict.fromkeys(m.split(", ")[0] for m in seen))
+    assert heads[:4] == ["loading the model", "creating the session",
+                         "first call (compiling with torch.compile...)", "warm-up: 0 of 1 calls"]
+    assert "measuring" in heads and heads[-1] == "5 calls measured"
