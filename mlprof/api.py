@@ -150,7 +150,7 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
     """
     _ensure_env()
     from mlprof.model.script import is_script, read_labels
-    from mlprof.tasks.base import failure_reason
+    from mlprof.tasks.base import failure_error
     from mlprof.tasks.discover import DiscoverModels
     from mlprof.tasks.parameters import PathsParameter
 
@@ -180,7 +180,7 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
         if task is None:
             out.append(f)
         elif not task.complete():
-            raise MLProfError(failure_reason(task), f)
+            raise failure_error(task, f)
         else:
             out.extend(f"{f}::{m['hash']}" for m in task.manifest()["models"])
     return out
@@ -206,7 +206,7 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     """
     _ensure_env()
     from mlprof.measure.settings import check_batch_sizes
-    from mlprof.tasks.base import failure_reason
+    from mlprof.tasks.base import failure_error, failure_reason
     from mlprof.tasks.runtime import MergeRuntimes
 
     if isinstance(model_files, str):
@@ -224,7 +224,7 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
         if not t.complete():
             msg = failure_reason(t)
             if raise_on_failure:
-                raise MLProfError(msg)
+                raise failure_error(t)
             logger.warning("%s on %s failed: %s", t.model_file, t.runtime, msg)
             continue
         results.append(_result(t))

@@ -31,7 +31,9 @@ class MeasurementFailed(MLProfError):
 
     ``status`` is ``"failed"`` (the child raised or crashed), ``"timeout"`` (killed after
     ``$MLP_TIMEOUT``) or ``"oom"`` (killed above ``$MLP_MEMORY_LIMIT``, by the kernel's OOM
-    killer, or an allocation failed).
+    killer, or an allocation failed), ``"needs-network"`` (a model script tried to reach the
+    network, which mlprof blocks while it runs one) or ``"needs-package"`` (a model script
+    imports a package that is not installed).
     """
 
     def __init__(self, message: str, file: str | os.PathLike | None = None,

@@ -8,6 +8,10 @@ A model script asks for the parameters it uses and gets their values, from its c
 
 Both ``--batch_size 8``, ``--batch_size=8`` and ``--batch-size 8`` are accepted; unknown
 arguments are left alone for the script itself.
+
+While mlprof runs a script, ``from turnkeyml.parser import parse`` gives this ``parse`` too
+(unless a real ``turnkeyml`` is installed): TurnkeyML's scripts run unchanged
+(:mod:`mlprof.model.sandbox`).
 """
 
 from __future__ import annotations

@@ -215,7 +215,7 @@ def read_branch(csv_path: str | os.PathLike, json_path: str | os.PathLike
 
 
 #: the statuses a failure record may give (see :class:`~mlprof.errors.MeasurementFailed`)
-FAILURE_STATUSES = ("failed", "timeout", "oom")
+FAILURE_STATUSES = ("failed", "timeout", "oom", "needs-network", "needs-package")
 
 
 def read_failure(path: str | os.PathLike) -> dict:

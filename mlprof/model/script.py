@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.model.sandbox import classify, script_sandbox
 
 LABELS_RE = re.compile(r"^#\s*labels:\s*(.*)$")
 SKIP_RE = re.compile(r"^#\s*mlprof-skip:\s*(.*)$")
@@ -257,7 +258,12 @@ def model_hash(module: Any, args: tuple, kwargs: dict) -> str:
 
 
 def _run_script(path: str, script_args: tuple[str, ...], hooks: _Hooks) -> dict:
-    """Run the script under ``hooks``; return what mlprof.parser saw."""
+    """Run the script under ``hooks``; return what mlprof.parser saw.
+
+    The script runs in :func:`~mlprof.model.sandbox.script_sandbox` (``turnkeyml.parser`` is
+    mlprof's parser, no network); errors that mean a missing network or package raise
+    :class:`~mlprof.errors.MeasurementFailed` with status ``needs-network`` / ``needs-package``.
+    """
     import mlprof.parser as parser
 
     seen: dict[str, Any] = {}
@@ -273,18 +279,23 @@ def _run_script(path: str, script_args: tuple[str, ...], hooks: _Hooks) -> dict:
     sys.argv = [path, *script_args]
     sys.path.insert(0, os.path.dirname(path))
     hooks.install()
+    sandbox = script_sandbox()
+    guard = sandbox.__enter__()
     try:
         runpy.run_path(path, run_name="__main__")
     except _Stop:
         pass
     except SystemExit as e:
         if e.code not in (None, 0):
-            raise MLProfError(f"the script exited with code {e.code}", path) from None
+            raise classify(e, path, guard) or MLProfError(
+                f"the script exited with code {e.code}", path) from None
     except MLProfError:
         raise
     except Exception as e:
-        raise MLProfError(f"the script raised {type(e).__name__}: {e}", path) from None
+        raise classify(e, path, guard) or MLProfError(
+            f"the script raised {type(e).__name__}: {e}", path) from None
     finally:
+        sandbox.__exit__(None, None, None)
         hooks.uninstall()
         sys.argv, sys.path[:] = old_argv, old_path
         parser.parse = orig_parse

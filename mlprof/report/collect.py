@@ -2,9 +2,9 @@
 
 One row per MeasureRuntime branch (model, runtime, settings, batch size, version): its
 statistics, provenance and status. A branch that failed (``_failure_bs_<N>.json``) is a row too,
-with status ``failed``, ``timeout`` or ``oom`` and the error message, so failures never vanish;
-so is a model script whose discovery or export failed (``stage`` ``discovery`` or ``export``,
-no batch size: nothing was measured).
+with status ``failed``, ``timeout``, ``oom``, ``needs-network`` or ``needs-package`` and the
+error message, so failures never vanish; so is a model script whose discovery or export failed
+(``stage`` ``discovery`` or ``export``, no batch size: nothing was measured).
 
 A damaged record never stops the report: a branch whose files do not validate
 (:func:`mlprof.measure.results.read_branch`), a failure record that is no JSON object, a file
@@ -45,7 +45,7 @@ REPORT_COLUMNS = [
 ]
 
 #: the statuses of a row: a result, a failed measurement, a damaged record
-STATUSES = ("ok", "failed", "timeout", "oom", "corrupt")
+STATUSES = ("ok", "failed", "timeout", "oom", "needs-network", "needs-package", "corrupt")
 
 #: what makes two rows the same result (the same result in two stores, e.g. a mirror, is one)
 RESULT_IDENTITY = ["model", "model_hash", "runtime", "runtime_version", "device",

@@ -161,6 +161,29 @@ class BaseTask(law.Task):
 
 def failure_reason(task) -> str:
     """The recorded failure of ``task`` or of the first failed task below it."""
+    failure = first_failure(task)
+    if failure:
+        return str(failure.get("message", "failed"))
+    return "did not complete (see the log above)"
+
+
+def failure_error(task, file: str | None = None) -> MLProfError:
+    """The error to raise for an incomplete ``task``: :func:`failure_reason`, as a
+    :class:`~mlprof.errors.MeasurementFailed` with the recorded status when there is one."""
+    from mlprof.errors import MeasurementFailed
+
+    failure = first_failure(task) or {}
+    status = failure.get("status")
+    reason = failure_reason(task)
+    if file is not None and reason.startswith(f"{file}: "):
+        file = None  # the record names it already
+    if isinstance(status, str) and status != "failed":
+        return MeasurementFailed(reason, file, status=status)
+    return MLProfError(reason, file)
+
+
+def first_failure(task) -> dict | None:
+    """The failure record of ``task`` or of the first failed task below it (None: none)."""
     from luigi.task import flatten
 
     seen = set()
@@ -175,9 +198,9 @@ def failure_reason(task) -> str:
             for b in t.get_branch_tasks().values():
                 failure = b.failure() or failure
         if failure:
-            return str(failure.get("message", "failed"))
+            return failure
         stack.extend(flatten(t.requires()))
-    return "did not complete (see the log above)"
+    return None
 
 
 class _OneLineErrors(logging.Filter):

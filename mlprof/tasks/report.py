@@ -11,7 +11,8 @@ class Report(StoresMixin):
 
     Writes ``report.csv`` and ``report.parquet``: one row per model, runtime, settings, batch
     size and version, with all statistics, provenance and ``status`` (ok, failed, timeout,
-    oom) plus the error message of failures. Run it under a new ``--version`` to see new results.
+    oom, needs-network, needs-package, corrupt) plus the error message of failures. Run it under
+    a new ``--version`` to see new results.
     """
 
     def store_parts(self):
