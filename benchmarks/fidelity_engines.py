@@ -25,7 +25,6 @@ is a benchmark, not a test: it exits 0 whatever the ratios are.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -33,6 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fidelity  # noqa: E402
 from fidelity import BASE, Fidelity, Side  # noqa: E402
 
 MODELS = {
@@ -96,8 +96,9 @@ fn, args = request.infer, ()
 }
 
 
-class BareChild:
-    """The engine's bare loop in a fresh interpreter (see :class:`fidelity.BareChild`)."""
+class BareChild(fidelity.BareChild):
+    """The engine's bare loop in a fresh interpreter: :class:`fidelity.BareChild`'s protocol
+    (ready, go, one JSON line) with the engine's loop."""
 
     def __init__(self, engine: str, model_file: str, batch_size: int, calls: int, warmup: int,
                  seed: int) -> None:
@@ -110,36 +111,6 @@ class BareChild:
                     str(calls), str(seed), i.name.split(":")[0], o.split(":")[0],
                     ",".join(map(str, i.shape))]
         self.proc: subprocess.Popen[str] | None = None
-
-    def start(self) -> BareChild:
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if line.strip() != "ready":
-            self._fail(line)
-        return self
-
-    def go(self) -> Side:
-        assert self.proc is not None
-        out, err = self.proc.communicate("go\n")
-        if self.proc.returncode != 0 or not out.strip():
-            self._fail(out, err)
-        res = json.loads(out.strip().splitlines()[-1])
-        return Side(res["median_ns"] / 1e6, res["min_ns"] / 1e6)
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.communicate()
-
-    def _fail(self, out: str = "", err: str = "") -> None:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.kill()
-        more_out, more_err = self.proc.communicate()
-        raise RuntimeError(f"bare loop failed (exit code {self.proc.returncode}):\n"
-                           f"{out}{more_out}{err}{more_err}")
 
 
 def run_mlprof(engine: str, model_file: str, batch_size: int, calls: int, warmup: int,
