@@ -97,3 +97,24 @@ def browser():
             "--disable-component-update", "--no-first-run", "--disable-sync"])
         yield b
         b.close()
+
+
+def open_page(browser, path: Path):
+    """The page at ``path`` (file://), the problems seen while loading it (console errors and
+    warnings, page errors, failed requests) and the dialogs it opened (dismissed)."""
+    page = browser.new_page()
+    problems: list[str] = []
+    dialogs: list[str] = []
+
+    def on_dialog(d) -> None:
+        dialogs.append(f"{d.type}: {d.message}")
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return page, problems, dialogs

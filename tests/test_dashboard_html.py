@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FAST, law_run
+from conftest import FAST, law_run, open_page
 
 #: each string breaks out of another HTML context (attribute values, text, <script>, URLs,
 #: <title>, comments)
@@ -202,25 +202,6 @@ _INJECTED = """() => {
 }"""
 
 
-def _open(browser, path: Path):
-    page = browser.new_page()
-    problems: list[str] = []
-    dialogs: list[str] = []
-
-    def on_dialog(d) -> None:
-        dialogs.append(f"{d.type}: {d.message}")
-        d.dismiss()
-
-    page.on("dialog", on_dialog)
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return page, problems, dialogs
-
-
 def _poke(page) -> None:
     """Hover every row and cell, click every cell and header (not the links), and send every
     element the events an injected handler would wait for."""
@@ -242,7 +223,7 @@ def _poke(page) -> None:
 
 
 def _check(browser, path: Path, expect_text: list[str], title: str | None = None) -> None:
-    page, problems, dialogs = _open(browser, path)
+    page, problems, dialogs = open_page(browser, path)
     _poke(page)
     assert dialogs == [], (path, dialogs)
     assert problems == [], (path, problems)
@@ -260,7 +241,7 @@ def test_no_script_runs_in_chromium(browser, hostile_site: dict) -> None:
     site: Path = hostile_site["site"]
     # the index: experiments (titles, statuses, messages, descriptions), failures, results
     _check(browser, site / "index.html", HOSTILE, title=HOSTILE[5])
-    page, _, _ = _open(browser, site / "index.html")
+    page, _, _ = open_page(browser, site / "index.html")
     exps = page.inner_text("#experiments-table")
     fails = page.inner_text("#failures-table")
     alerts = page.inner_text("#alerts-table")
@@ -279,7 +260,7 @@ def test_no_script_runs_in_chromium(browser, hostile_site: dict) -> None:
     for url in model_pages:
         path = Path(url.removeprefix("file://"))
         assert path.is_file()
-        page, _, _ = _open(browser, path)
+        page, _, _ = open_page(browser, path)
         prov = page.inner_text("body")
         page.close()
         hostile_here = [h for h in HOSTILE if h in prov]

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, law_run
+from conftest import REPO, law_run, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -180,19 +180,6 @@ def test_rerun_is_complete(broken_run: dict) -> None:
 
 # -- the dashboard in a real browser -------------------------------------------------------
 
-def open_page(browser, path: Path):
-    """The page at ``path`` (file://) and the problems seen while loading it."""
-    page = browser.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return page, problems
-
-
 def images_ok(page) -> list[str]:
     """The images of ``page`` that did not load."""
     return page.eval_on_selector_all(
@@ -207,7 +194,7 @@ def table_rows(page, table_id: str) -> list[list[str]]:
 
 def check_site(browser, summary: dict) -> None:
     root = site(summary)
-    page, problems = open_page(browser, root / "index.html")
+    page, problems, _ = open_page(browser, root / "index.html")
     assert problems == []
     # the results table is results.csv, row by row
     csv_rows = read_csv(root / "results.csv")
@@ -233,7 +220,7 @@ def check_site(browser, summary: dict) -> None:
     links = page.eval_on_selector_all("#results-table a", "as => as.map(a => a.href)")
     assert links
     for href in sorted(set(links)):
-        mpage, mproblems = open_page(browser, Path(href.removeprefix("file://")))
+        mpage, mproblems, _ = open_page(browser, Path(href.removeprefix("file://")))
         assert mproblems == []
         assert mpage.locator("img").count() >= 3  # latency, throughput, distributions
         assert images_ok(mpage) == []
@@ -246,7 +233,7 @@ def check_site(browser, summary: dict) -> None:
 def test_dashboard_in_browser_regression(browser, regression_runs: dict) -> None:
     n3 = regression_runs["runs"]["n3"]
     check_site(browser, n3)
-    page, problems = open_page(browser, site(n3) / "index.html")
+    page, problems, _ = open_page(browser, site(n3) / "index.html")
     alerts = table_rows(page, "alerts-table")
     assert any("regression" in r and "n3" in r and "512" in r for r in alerts), alerts
     assert problems == []
@@ -260,7 +247,7 @@ def test_dashboard_in_browser_regression(browser, regression_runs: dict) -> None
 def test_dashboard_in_browser_broken_experiment(browser, broken_run: dict) -> None:
     s = broken_run["summary"]
     check_site(browser, s)
-    page, _ = open_page(browser, site(s) / "index.html")
+    page, _, _ = open_page(browser, site(s) / "index.html")
     exps = {Path(r[3]).name: r for r in table_rows(page, "experiments-table")}
     assert exps["good.yaml"][:2] == ["Regression watch", "ok"]
     assert exps["off.yaml"][1] == "inactive"

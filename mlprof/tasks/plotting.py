@@ -308,7 +308,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
     def run_summary(self) -> str:
         if not self.complete():
-            return super().summary_of([], [])
+            return self.summary_of([], [])
         curves = [(f"{m.resolved_model_name} {m.runtime}", m) for _, m in self._merges()]
         return self.summary_of(curves, [t.path for t in self.output().values()])
 
