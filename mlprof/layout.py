@@ -320,11 +320,6 @@ class ScriptKey:
     args: str = ""  # hash of the arguments, "" for none
     max_depth: int = 0
 
-    @property
-    def is_default(self) -> bool:
-        """Whether this is a plain run (no arguments, depth 0)."""
-        return not self.args and not self.max_depth
-
 
 def input_tag(input_data: str, file_hash: str | None = None) -> str:
     """The input-data tag of a :class:`MeasureKey`: the kind, or ``file-<stem>-<hash8>``."""
