@@ -8,6 +8,8 @@ An experiment file (``experiments/*.yaml``) looks like this::
     priority: 10            # higher runs first (default: 0); ties by file name
     model_files:            # YAML, ONNX or script.py[::HASH]; relative to this file, $VARS and
       - $MLP_BASE/examples/dnn/model_onnx_l10u128.yaml    # globs work
+    exclude_files: []       # model files (globs) to leave out of model_files
+    rotate: {slices: 16}    # measure one of 16 fixed slices of model_files per night (below)
     runtimes: [onnxruntime, torch]       # default: [onnxruntime]
     reference_runtime: onnxruntime       # speed-ups on the dashboard are against this one
     batch_sizes: [1, 8, 64]              # default: 1, 2, 4, ..., 1024
@@ -24,21 +26,41 @@ An experiment file (``experiments/*.yaml``) looks like this::
 Unlike Relay's ``config.json`` (where experiments were shell scripts and a broken one was
 rejected silently), every field is checked up front: a bad file gives one error naming the file
 and the field, and the nightly run shows it on the dashboard while the other experiments run.
+
+**Rotating slices** (``rotate: {slices: N}``) measure a large corpus over N nights: each model
+file belongs to one fixed slice, ``sha256(key) mod N`` where the key is its path relative to the
+directory its ``model_files`` entry starts from (``$MLP_BASE/models/*/*.py`` gives keys like
+``timm/resnet18.py``: the same in every checkout). Adding or removing a file changes no other
+file's slice. The night picks the slice: the date ``YYYY-MM-DD`` in the nightly ``--version``
+(``2026-11-22`` or ``nightly-2026-11-22``), slice ``date.toordinal() mod N``; so consecutive
+nights measure consecutive slices, every file comes back every N nights, and re-running a past
+night measures the same slice (no wall-clock time is read). The slice is recorded and shown
+(``slice 3 of 16: 26 of 430 model files``).
 """
 
 from __future__ import annotations
 
+import datetime
 import glob
+import hashlib
 import os
-from dataclasses import asdict, dataclass, field
+import re
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from mlprof.errors import MLProfError
 from mlprof.measure.settings import check_batch_sizes, check_setting, cli_settings
 from mlprof.runtimes import DEFAULT_RUNTIME
 
-FIELDS = ("title", "description", "active", "priority", "model_files", "runtimes",
-          "reference_runtime", "batch_sizes", "device", "settings", "script_args", "notify")
+FIELDS = ("title", "description", "active", "priority", "model_files", "exclude_files",
+          "rotate", "runtimes", "reference_runtime", "batch_sizes", "device", "settings",
+          "script_args", "notify")
+
+#: the keys of ``rotate``
+ROTATE_FIELDS = ("slices",)
+
+#: a date in a nightly version (``2026-11-22``, ``nightly-2026-11-22``)
+_NIGHT_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -59,10 +81,79 @@ class Experiment:
     settings: dict[str, Any] = field(default_factory=dict)
     script_args: str = ""
     notify: tuple[str, ...] = ()
+    exclude_files: tuple[str, ...] = ()   # absolute patterns, as given (expanded)
+    #: the slice key of each model file (its path relative to its entry's directory)
+    model_keys: tuple[str, ...] = ()
+    slices: int | None = None             # rotate.slices (None: every model file every night)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-serializable)."""
         return asdict(self)
+
+    def slice_assignment(self) -> dict[str, int]:
+        """``{model file: slice index (0-based)}`` (all in slice 0 without ``rotate``)."""
+        n = self.slices or 1
+        return {f: slice_of(k, n) for f, k in zip(self.model_files, self.model_keys,
+                                                   strict=True)}
+
+    def for_night(self, version: str) -> tuple[Experiment, NightSlice | None]:
+        """The experiment as run on the night of ``version``: with ``rotate``, only that night's
+        slice of the model files, and the :class:`NightSlice` that says which (else ``self``,
+        None). Raises :class:`MLProfError` (file, ``rotate``) when ``version`` has no date."""
+        if not self.slices:
+            return self, None
+        try:
+            night = night_date(version)
+        except MLProfError as e:
+            raise _fail(self.file, "rotate", e.message) from None
+        index = night.toordinal() % self.slices
+        keep = [(f, k) for f, k in zip(self.model_files, self.model_keys, strict=True)
+                if slice_of(k, self.slices) == index]
+        files = tuple(f for f, _ in keep)
+        part = NightSlice(night=night.isoformat(), index=index, slices=self.slices,
+                          model_files=files, total=len(self.model_files))
+        return replace(self, model_files=files, model_keys=tuple(k for _, k in keep)), part
+
+
+@dataclass(frozen=True)
+class NightSlice:
+    """Which slice of a rotating experiment one night measures."""
+
+    night: str                    # the night's date, ISO (from the version)
+    index: int                    # 0-based; shown 1-based
+    slices: int
+    model_files: tuple[str, ...]  # this slice's model files
+    total: int                    # model files in all slices
+
+    @property
+    def label(self) -> str:
+        """``slice 3 of 16: 26 of 430 model files``."""
+        return (f"slice {self.index + 1} of {self.slices}: {len(self.model_files)} of "
+                f"{self.total} model files")
+
+    def as_dict(self) -> dict[str, Any]:
+        """What the night's ``status.json`` records (``number`` is 1-based, as shown)."""
+        return {"night": self.night, "number": self.index + 1, "slices": self.slices,
+                "model_files": len(self.model_files), "total": self.total,
+                "label": self.label}
+
+
+def slice_of(key: str, slices: int) -> int:
+    """The fixed slice (0-based) of the model file with slice key ``key`` among ``slices``: a
+    stable hash (not Python's salted ``hash``), so one file's slice never depends on others."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % slices
+
+
+def night_date(version: str) -> datetime.date:
+    """The night's date: the first valid ``YYYY-MM-DD`` in ``version``."""
+    for m in _NIGHT_DATE.finditer(str(version)):
+        try:
+            return datetime.date(*map(int, m.groups()))
+        except ValueError:
+            continue
+    raise MLProfError(f"picks the night's slice from the date in --version (YYYY-MM-DD, e.g. "
+                      f"nightly-2026-11-22), but {version!r} has none")
 
 
 def _fail(path: str, fld: str, message: str) -> MLProfError:
@@ -78,27 +169,65 @@ def _str_list(path: str, fld: str, value: Any) -> list[str]:
     return [v.strip() for v in value]
 
 
-def _model_files(path: str, values: list[str]) -> tuple[str, ...]:
-    """Model files relative to the experiment file, with $VARS, ~ and globs expanded."""
+def _is_glob(path: str) -> bool:
+    return any(c in path for c in "*?[")
+
+
+def _static_dir(pattern: str) -> str:
+    """The directory a path or glob starts from: its longest leading part without wildcards."""
+    parts = pattern.split(os.sep)
+    fixed = next((i for i, p in enumerate(parts) if _is_glob(p)), len(parts) - 1)
+    return os.sep.join(parts[:fixed]) or os.sep
+
+
+def _model_files(path: str, values: list[str], fld_name: str = "model_files"
+                 ) -> dict[str, str]:
+    """``{model file: slice key}``: model files relative to the experiment file, with $VARS, ~
+    and globs expanded; the key is the file relative to its entry's directory."""
     base = os.path.dirname(path)
-    out: list[str] = []
+    out: dict[str, str] = {}
     for i, raw in enumerate(values):
-        fld = f"model_files[{i}]"
+        fld = f"{fld_name}[{i}]"
         file_part, sep, hashes = raw.partition("::")
         expanded = os.path.expanduser(os.path.expandvars(file_part))
         if "$" in expanded:
             raise _fail(path, fld, f"undefined variable in {raw!r}")
         full = os.path.abspath(os.path.join(base, expanded))
-        if any(c in full for c in "*?["):
+        root = _static_dir(full)
+        if _is_glob(full):
             matches = sorted(glob.glob(full))
             if not matches:
                 raise _fail(path, fld, f"no file matches {raw!r}")
-            out.extend(matches)
+            for m in matches:
+                out.setdefault(m, os.path.relpath(m, root).replace(os.sep, "/"))
             continue
         if not os.path.isfile(full):
             raise _fail(path, fld, f"no such file: {full}")
-        out.append(full + sep + hashes.strip().lower())
-    return tuple(dict.fromkeys(out))
+        suffix = sep + hashes.strip().lower()
+        out.setdefault(full + suffix, os.path.basename(full) + suffix)
+    return out
+
+
+def _rotate(path: str, value: Any, n_files: int) -> int:
+    """``rotate: {slices: N}`` checked: N an integer from 1 to the number of model files."""
+    if not isinstance(value, dict):
+        raise _fail(path, "rotate", f"must be a mapping like {{slices: 16}}, got {value!r}")
+    unknown = sorted(set(map(str, value)) - set(ROTATE_FIELDS))
+    if unknown:
+        raise _fail(path, f"rotate.{unknown[0]}", "unknown; known: slices (a fixed number of "
+                    "slices, so that adding a model file moves no other)")
+    if "slices" not in value:
+        raise _fail(path, "rotate.slices", "missing: give the number of slices (nights per "
+                    "round), e.g. {slices: 16}")
+    n = value["slices"]
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise _fail(path, "rotate.slices", f"must be an integer >= 1, got {n!r}")
+    if n < 1:
+        raise _fail(path, "rotate.slices", f"must be an integer >= 1, got {n}")
+    if n > n_files:
+        raise _fail(path, "rotate.slices", f"{n} slices for {n_files} model file(s): at most "
+                    "one slice per model file")
+    return n
 
 
 def load_experiment(path: str | os.PathLike) -> Experiment:
@@ -141,7 +270,19 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
 
     if "model_files" not in data:
         raise _fail(path, "model_files", "missing: give at least one model file")
-    kw["model_files"] = _model_files(path, _str_list(path, "model_files", data["model_files"]))
+    files = _model_files(path, _str_list(path, "model_files", data["model_files"]))
+    if data.get("exclude_files") is not None:
+        patterns = _str_list(path, "exclude_files", data["exclude_files"])
+        excluded = {f.partition("::")[0] for f in _model_files(path, patterns, "exclude_files")}
+        files = {f: k for f, k in files.items() if f.partition("::")[0] not in excluded}
+        if not files:
+            raise _fail(path, "exclude_files", "excludes every model file")
+        base = os.path.dirname(path)
+        kw["exclude_files"] = tuple(os.path.abspath(os.path.join(
+            base, os.path.expanduser(os.path.expandvars(p)))) for p in patterns)
+    kw["model_files"], kw["model_keys"] = tuple(files), tuple(files.values())
+    if "rotate" in data:
+        kw["slices"] = _rotate(path, data["rotate"], len(files))
 
     if "runtimes" in data:
         rts = _str_list(path, "runtimes", data["runtimes"])

@@ -50,7 +50,9 @@ class RunExperiment(BaseTask):
 
     Each model file is measured with every runtime of the experiment (one
     :class:`~mlprof.tasks.plotting.PlotMultiRuntimes` per model file, so a script's models
-    are expanded and a per-model comparison plot is made).
+    are expanded and a per-model comparison plot is made). A rotating experiment
+    (``rotate: {slices: N}``) measures only the slice of the night whose date is in
+    ``--version``; ``status.json`` records which (``slice``, and in ``results``).
     """
 
     experiment_file = PathParameter(description="the experiment YAML file")
@@ -104,15 +106,20 @@ class RunExperiment(BaseTask):
 
         t0 = time.time()
         try:
-            exp = load_experiment(self.experiment_file)
+            # a rotating experiment measures the slice of this night (its date in --version)
+            exp, part = load_experiment(self.experiment_file).for_night(self.version)
         except MLProfError as e:
             logger.error("experiment %s: %s", self.experiment_file, e)
             status = experiment_status(self.experiment_file, self.version, error=str(e))
             status.update(finished=status["started"], duration_s=round(time.time() - t0, 2))
         else:
             status = experiment_status(self.experiment_file, self.version, exp)
-            self.publish_message(f"experiment {exp.title!r}: {len(exp.model_files)} model "
-                                 f"file(s) x {len(exp.runtimes)} runtime(s)")
+            if part is not None:
+                status["slice"] = part.as_dict()
+            self.publish_message(f"experiment {exp.title!r}: "
+                                 + (f"{part.label}, " if part is not None else "")
+                                 + f"{len(exp.model_files)} model file(s) x "
+                                 f"{len(exp.runtimes)} runtime(s)")
             tasks, errors = self.measurement_tasks(exp)
             build_isolated(tasks)
             outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
@@ -120,6 +127,8 @@ class RunExperiment(BaseTask):
             plots = [p.path for t in tasks if t.complete() for p in t.output().values()]
             finish_status(status, len(exp.model_files), outcomes, errors, plots, t0,
                           time.time())
+            if part is not None:  # the dashboard's "results" column shows it
+                status["results"] = f"{status['results']}; {part.label}"
         write_json_atomic(self.output().path, status)
         self.publish_message(status_line(status))
 
