@@ -3,8 +3,9 @@
 ::
 
     mlprof benchmark models/selftest/*.py --runtimes ort,torch --batch-sizes 1,8
-    mlprof corpus --corpora selftest            # every corpus model at batch size 1, summary
-    mlprof corpus --models-dir ../turnkeyml/models --corpora selftest   # TurnkeyML's corpus
+    mlprof corpus                               # the whole models/ corpus at batch size 1
+    mlprof corpus models/ --labels author::timm --runtimes ort,torch   # a part of it
+    mlprof corpus ../turnkeyml/models/selftest  # TurnkeyML's corpus, scripts unedited
     mlprof system-info                          # CPU, threads, library versions
     mlprof models                               # where the model corpus is
     mlprof store list|clean|delete [--version V] [--model M] [--dry-run]   # manage results
@@ -88,10 +89,18 @@ def _workers(text: str) -> int:
     return n
 
 
-def _measure_args(p: argparse.ArgumentParser) -> None:
+def _default_workers() -> int:
+    """Tasks at once for a corpus: one per core, at most 4 (measurements never overlap)."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def _measure_args(p: argparse.ArgumentParser, runtime_alias: bool = False) -> None:
     """The measurement options; names, types, defaults, checks and help of the measurement
-    settings come from :mod:`mlprof.measure.settings`."""
-    p.add_argument("--runtimes", type=_arg_type(_runtimes), default=SETTINGS["runtime"].default,
+    settings come from :mod:`mlprof.measure.settings`. ``runtime_alias``: ``--runtime`` is
+    another name of ``--runtimes`` (``mlprof corpus`` had it first)."""
+    names = ("--runtimes", "--runtime") if runtime_alias else ("--runtimes",)
+    p.add_argument(*names, dest="runtimes", type=_arg_type(_runtimes),
+                   default=SETTINGS["runtime"].default,
                    help="comma-separated runtimes (default: %(default)s)")
     p.add_argument("--batch-sizes", type=_arg_type(_batch_sizes), default="1",
                    help="comma-separated batch sizes (default: %(default)s)")
@@ -165,62 +174,40 @@ def corpus_dir() -> str:
     return os.path.join(base, "models")
 
 
-#: corpus statuses of scripts that need what mlprof does not give them (network, a package);
-#: they do not make ``mlprof corpus`` fail
-NEEDS = ("needs-network", "needs-package")
-
-
 def cmd_corpus(a: argparse.Namespace) -> int:
-    """Every corpus script at one batch size: a summary of what passed, failed and why."""
-    from mlprof.api import benchmark_files, expand_models
-    from mlprof.model.script import read_labels, read_skip
+    """Every script of the corpora: a line per finished script, then what was measured per
+    corpus and the failures grouped by cause (see :mod:`mlprof.corpus`)."""
+    from mlprof.corpus import collect_scripts, run_corpus
+    from mlprof.report.causes import NEEDS, format_summary, format_table
 
-    root = os.path.abspath(a.models_dir) if a.models_dir else corpus_dir()
-    if not os.path.isdir(root):
-        raise MLProfError("not a directory", root, "--models-dir")
-    corpora = _csv(a.corpora) if a.corpora else sorted(
-        d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
-    scripts = [s for c in corpora for s in sorted(glob.glob(os.path.join(root, c, "*.py")))]
-    want = _labels(a.labels)
-    rows, n_ok = [], 0
-    t_all = time.monotonic()
-    for i, script in enumerate(scripts, 1):
-        rel = os.path.relpath(script, root)
-        row = {"script": rel, "status": "", "models": "", "median_ms": "", "seconds": "",
-               "reason": ""}
-        if want and not all(any(v in read_labels(script).get(k, ()) for v in vs)
-                            for k, vs in want.items()):
-            continue
-        skip = read_skip(script)
-        t0 = time.monotonic()
-        if skip:
-            row.update(status="skipped", reason=skip)
-        else:
-            try:
-                models = expand_models([script], a.version, a.script_args)
-                results = benchmark_files(models, runtimes=[a.runtime], batch_sizes=[1],
-                                          version=a.version, raise_on_failure=True,
-                                          **_settings(a))
-                row.update(status="ok", models=str(len(results)), median_ms=", ".join(
-                    f"{r.stats['median_ms'].iloc[0]:.3f}" for r in results))
-                n_ok += 1
-            except MLProfError as e:
-                status = getattr(e, "status", "failed")
-                reason = str(e)
-                while reason.startswith(f"{script}: "):  # the table names the script
-                    reason = reason[len(script) + 2:]
-                row.update(status=status if status in NEEDS else "failed", reason=reason[:160])
-        row["seconds"] = f"{time.monotonic() - t0:.1f}"
-        rows.append(row)
-        print(f"[{i}/{len(scripts)}] {rel}: {row['status']} {row['median_ms']} "
-              f"{row['reason']}".rstrip(), flush=True)
-    print()
-    print(_table(rows, ["script", "status", "models", "median_ms", "seconds", "reason"]))
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "failed", "skipped", *NEEDS)}
-    needs = "".join(f", {counts[s]} {s}" for s in NEEDS if counts[s])
-    print(f"\n{counts['ok']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
-          f"{needs} in {time.monotonic() - t_all:.0f} s ({a.runtime}, batch size 1)")
-    return 0 if counts["failed"] == 0 else 1
+    if a.models_dir:
+        root = os.path.abspath(a.models_dir)
+        if not os.path.isdir(root):
+            raise MLProfError("not a directory", root, "--models-dir")
+        paths = [os.path.join(root, c) for c in _csv(a.corpora)] or [root]
+    else:
+        paths = list(a.paths) or ([os.path.join(corpus_dir(), c) for c in _csv(a.corpora)]
+                                  or [corpus_dir()])
+    scripts = collect_scripts(paths, _labels(a.labels))
+    if not os.environ.get("MLP_VERBOSE"):  # a line per script is enough; warnings stay
+        import logging
+
+        logging.getLogger("mlprof").setLevel(logging.WARNING)
+    t0 = time.monotonic()
+    rows = run_corpus(scripts, runtimes=_csv(a.runtimes), batch_sizes=a.batch_sizes,
+                      version=a.version, workers=a.workers, **_settings(a))
+    wall = time.monotonic() - t0
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        print("\nnot measured\n" + format_table(bad, ["script", "runtime", "status", "cause",
+                                                    "detail", "reason"]))
+    print("\n" + format_summary(rows))
+    n_ok = sum(r["status"] == "ok" for r in rows)
+    print(f"\n{n_ok} of {len(rows)} measured ({100 * n_ok / max(len(rows), 1):.1f} %) in "
+          f"{wall:.0f} s ({', '.join(_csv(a.runtimes))}, batch size(s) "
+          f"{','.join(map(str, a.batch_sizes))}, {a.workers} workers)")
+    # what the scripts need from outside (network, a package) is not mlprof's failure
+    return 0 if all(r["status"] in ("ok", "skipped", *NEEDS) for r in rows) else 1
 
 
 def system_info() -> dict:
@@ -364,14 +351,15 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("benchmark", help="benchmark model files (YAML, ONNX, scripts)")
     b.add_argument("files", nargs="+", help="files, globs, script.py::HASH or .txt lists")
     _measure_args(b)
-    c = sub.add_parser("corpus", help="run the model corpus at batch size 1 and summarize")
-    c.add_argument("--corpora", default="", help="comma-separated corpora (default: all)")
-    c.add_argument("--models-dir", default="", help="the directory of the corpora (default: "
-                   "this checkout's models/; e.g. a TurnkeyML checkout's models/)")
-    c.add_argument("--runtime", type=_arg_type(_runtime), default=SETTINGS["runtime"].default,
-                   help="runtime (default: %(default)s)")
-    _measure_args(c)
-    c.set_defaults(n_calls=20, min_duration=0.0, version="corpus")
+    c = sub.add_parser("corpus", help="run whole corpora of model scripts and summarize")
+    c.add_argument("paths", nargs="*", help="directories of corpora (TurnkeyML's models/), "
+                   "corpus directories, scripts or globs (default: this checkout's models/)")
+    c.add_argument("--corpora", default="", help="comma-separated corpora of --models-dir (or "
+                   "of this checkout's models/)")
+    c.add_argument("--models-dir", default="", help="a directory of corpora (e.g. a TurnkeyML "
+                   "checkout's models/); same as giving it as PATH")
+    _measure_args(c, runtime_alias=True)
+    c.set_defaults(n_calls=20, min_duration=0.0, version="corpus", workers=_default_workers())
     sub.add_parser("system-info", help="CPU, threads and library versions (JSON)")
     sub.add_parser("models", help="print the location of the models corpus")
     sub.add_parser("version", help="print mlprof's version")

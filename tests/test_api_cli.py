@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -84,9 +85,10 @@ def test_corpus_command_on_the_selftest_corpus(store):
     proc = _mlprof("corpus", "--corpora", "selftest", store=store)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "[1/" in proc.stdout  # progress across the corpus
+    n = len(list((REPO / "models/selftest").glob("*.py")))
     summary = proc.stdout.strip().splitlines()[-1]
-    assert summary.startswith(f"{len(list((REPO / 'models/selftest').glob('*.py')))} passed, "
-                              "0 failed")
+    assert summary.startswith(f"{n} of {n} measured (100.0 %) in "), summary
+    assert re.search(rf"^selftest +{n} +{n} +0$", proc.stdout, re.M), proc.stdout
 
 
 def test_benchmark_command_with_labels_filter(store):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -123,11 +124,13 @@ def test_corpus_command_on_a_turnkey_models_dir(store, tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
-    assert any("selftest/needs_network.py: needs-network" in ln for ln in lines)
-    assert any("selftest/needs_package.py: needs-package" in ln
-               and "needs-package: torch_geometric" in ln for ln in lines)
-    assert lines[-1].startswith("1 passed, 0 failed, 0 skipped, 1 needs-network, "
-                                "1 needs-package in ")
+    assert any(ln.startswith("selftest/needs_network.py onnxruntime: needs-network: ")
+               for ln in lines), proc.stdout
+    assert any(ln.startswith("selftest/needs_package.py onnxruntime: needs-package: "
+                             "torch_geometric") for ln in lines), proc.stdout
+    assert lines[-1].startswith("1 of 3 measured (33.3 %) in "), lines[-1]
+    # per corpus: scripts, measured, skipped, needs-network, needs-package
+    assert re.search(r"^selftest +3 +1 +0 +1 +1$", proc.stdout, re.M), proc.stdout
 
 
 def test_a_real_turnkeyml_wins_over_the_shim(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ import datetime
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,7 +36,8 @@ logger = logging.getLogger("mlprof")
 
 #: columns of the report, in order
 REPORT_COLUMNS = [
-    "status", "error", "model", "model_hash", "model_file", "runtime", "runtime_version",
+    "status", "error", "cause", "cause_detail", "corpus", "model", "model_hash", "model_file",
+    "runtime", "runtime_version",
     "device", "cpu_model", "host", "threads", "batch_size",
     *[c for c in STAT_COLUMNS if c != "batch_size"],
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
@@ -158,6 +160,7 @@ def _failure_row(fail: Path, store: Path) -> dict | None:
         return corrupt_row(fail, store, e, batch_size=bs)
     row = _split(fail, store)
     row.update(status=rec.get("status", "failed"), error=rec.get("message", ""),
+               model_file=rec.get("model_file"),
                batch_size=bs, timestamp=rec.get("time"), store=str(store),
                path=str(fail), stage="measure")
     return row
@@ -220,7 +223,43 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
             row = _failure_row(fail, store)
             if row is not None:
                 rows.append(row)
-    return unique_rows(rows)
+    return [_with_cause(r) for r in unique_rows(rows)]
+
+
+def _with_cause(row: dict) -> dict:
+    """``row`` with its corpus (the model file's directory) and, for a failure, its cause
+    (:func:`mlprof.report.causes.failure_cause`)."""
+    from mlprof.report.causes import corpus_of, failure_cause
+
+    model_file = row.get("model_file")
+    if not model_file and row.get("status") != "ok":  # a record older than its model_file
+        m = re.search(r"(/\S+?\.py)(?:::\w+)?:", str(row.get("error") or ""))
+        model_file = row["model_file"] = m.group(1) if m else None
+    row["corpus"] = corpus_of(model_file) if isinstance(model_file, str) and model_file else ""
+    if row.get("status") != "ok":
+        cause = failure_cause(str(row.get("status")), str(row.get("error") or ""),
+                              str(row.get("stage") or ""))
+        row["cause"], row["cause_detail"] = cause.cause, cause.detail
+    return row
+
+
+def script_rows(df) -> list[dict]:
+    """One row per model file (script) and version of a report: ``ok`` when every runtime and
+    batch size of it was measured, else the first failure's status, cause and detail; the
+    input of :func:`mlprof.report.causes.format_summary`."""
+    out: list[dict] = []
+    if df.empty:
+        return out
+    files = df["model_file"].fillna(df["model"]).astype(str).str.split("::").str[0]
+    for (file, _version), g in df.assign(_file=files).groupby(["_file", "version"],
+                                                             dropna=False, sort=True):
+        bad = g[g["status"] != "ok"]
+        first = bad.iloc[0] if len(bad) else None
+        out.append({"corpus": str(g["corpus"].iloc[0] or ""), "script": file,
+                    "status": "ok" if first is None else str(first["status"]),
+                    "cause": "" if first is None else str(first["cause"] or ""),
+                    "detail": "" if first is None else str(first["cause_detail"] or "")})
+    return out
 
 
 def _upstream_failures(store: Path) -> list[dict]:
@@ -251,7 +290,8 @@ def _upstream_failures(store: Path) -> list[dict]:
                 continue
             rows.append({"status": rec.get("status", "failed"), "error": rec.get("message", ""),
                          "model": seg["model"], "model_hash": seg["model_hash"],
-                         "runtime": runtime, "runtime_version": "", "device": "",
+                         "model_file": rec.get("model_file"), "runtime": runtime,
+                         "runtime_version": "", "device": "",
                          "settings_key": rp.segments["settings"], "version": rp.version,
                          "timestamp": rec.get("time"), "stage": stage, "store": str(store),
                          "path": str(fail)})

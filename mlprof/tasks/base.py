@@ -139,6 +139,8 @@ class BaseTask(law.Task):
             write_json_atomic(self.failure_path(), {
                 "task": self.task_family, "task_id": self.task_id, "status": status,
                 "message": message, "error": type(exception).__name__,
+                # the script or model file: which corpus a failure belongs to (Report)
+                "model_file": str(getattr(self, "model_file", "") or "") or None,
                 "traceback": None if isinstance(exception, MLProfError) else
                 "".join(traceback.format_exception(exception))[-4000:],
                 "time": datetime.datetime.now(datetime.timezone.utc).isoformat(
@@ -180,6 +182,24 @@ def failure_error(task, file: str | None = None) -> MLProfError:
     if isinstance(status, str) and status != "failed":
         return MeasurementFailed(reason, file, status=status)
     return MLProfError(reason, file)
+
+
+#: the stage a failed task stands for, in failure summaries
+FAILURE_STAGES = {"DiscoverModels": "discovery", "ExportOnnx": "export",
+                  "MeasureRuntime": "measure", "MergeRuntimes": "measure"}
+
+
+def failure_cause_of(task) -> tuple:
+    """``(Cause, message)`` of the first recorded failure at or below ``task``
+    (:func:`mlprof.report.causes.failure_cause`)."""
+    from mlprof.report.causes import failure_cause
+
+    rec = first_failure(task)
+    if rec is None:
+        return failure_cause("not-run"), "not run (another task's failure stopped the run)"
+    message = str(rec.get("message") or "did not complete")
+    return failure_cause(str(rec.get("status", "failed")), message,
+                         FAILURE_STAGES.get(str(rec.get("task", "")), "")), message
 
 
 def first_failure(task) -> dict | None:

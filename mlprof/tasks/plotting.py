@@ -9,7 +9,7 @@ from mlprof import layout
 from mlprof.errors import MLProfError
 from mlprof.model.spec import script_model_name
 from mlprof.runtimes import DEFAULT_RUNTIME, TFAOT_MODEL
-from mlprof.tasks.base import Requirements
+from mlprof.tasks.base import Requirements, failure_reason
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
@@ -256,11 +256,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
     def _given_name(self, i: int) -> dict:
         return {"model_name": self.model_names[i]} if self.model_names else {}
 
-    def _entries(self) -> list[tuple[str, bool, str, str, int]]:
-        """(model file, is script, name, label, index of the model file) per model; scripts
-        expanded once discovered."""
+    def _entries(self, only: int | None = None) -> list[tuple[str, bool, str, str, int]]:
+        """(model file, is script, name, label, index of the model file) per model (of model
+        file ``only``, or of all); scripts expanded once discovered."""
         entries = []
         for i, f in enumerate(self.model_files):
+            if only is not None and i != only:
+                continue
             name = self.model_names[i] if self.model_names else law.NO_STR
             if not self._expands(i):
                 entries.append((f, self._specs[i].is_script, name, self._label(i), i))
@@ -308,9 +310,39 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
     def run_summary(self) -> str:
         if not self.complete():
-            return self.summary_of([], [])
+            return self.failures_summary()
         curves = [(f"{m.resolved_model_name} {m.runtime}", m) for _, m in self._merges()]
         return self.summary_of(curves, [t.path for t in self.output().values()])
+
+    def failures_summary(self) -> str:
+        """Why the plot is missing: per corpus (the model files' directories) how many model
+        files were measured, and the failures grouped by cause (a corpus run with
+        ``--model-files 'models/*/*.py'`` ends with this table)."""
+        from mlprof.report.causes import corpus_of, format_summary
+        from mlprof.tasks.base import failure_cause_of
+
+        rows = []
+        for i, f in enumerate(self.model_files):
+            if self._expands(i) and not self._discovery(i).complete():
+                tasks: list = [self._discovery(i)]
+            else:
+                tasks = [self._merge(mf, is_script, rt, name)
+                         for mf, is_script, name, _, _ in self._entries(only=i)
+                         for rt in self._model_pairs[i]]
+            bad = next((t for t in tasks if not t.complete()), None)
+            row = {"corpus": corpus_of(f), "status": "ok"}
+            if bad is not None:
+                cause, _ = failure_cause_of(bad)
+                row.update(status="failed", cause=cause.cause, detail=cause.detail)
+            rows.append(row)
+        text = (f"{self.task_family}: not complete: {failure_reason(self)}\n\n"
+                + format_summary(rows))
+        n = sum(r.get("cause") == "not-run" for r in rows)
+        if n:
+            text += (f"\n\n{n} not run: the models of scripts are measured once every script is "
+                     "discovered (luigi's dynamic dependencies); leave out the scripts that "
+                     "fail, or run `mlprof corpus`, which measures every script it can")
+        return text
 
     def run(self):
         # scripts' models are known once discovered: dynamic dependencies

@@ -1,0 +1,245 @@
+"""Whole corpora of model scripts in one run: parallel, resumable, summarized by cause.
+
+``mlprof corpus PATH...`` (and :func:`run_corpus` from Python) runs every model script of one
+or more corpora (TurnkeyML's layout: a directory of corpora, each a directory of scripts) through
+the same law tasks as ``law run`` — DiscoverModels, ExportOnnx, MeasureRuntime, MergeRuntimes —
+with luigi's local scheduler, in this process:
+
+- **in parallel where measurements allow**: ``workers`` tasks run at once, so discoveries and
+  exports run beside each other and beside a measurement; measurements never overlap (luigi's
+  ``mlprof_measure`` resource and the machine-wide lock of :mod:`mlprof.measure.lock`).
+- **resumable**: every finished step is a file in the store, so a run that was interrupted (or
+  rerun with more scripts) does only what is missing; failures are retried, since what made a
+  script fail (a missing package, a time-out) may have been fixed.
+- **summarized by cause**: one row per script and runtime, and at the end the counts per corpus
+  and the failures grouped by cause (:mod:`mlprof.report.causes`): needs network (with the host
+  or hub repository), needs a package (named), export failed (with the operator), out of memory,
+  timeout, crashed, error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mlprof.errors import MLProfError
+from mlprof.report.causes import corpus_of
+
+
+@dataclass(frozen=True)
+class Script:
+    """One script of a corpus: its path, its corpus (directory name) and its name there."""
+
+    path: str
+    corpus: str
+
+    @property
+    def name(self) -> str:
+        """``corpus/file.py``, as tables show it."""
+        return f"{self.corpus}/{os.path.basename(self.path)}"
+
+
+def _scripts_in(directory: str) -> list[str]:
+    return sorted(p for p in glob.glob(os.path.join(glob.escape(directory), "*.py"))
+                  if not os.path.basename(p).startswith(("_", ".")))
+
+
+def collect_scripts(paths: Sequence[str], labels: Mapping[str, Sequence[str]] | None = None
+                    ) -> list[Script]:
+    """The scripts of ``paths``: directories, scripts or globs of them.
+
+    A directory with subdirectories that hold scripts is a directory of corpora (TurnkeyML's
+    ``models/``; scripts directly in it, such as a generator, are not models); otherwise its
+    own ``*.py`` are the corpus. ``labels`` keeps the scripts whose labels line has, for every
+    key, one of the values. Raises :class:`MLProfError` naming the path for a path that does not
+    exist, is not a directory or regular file, or holds no script, and for a label selection
+    that matches nothing.
+    """
+    from mlprof.model.script import read_labels
+
+    found: dict[str, Script] = {}
+    for given in paths:
+        matches = sorted(glob.glob(given)) if any(c in given for c in "*?[") else [given]
+        if not matches:
+            raise MLProfError("no file or directory matches", given, "PATH")
+        for path in matches:
+            path = os.path.abspath(path)
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as e:
+                raise MLProfError(f"cannot read: {e.strerror}", path, "PATH") from None
+            if stat.S_ISDIR(mode):
+                subdirs = sorted(d for d in glob.glob(os.path.join(glob.escape(path), "*", ""))
+                                 if not os.path.basename(d.rstrip("/")).startswith(("_", "."))
+                                 and _scripts_in(d))
+                files = [f for d in subdirs for f in _scripts_in(d)] or _scripts_in(path)
+                if not files:
+                    raise MLProfError("holds no model script (*.py), neither directly nor in "
+                                      "its subdirectories", path, "PATH")
+            elif not stat.S_ISREG(mode):
+                raise MLProfError("is not a regular file or directory", path, "PATH")
+            elif not path.endswith(".py"):
+                raise MLProfError("is not a model script (.py) or a directory", path, "PATH")
+            else:
+                files = [path]
+            for f in files:
+                found.setdefault(f, Script(f, corpus_of(f)))
+    scripts = list(found.values())
+    if labels:
+        def keep(s: Script) -> bool:
+            have = read_labels(s.path)
+            return all(any(v in have.get(k, ()) for v in vals) for k, vals in labels.items())
+
+        selected = [s for s in scripts if keep(s)]
+        if not selected:
+            want = " ".join(f"{k}::{','.join(v)}" for k, v in labels.items())
+            raise MLProfError(f"no script of {len(scripts)} has the labels {want}",
+                              field="--labels")
+        scripts = selected
+    return scripts
+
+
+def _short(message: str, script: str, limit: int = 160) -> str:
+    """The message without the script's path (and model hash) in front: the table names the
+    script."""
+    import re
+
+    message = re.sub(rf"^(?:{re.escape(script)}(?:::\w+)?: )+", "", message)
+    return message if len(message) <= limit else message[:limit - 3] + "..."
+
+
+def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = ("onnxruntime",),
+               batch_sizes: Sequence[int] = (1,), version: str = "corpus", workers: int = 2,
+               script_args: str = "", echo: Callable[[str], None] | None = print,
+               **settings: Any) -> list[dict]:
+    """Discover, export and measure every script on ``runtimes`` at ``batch_sizes``.
+
+    Returns one row per script and runtime: ``corpus``, ``script``, ``runtime``, ``status``
+    (``ok``, ``skipped``, or the failure's status), ``cause`` and ``detail``
+    (:func:`mlprof.report.causes.failure_cause`), ``models``, ``median_ms`` (per model, at the
+    first batch size) and ``reason``. ``echo`` hears one line per finished script and runtime.
+    """
+    from mlprof.api import _build, _common, _ensure_env
+    from mlprof.measure.settings import check_batch_sizes
+    from mlprof.model.script import read_skip
+    from mlprof.runtimes import canonical_runtime
+    from mlprof.tasks.base import failure_cause_of
+    from mlprof.tasks.discover import DiscoverModels
+    from mlprof.tasks.runtime import MergeRuntimes
+
+    _ensure_env()
+    kw = _common({**settings, "script_args": script_args}, MergeRuntimes,
+                 ("version", "model_file", "runtime", "batch_sizes"))
+    batch_sizes = check_batch_sizes(batch_sizes)
+    runtimes = [canonical_runtime(r) for r in runtimes]
+    say = echo or (lambda _line: None)
+    t0 = time.monotonic()
+
+    rows: dict[tuple[str, str], dict] = {}
+
+    def row(s: Script, rt: str, **values: Any) -> None:
+        rows[(s.path, rt)] = {"corpus": s.corpus, "script": s.name, "runtime": rt,
+                              "status": "", "cause": "", "detail": "", "models": "",
+                              "median_ms": "", "reason": "", **values}
+
+    def failed(s: Script, rt: str, task: Any) -> None:
+        cause, message = failure_cause_of(task)
+        status = cause.cause if cause.cause in ("needs-network", "needs-package", "oom",
+                                                "timeout") else "failed"
+        row(s, rt, status=status, cause=cause.cause, detail=cause.detail,
+            reason=_short(message, s.path))
+        say(f"{s.name} {rt}: {cause}  {_short(message, s.path, 120)}")
+
+    # 1. discovery, every script at once (workers in parallel)
+    todo = []
+    for s in scripts:
+        skip = read_skip(s.path)
+        if skip:
+            for rt in runtimes:
+                row(s, rt, status="skipped", reason=skip)
+            continue
+        todo.append((s, DiscoverModels(version=version, model_file=s.path,
+                                       script_args=kw.get("script_args", ""),
+                                       max_depth=kw.get("max_depth", 0))))
+    say(f"discovering the models of {len(todo)} scripts ({workers} workers)")
+    _build([t for _, t in todo if not t.complete()], workers)
+
+    # 2. export and measurement of every discovered model
+    merges: list[tuple[Script, str, list]] = []
+    for s, disc in todo:
+        if not disc.complete():
+            for rt in runtimes:
+                failed(s, rt, disc)
+            continue
+        hashes = [m["hash"] for m in disc.manifest()["models"]]
+        for rt in runtimes:
+            merges.append((s, rt, [MergeRuntimes(version=version, model_file=f"{s.path}::{h}",
+                                                 runtime=rt, batch_sizes=batch_sizes, **kw)
+                                   for h in hashes]))
+    n_models = sum(len(m) for _, rt, m in merges if rt == runtimes[0])
+    say(f"measuring {n_models} models on {', '.join(runtimes)} at batch size(s) "
+        f"{','.join(map(str, batch_sizes))} ({workers} workers; one measurement at a time)")
+    pending = [t for _, _, ts in merges for t in ts if not t.complete()]
+    with _watch(pending, merges, say):
+        _build(pending, workers)
+
+    for s, rt, tasks in merges:
+        bad = next((t for t in tasks if not t.complete()), None)
+        if bad is not None:
+            failed(s, rt, bad)
+            continue
+        medians = []
+        for t in tasks:
+            import pandas as pd
+
+            stats = pd.read_csv(t.output()["stats"].path)
+            medians.append(f"{float(stats['median_ms'].iloc[0]):.3f}")
+        row(s, rt, status="ok", models=str(len(tasks)), median_ms=", ".join(medians))
+    out = [rows[(s.path, rt)] for s in scripts for rt in runtimes]
+    say(f"done in {time.monotonic() - t0:.0f} s")
+    return out
+
+
+@contextlib.contextmanager
+def _watch(pending: list, merges: list, say: Callable[[str], None]) -> Iterator[None]:
+    """Print a line when one of ``pending`` MergeRuntimes tasks succeeds (luigi's events fire
+    in the process that ran the task, a fork of this one, hence the shared counter)."""
+    import multiprocessing
+
+    import luigi
+
+    from mlprof.tasks.runtime import MergeRuntimes
+
+    names = {t.task_id: (s.name, rt) for s, rt, ts in merges for t in ts}
+    counter = multiprocessing.Value("i", 0)
+    total = len(pending)
+
+    def _done(task: Any) -> None:
+        if task.task_id not in names:
+            return
+        with counter.get_lock():
+            counter.value += 1
+            n = counter.value
+        name, rt = names[task.task_id]
+        try:
+            import pandas as pd
+
+            stats = pd.read_csv(task.output()["stats"].path)
+            median = f"{float(stats['median_ms'].iloc[0]):.3f} ms"
+        except Exception:  # noqa: BLE001 - a progress line only
+            median = ""
+        say(f"[{n}/{total}] {name} {rt}: ok {median}".rstrip())
+
+    # luigi's registry of handlers is global: registered for this run only
+    MergeRuntimes.event_handler(luigi.Event.SUCCESS)(_done)
+    try:
+        yield
+    finally:
+        MergeRuntimes._event_callbacks.get(MergeRuntimes, {}).get(
+            luigi.Event.SUCCESS, set()).discard(_done)
