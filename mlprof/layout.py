@@ -16,7 +16,8 @@ Segments (``<...>`` is filled in, ``[...]`` appears only when not the default)::
               <rt1>-<v1>-<rt2>-<v2>__<device>          (several runtimes on one plot)
     settings  measurement tasks: calls<N>_events<N>_warmup<N>_mindur<F>_threads<N>_input-<kind>
                   [__onnx-op<N>-<fp32|fp16>[-ortopt][-tol<hash4>]]   (script models, exported)
-              ExportOnnx: onnx-op<N>-<precision>...[_args-<hash6>][_depth<N>]
+              ExportOnnx: onnx-op<N>-<precision>...[-bs<N>][_args-<hash6>][_depth<N>]
+                          (-bs<N>: a static graph for batch size N, see ExportKey)
               DiscoverModels: default | args-<hash6>[_depth<N>]
 
 This is the layout mlprof has always written, so a store written before this module existed is
@@ -304,13 +305,17 @@ class MeasureKey:
 class ExportKey:
     """How a model script was exported to ONNX.
 
-    ``tolerances`` is a hash of explicitly given tolerances ("" for the defaults).
+    ``tolerances`` is a hash of explicitly given tolerances ("" for the defaults);
+    ``batch_size`` is 0 for the graph with a symbolic batch dimension, N for a static graph
+    exported for batch size N (models whose symbolic graph is wrong at other batch sizes are
+    measured on one static graph per batch size; only ExportOnnx has such keys).
     """
 
     opset: int
     precision: str = "fp32"
     ort_optimize: bool = False
     tolerances: str = ""
+    batch_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -365,16 +370,19 @@ def parse_measure_segment(segment: str) -> MeasureKey:
 
 
 def export_segment(key: ExportKey) -> str:
-    """``onnx-op18-fp32`` (+ ``-ortopt``, ``-tol<hash4>`` when given)."""
+    """``onnx-op18-fp32`` (+ ``-ortopt``, ``-tol<hash4>`` when given, ``-bs<N>`` for a static
+    graph)."""
     tag = f"onnx-op{key.opset}-{key.precision}"
     if key.ort_optimize:
         tag += "-ortopt"
     if key.tolerances:
         tag += f"-tol{key.tolerances}"
+    if key.batch_size:
+        tag += f"-bs{int(key.batch_size)}"
     return tag
 
 
-_EXPORT_SEG = re.compile(r"onnx-op(\d+)-(fp32|fp16)(-ortopt)?(?:-tol([0-9a-f]+))?")
+_EXPORT_SEG = re.compile(r"onnx-op(\d+)-(fp32|fp16)(-ortopt)?(?:-tol([0-9a-f]+))?(?:-bs(\d+))?")
 
 
 def parse_export_segment(segment: str) -> ExportKey:
@@ -382,7 +390,8 @@ def parse_export_segment(segment: str) -> ExportKey:
     m = _EXPORT_SEG.fullmatch(segment)
     if not m:
         raise ValueError(f"not an export segment: {segment!r}")
-    return ExportKey(int(m.group(1)), m.group(2), bool(m.group(3)), m.group(4) or "")
+    return ExportKey(int(m.group(1)), m.group(2), bool(m.group(3)), m.group(4) or "",
+                     int(m.group(5) or 0))
 
 
 def tolerances_tag(atol: float | None, rtol: float | None) -> str:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
+
+import luigi
 
 from mlprof import layout
 from mlprof.errors import MLProfError
@@ -17,16 +21,33 @@ logger = logging.getLogger("mlprof")
 class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
     """Export one model of a script to ONNX (``--opset``, ``--precision``, ``--ort-optimize``).
 
-    The ONNX outputs are checked against the eager model's on the script's inputs and on
-    another batch size; beyond ``--atol``/``--rtol`` the export fails. Writes ``model.onnx``
-    and ``export.json`` (export time, errors, opset, versions).
+    The TorchScript exporter is tried first, then the dynamo exporter; the record says which
+    made the graph. The ONNX outputs are checked against the eager model's on the script's
+    inputs and on another batch size: exact within ``--atol``/``--rtol``, close (within rtol
+    of each output's RMS: kept, with a warning and the errors in the record) or refused (see
+    :mod:`mlprof.model.export`). Writes ``model.onnx`` and ``export.json``.
+
+    A model whose graph with a symbolic batch dimension is wrong at other batch sizes gets a
+    static graph at the script's batch size here, recorded as ``"batch": "static"``;
+    ``--export-batch-size N`` exports the static graph for batch size N, which MeasureRuntime
+    requires for each batch size it measures of such a model (a separate task: each static
+    graph is made once, where it is needed, and has its own directory, ``...-bs<N>``).
     """
+
+    export_batch_size = luigi.IntParameter(default=0, description="export a static graph for "
+                                           "this batch size (0: one graph with a symbolic "
+                                           "batch dimension); MeasureRuntime asks for these "
+                                           "itself when a model's symbolic graph is wrong at "
+                                           "other batch sizes")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.is_script:
             raise MLProfError("ExportOnnx takes a Python model script (.py)",
                               self.model_spec.spec_file, "--model-file")
+        if self.export_batch_size < 0:
+            raise MLProfError(f"must be >= 0 (0: a symbolic batch dimension), got "
+                              f"{self.export_batch_size}", field="--export-batch-size")
 
     reqs = Requirements(DiscoverModels=DiscoverModels)
 
@@ -36,13 +57,22 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
     def store_parts(self):
         content = layout.script_model_hash(self.model_spec.content_hash, self.script_argv,
                                            self.max_depth)
+        key = dataclasses.replace(self.export_key(), batch_size=self.export_batch_size)
         return {"model": layout.model_segment(self.resolved_model_name, content),
-                "settings": layout.export_settings_segment(self.export_key(),
-                                                           self.script_key())}
+                "settings": layout.export_settings_segment(key, self.script_key())}
 
     def output(self):
         return {"onnx": self.local_target("model.onnx"),
                 "json": self.local_target("export.json")}
+
+    def record(self) -> dict | None:
+        """The export record (``export.json``), None while there is none."""
+        try:
+            with open(self.output()["json"].path) as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) else None
 
     def run(self):
         from mlprof.measure.isolate import run_isolated
@@ -50,15 +80,33 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
 
         (model,) = self.requires().selected(single=True)
         outputs = self.output()
+        label = f"export of {self.model_spec.file}::{model['hash']}"
         record = run_isolated(export_onnx, {
             "script": self.model_spec.file, "model_hash": model["hash"],
             "out_path": outputs["onnx"].path, "script_args": self.script_argv,
             "max_depth": self.max_depth, "opset": self.resolved_opset,
             "precision": self.precision, "optimize": self.ort_optimize,
             "atol": self.tolerances()[0], "rtol": self.tolerances()[1],
-        }, label=f"export of {self.model_spec.file}::{model['hash']}", torch=True)
+            "batch_size": self.export_batch_size,
+        }, label=label, torch=True)
         record["model"] = model
+        if self.export_batch_size:
+            # why this model has static graphs: the symbolic export found it out
+            base = self.req(self, export_batch_size=0).record() or {}
+            if base.get("static_reason"):
+                record["static_reason"] = base["static_reason"]
         # the ONNX file is in place (renamed atomically by the export); the JSON completes it
         write_json_atomic(outputs["json"].path, record)
-        logger.info("exported %s in %.2f s (max abs error %.2g)", self.resolved_model_name,
-                    record["export_s"], record["max_abs_error"])
+        name = self.resolved_model_name
+        if record.get("torchscript_error"):
+            logger.warning("%s: exported by the dynamo exporter; the TorchScript exporter "
+                           "failed: %s", name, record["torchscript_error"])
+        if record.get("batch") == "static" and not self.export_batch_size:
+            logger.warning("%s: %s; measured on one static graph per batch size", name,
+                           record["static_reason"])
+        for warning in record.get("warnings", []):
+            logger.warning("%s: the ONNX export is %s (measured anyway; the errors are in %s)",
+                           name, warning, outputs["json"].path)
+        logger.info("exported %s in %.2f s (%s exporter, %s, max abs error %.2g)", name,
+                    record["export_s"], record["exporter"], record["verdict"],
+                    record["max_abs_error"])

@@ -142,6 +142,12 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
 
     Each branch writes ``runtime_bs_<N>.csv`` (raw samples: batch_size, event, call,
     runtime_ms) and ``runtime_bs_<N>.json`` (provenance). ``--branch K`` runs one batch size.
+
+    A model script is measured on its ONNX export; a model whose export is static (its graph
+    with a symbolic batch dimension is wrong at other batch sizes) on the static graph of
+    each branch's batch size (``ExportOnnx --export-batch-size N``, see
+    :meth:`static_export`). The provenance holds the record of the graph measured (``export``:
+    exporter, ``batch`` and ``batch_size``, verdict), so no result hides which graph it is of.
     """
 
     # the workflow requires its branches statically: law's dynamic branch yielding starts a
@@ -195,13 +201,34 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
     def requires(self):
         return self.model_requirements()
 
+    def static_export(self) -> ExportOnnx | None:
+        """The static graph this branch measures, when the model has them: its export says
+        ``"batch": "static"`` (its graph with a symbolic batch dimension is wrong at other
+        batch sizes) and its static graph is for another batch size. None otherwise, and as
+        long as the export has not run.
+
+        A dynamic dependency (:meth:`run` yields it), not a requirement: which graph a branch
+        needs shows only once the export has run, and luigi checks at run time that the
+        requirements are the ones scheduled."""
+        if not (self.is_branch() and self.measures_export):
+            return None
+        record = self.reqs.ExportOnnx.req(self).record()
+        if not record or record.get("batch") != "static" or \
+                record.get("batch_size") == self.branch_data:
+            return None
+        return self.reqs.ExportOnnx.req(self, export_batch_size=self.branch_data)
+
+    def measured_export(self) -> ExportOnnx:
+        """The export whose graph this branch measures (see :meth:`static_export`)."""
+        return self.static_export() or self.requires()["export"]
+
     def measured_file(self) -> str:
         """What the harness measures: the YAML/ONNX file, the export, or script::HASH."""
         if not self.is_script:
             return self.model_spec.spec_file
         reqs = self.requires()
         if "export" in reqs:
-            return reqs["export"].output()["onnx"].path
+            return self.measured_export().output()["onnx"].path
         (model,) = reqs["discover"].selected(single=True)
         return f"{self.model_spec.file}::{model['hash']}"
 
@@ -247,6 +274,12 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         from mlprof.measure.progress import LOG_EVERY
         from mlprof.measure.results import write_branch
 
+        if self.measures_export:
+            # a model measured on static graphs: this batch size's graph is exported first (a
+            # dynamic dependency: which graph is needed shows only once the export has run)
+            export = self.measured_export()
+            if not export.complete():
+                yield export
         self.replace_damaged()
         bs = self.branch_data
         label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
@@ -293,7 +326,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
             batch_job=batch_job_info(),  # the Slurm/HTCondor job, None when local
             script={"file": self.model_spec.file, "script_args": self.script_argv,
                     "max_depth": self.max_depth} if self.is_script else None,
-            export_record_file=self.requires()["export"].output()["json"].path
+            export_record_file=self.measured_export().output()["json"].path
             if self.measures_export else None)
         logger.info("%s: median %.4f ms over %d calls", label,
                     float(np.median(result.samples_ms)), result.samples_ns.size)

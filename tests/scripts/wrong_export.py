@@ -1,10 +1,12 @@
-"""Exports "fine" but bakes the batch size into the graph: numerically wrong at other sizes."""
+"""Exports "fine" but bakes a value computed from its input into the graph: numerically wrong on
+other inputs. (A model that bakes in the batch size gets one static graph per batch size
+instead; see tests/test_export_fallback.py.)"""
 import torch
 
 
-class BakesBatch(torch.nn.Module):
+class BakesData(torch.nn.Module):
     def forward(self, x):
-        return x * int(x.shape[0])
+        return x * float(x.mean())
 
 
-BakesBatch()(torch.rand(1, 4))
+BakesData()(torch.rand(1, 4))
