@@ -1,0 +1,28 @@
+# labels: name::darknetaa53 author::timm task::computer_vision family::cspnet kind::classification
+"""
+`darknetaa53` from timm (family `cspnet`: timm/models/cspnet.py), random weights, 36,022,984
+parameters.
+
+timm's default input size for this model is 3x256x256 (its pretrained_cfg); the script uses
+--height/--width (default 224x224), pass --height 256 --width 256 for the native size.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/cspnet.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python darknetaa53.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("darknetaa53", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,26 @@
+# labels: name::ese_vovnet19b_slim_dw author::timm task::computer_vision family::vovnet kind::classification
+# ruff: noqa: E501
+"""
+`ese_vovnet19b_slim_dw` from timm (family `vovnet`: timm/models/vovnet.py), random weights,
+1,897,752 parameters.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/vovnet.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python ese_vovnet19b_slim_dw.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("ese_vovnet19b_slim_dw", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,26 @@
+# labels: name::lcnet_035 author::timm task::computer_vision family::mobilenetv3 kind::classification
+# ruff: noqa: E501
+"""
+`lcnet_035` from timm (family `mobilenetv3`: timm/models/mobilenetv3.py), random weights,
+1,644,370 parameters.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/mobilenetv3.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python lcnet_035.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("lcnet_035", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

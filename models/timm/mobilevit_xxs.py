@@ -1,0 +1,29 @@
+# labels: name::mobilevit_xxs author::timm task::computer_vision family::mobilevit kind::classification
+# ruff: noqa: E501
+"""
+`mobilevit_xxs` from timm (family `mobilevit`: timm/models/mobilevit.py), random weights,
+1,272,024 parameters.
+
+timm's default input size for this model is 3x256x256 (its pretrained_cfg); the script uses
+--height/--width (default 224x224), pass --height 256 --width 256 for the native size.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/mobilevit.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python mobilevit_xxs.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("mobilevit_xxs", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,25 @@
+# labels: name::pvt_v2_b0 author::timm task::computer_vision family::pvt_v2 kind::classification
+"""
+`pvt_v2_b0` from timm (family `pvt_v2`: timm/models/pvt_v2.py), random weights, 3,666,760
+parameters.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/pvt_v2.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python pvt_v2_b0.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("pvt_v2_b0", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

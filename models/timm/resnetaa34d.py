@@ -1,0 +1,25 @@
+# labels: name::resnetaa34d author::timm task::computer_vision family::resnet kind::classification
+"""
+`resnetaa34d` from timm (family `resnet`: timm/models/resnet.py), random weights, 21,816,904
+parameters.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/resnet.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python resnetaa34d.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("resnetaa34d", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,38 @@
+# labels: name::sebotnet33ts_256 author::timm task::computer_vision family::byoanet kind::classification
+# ruff: noqa: E501
+"""
+`sebotnet33ts_256` from timm (family `byoanet`: timm/models/byoanet.py), random weights,
+13,699,424 parameters.
+
+The model is built for the input size (img_size=(height, width)): its position embeddings (or
+attention windows) are tied to the image size, so height and width must be multiples of its
+patch size (or window size).
+
+timm's default input size for this model is 3x256x256 (its pretrained_cfg); the script uses
+--height/--width (default 224x224), pass --height 256 --width 256 for the native size.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/byoanet.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python sebotnet33ts_256.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model(
+    "sebotnet33ts_256",
+    pretrained=False,
+    in_chans=num_channels,
+    img_size=(height, width),
+)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

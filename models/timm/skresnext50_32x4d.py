@@ -1,0 +1,26 @@
+# labels: name::skresnext50_32x4d author::timm task::computer_vision family::sknet kind::classification
+# ruff: noqa: E501
+"""
+`skresnext50_32x4d` from timm (family `sknet`: timm/models/sknet.py), random weights, 27,479,784
+parameters.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/sknet.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python skresnext50_32x4d.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("skresnext50_32x4d", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

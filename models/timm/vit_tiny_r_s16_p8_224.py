@@ -1,0 +1,35 @@
+# labels: name::vit_tiny_r_s16_p8_224 author::timm task::computer_vision family::vision_transformer_hybrid kind::classification
+# ruff: noqa: E501
+"""
+`vit_tiny_r_s16_p8_224` from timm (family `vision_transformer_hybrid`:
+timm/models/vision_transformer_hybrid.py), random weights, 6,337,704 parameters.
+
+The model is built for the input size (img_size=(height, width)): its position embeddings (or
+attention windows) are tied to the image size, so height and width must be multiples of its
+patch size (or window size).
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/vision_transformer_hybrid.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python vit_tiny_r_s16_p8_224.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model(
+    "vit_tiny_r_s16_p8_224",
+    pretrained=False,
+    in_chans=num_channels,
+    img_size=(height, width),
+)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,26 @@
+# labels: name::wide_resnet50_2 author::timm task::computer_vision family::resnet kind::classification
+# ruff: noqa: E501
+"""
+`wide_resnet50_2` from timm (family `resnet`: timm/models/resnet.py), random weights, 68,883,240
+parameters.
+
+Source: https://github.com/huggingface/pytorch-image-models/blob/main/timm/models/resnet.py
+"""
+import timm
+import torch
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python wide_resnet50_2.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = timm.create_model("wide_resnet50_2", pretrained=False, in_chans=num_channels)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,33 @@
+# labels: name::fasterrcnn_mobilenet_v3_large_320_fpn author::torchvision task::computer_vision family::fasterrcnn kind::detection
+# ruff: noqa: E501
+"""
+`torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn` from torchvision, random
+weights (weights=None, weights_backbone=None), 19,410,754 parameters.
+
+A detection model takes a batch of images, a list of 3xHxW tensors or, as here, one batched
+tensor (`images`, values in [0, 1]); it normalizes and resizes each image to 320 (shorter side),
+640 at most itself, and in eval mode returns one dict per image (boxes, labels, scores).
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python fasterrcnn_mobilenet_v3_large_320_fpn.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(
+    weights=None,
+    weights_backbone=None,
+)
+model.eval()
+inputs = {"images": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

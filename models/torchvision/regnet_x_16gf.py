@@ -1,0 +1,26 @@
+# labels: name::regnet_x_16gf author::torchvision task::computer_vision family::regnet_x kind::classification
+# ruff: noqa: E501
+"""
+`torchvision.models.regnet_x_16gf` from torchvision, random weights (weights=None), 54,278,536
+parameters.
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.regnet_x_16gf.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python regnet_x_16gf.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.regnet_x_16gf(weights=None)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

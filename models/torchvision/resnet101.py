@@ -1,0 +1,26 @@
+# labels: name::resnet101 author::torchvision task::computer_vision family::resnet kind::classification
+# ruff: noqa: E501
+"""
+`torchvision.models.resnet101` from torchvision, random weights (weights=None), 44,549,160
+parameters.
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.resnet101.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python resnet101.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.resnet101(weights=None)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,29 @@
+# labels: name::ssd300_vgg16 author::torchvision task::computer_vision family::ssd kind::detection
+"""
+`torchvision.models.detection.ssd300_vgg16` from torchvision, random weights (weights=None,
+weights_backbone=None), 35,641,826 parameters.
+
+A detection model takes a batch of images, a list of 3xHxW tensors or, as here, one batched
+tensor (`images`, values in [0, 1]); it normalizes and resizes each image to 300x300 itself, and
+in eval mode returns one dict per image (boxes, labels, scores).
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.detection.ssd300_vgg16.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python ssd300_vgg16.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.detection.ssd300_vgg16(weights=None, weights_backbone=None)
+model.eval()
+inputs = {"images": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,33 @@
+# labels: name::ssdlite320_mobilenet_v3_large author::torchvision task::computer_vision family::ssdlite kind::detection
+# ruff: noqa: E501
+"""
+`torchvision.models.detection.ssdlite320_mobilenet_v3_large` from torchvision, random weights
+(weights=None, weights_backbone=None), 3,440,060 parameters.
+
+A detection model takes a batch of images, a list of 3xHxW tensors or, as here, one batched
+tensor (`images`, values in [0, 1]); it normalizes and resizes each image to 320x320 itself, and
+in eval mode returns one dict per image (boxes, labels, scores).
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.detection.ssdlite320_mobilenet_v3_large.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python ssdlite320_mobilenet_v3_large.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+    weights=None,
+    weights_backbone=None,
+)
+model.eval()
+inputs = {"images": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

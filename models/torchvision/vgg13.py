@@ -1,0 +1,25 @@
+# labels: name::vgg13 author::torchvision task::computer_vision family::vgg kind::classification
+"""
+`torchvision.models.vgg13` from torchvision, random weights (weights=None), 133,047,848
+parameters.
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.vgg13.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python vgg13.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.vgg13(weights=None)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,26 @@
+# labels: name::wide_resnet50_2 author::torchvision task::computer_vision family::wide_resnet kind::classification
+# ruff: noqa: E501
+"""
+`torchvision.models.wide_resnet50_2` from torchvision, random weights (weights=None), 68,883,240
+parameters.
+
+Source: https://pytorch.org/vision/stable/models/generated/torchvision.models.wide_resnet50_2.html
+"""
+import torch
+import torchvision
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python wide_resnet50_2.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+
+# model and inputs
+model = torchvision.models.wide_resnet50_2(weights=None)
+model.eval()
+inputs = {"x": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

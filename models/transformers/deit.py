@@ -1,0 +1,31 @@
+# labels: name::deit author::huggingface task::computer_vision family::deit kind::vision
+"""
+transformers.DeiTModel (vision model) built from transformers.DeiTConfig with its default
+configuration, random weights, 86,390,784 parameters.
+
+The model is built for the input size (image_size=height): square images.
+
+Source: https://huggingface.co/docs/transformers/model_doc/deit
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python deit.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+if height != width:
+    raise ValueError(f"deit is built for square images (image_size=height), got "
+                     f"{height}x{width}")
+
+# model and inputs
+config = transformers.DeiTConfig(image_size=height, num_channels=num_channels)
+model = transformers.DeiTModel(config)
+model.eval()
+inputs = {"pixel_values": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,50 @@
+# labels: name::fsmt author::huggingface task::natural_language_processing family::fsmt kind::encoder_decoder config::small
+# ruff: noqa: E501
+"""
+transformers.FSMTModel (encoder-decoder) built from transformers.FSMTConfig with a small
+configuration, random weights, 95,025,152 parameters.
+
+The default FSMTConfig makes a model of 484M parameters, too big for this corpus (<= ~150M
+parameters, seconds on 2 CPU cores): the script sets d_model=512, decoder_attention_heads=8,
+decoder_ffn_dim=2048, decoder_layers=4, encoder_attention_heads=8, encoder_ffn_dim=2048,
+encoder_layers=4.
+
+max_seq_length should stay within the config's max_position_embeddings (1024).
+
+Called with input_ids (the encoder's) and decoder_input_ids (the decoder's), both max_seq_length
+tokens.
+
+Source: https://huggingface.co/docs/transformers/model_doc/fsmt
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python fsmt.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.FSMTConfig(
+    d_model=512,
+    decoder_attention_heads=8,
+    decoder_ffn_dim=2048,
+    decoder_layers=4,
+    encoder_attention_heads=8,
+    encoder_ffn_dim=2048,
+    encoder_layers=4,
+    use_cache=False,
+)
+model = transformers.FSMTModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+    "decoder_input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

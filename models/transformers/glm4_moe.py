@@ -1,0 +1,46 @@
+# labels: name::glm4_moe author::huggingface task::natural_language_processing family::glm4_moe kind::decoder config::small
+# ruff: noqa: E501
+"""
+transformers.Glm4MoeModel (text decoder) built from transformers.Glm4MoeConfig with a small
+configuration, random weights, 35,531,264 parameters.
+
+The default Glm4MoeConfig makes a model of 102,860M parameters, too big for this corpus (<=
+~150M parameters, seconds on 2 CPU cores): the script sets hidden_size=512,
+intermediate_size=2048, moe_intermediate_size=512, n_routed_experts=4, num_attention_heads=8,
+num_experts_per_tok=2, num_hidden_layers=4, num_key_value_heads=8, vocab_size=32000.
+
+Source: https://huggingface.co/docs/transformers/model_doc/glm4_moe
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python glm4_moe.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.Glm4MoeConfig(
+    hidden_size=512,
+    intermediate_size=2048,
+    moe_intermediate_size=512,
+    n_routed_experts=4,
+    num_attention_heads=8,
+    num_experts_per_tok=2,
+    num_hidden_layers=4,
+    num_key_value_heads=8,
+    vocab_size=32000,
+    use_cache=False,
+)
+model = transformers.Glm4MoeModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

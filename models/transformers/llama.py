@@ -1,0 +1,46 @@
+# labels: name::llama author::huggingface task::natural_language_processing family::llama kind::decoder config::small
+# ruff: noqa: E501
+"""
+transformers.LlamaModel (text decoder) built from transformers.LlamaConfig with a small
+configuration, random weights, 33,165,824 parameters.
+
+The default LlamaConfig makes a model of 6,607M parameters, too big for this corpus (<= ~150M
+parameters, seconds on 2 CPU cores): the script sets head_dim=64, hidden_size=512,
+intermediate_size=2048, num_attention_heads=8, num_hidden_layers=4, num_key_value_heads=8,
+vocab_size=32000.
+
+max_seq_length should stay within the config's max_position_embeddings (2048).
+
+Source: https://huggingface.co/docs/transformers/model_doc/llama
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python llama.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.LlamaConfig(
+    head_dim=64,
+    hidden_size=512,
+    intermediate_size=2048,
+    num_attention_heads=8,
+    num_hidden_layers=4,
+    num_key_value_heads=8,
+    vocab_size=32000,
+    use_cache=False,
+)
+model = transformers.LlamaModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

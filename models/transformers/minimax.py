@@ -1,0 +1,45 @@
+# labels: name::minimax author::huggingface task::natural_language_processing family::minimax kind::decoder config::small
+# ruff: noqa: E501
+"""
+transformers.MiniMaxModel (text decoder) built from transformers.MiniMaxConfig with a small
+configuration, random weights, 71,448,064 parameters.
+
+The default MiniMaxConfig makes a model of 47,243M parameters, too big for this corpus (<= ~150M
+parameters, seconds on 2 CPU cores): the script sets hidden_size=512, intermediate_size=2048,
+num_attention_heads=8, num_experts_per_tok=2, num_hidden_layers=4, num_key_value_heads=8,
+num_local_experts=4, vocab_size=32000.
+
+Source: https://huggingface.co/docs/transformers/model_doc/minimax
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python minimax.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.MiniMaxConfig(
+    hidden_size=512,
+    intermediate_size=2048,
+    num_attention_heads=8,
+    num_experts_per_tok=2,
+    num_hidden_layers=4,
+    num_key_value_heads=8,
+    num_local_experts=4,
+    vocab_size=32000,
+    use_cache=False,
+)
+model = transformers.MiniMaxModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

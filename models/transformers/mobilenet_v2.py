@@ -1,0 +1,32 @@
+# labels: name::mobilenet_v2 author::huggingface task::computer_vision family::mobilenet_v2 kind::vision
+# ruff: noqa: E501
+"""
+transformers.MobileNetV2Model (vision model) built from transformers.MobileNetV2Config with its
+default configuration, random weights, 2,223,872 parameters.
+
+The model is built for the input size (image_size=height): square images.
+
+Source: https://huggingface.co/docs/transformers/model_doc/mobilenet_v2
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python mobilenet_v2.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+if height != width:
+    raise ValueError(f"mobilenet_v2 is built for square images (image_size=height), got "
+                     f"{height}x{width}")
+
+# model and inputs
+config = transformers.MobileNetV2Config(image_size=height, num_channels=num_channels)
+model = transformers.MobileNetV2Model(config)
+model.eval()
+inputs = {"pixel_values": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,48 @@
+# labels: name::nemotron_h author::huggingface task::natural_language_processing family::nemotron_h kind::decoder config::small
+# ruff: noqa: E501
+"""
+transformers.NemotronHModel (text decoder) built from transformers.NemotronHConfig with a small
+configuration, random weights, 43,260,800 parameters.
+
+The default NemotronHConfig makes a model of 1,431M parameters, too big for this corpus (<=
+~150M parameters, seconds on 2 CPU cores): the script sets head_dim=64, hidden_size=512,
+intermediate_size=2048, moe_intermediate_size=512, n_routed_experts=4, num_attention_heads=8,
+num_experts_per_tok=2, num_key_value_heads=8, vocab_size=32000.
+
+max_seq_length should stay within the config's max_position_embeddings (4096).
+
+Source: https://huggingface.co/docs/transformers/model_doc/nemotron_h
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python nemotron_h.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.NemotronHConfig(
+    head_dim=64,
+    hidden_size=512,
+    intermediate_size=2048,
+    moe_intermediate_size=512,
+    n_routed_experts=4,
+    num_attention_heads=8,
+    num_experts_per_tok=2,
+    num_key_value_heads=8,
+    vocab_size=32000,
+    use_cache=False,
+)
+model = transformers.NemotronHModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

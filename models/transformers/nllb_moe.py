@@ -1,0 +1,52 @@
+# labels: name::nllb_moe author::huggingface task::natural_language_processing family::nllb_moe kind::encoder_decoder config::small
+# ruff: noqa: E501
+"""
+transformers.NllbMoeModel (encoder-decoder) built from transformers.NllbMoeConfig with a small
+configuration, random weights, 58,414,080 parameters.
+
+The default NllbMoeConfig makes a model of 6,881M parameters, too big for this corpus (<= ~150M
+parameters, seconds on 2 CPU cores): the script sets d_model=512, decoder_attention_heads=8,
+decoder_ffn_dim=2048, decoder_layers=4, encoder_attention_heads=8, encoder_ffn_dim=2048,
+encoder_layers=4, num_experts=4, vocab_size=32000.
+
+max_seq_length should stay within the config's max_position_embeddings (1024).
+
+Called with input_ids (the encoder's) and decoder_input_ids (the decoder's), both max_seq_length
+tokens.
+
+Source: https://huggingface.co/docs/transformers/model_doc/nllb-moe
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python nllb_moe.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.NllbMoeConfig(
+    d_model=512,
+    decoder_attention_heads=8,
+    decoder_ffn_dim=2048,
+    decoder_layers=4,
+    encoder_attention_heads=8,
+    encoder_ffn_dim=2048,
+    encoder_layers=4,
+    num_experts=4,
+    vocab_size=32000,
+    use_cache=False,
+)
+model = transformers.NllbMoeModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+    "decoder_input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,31 @@
+# labels: name::pvt author::huggingface task::computer_vision family::pvt kind::vision
+"""
+transformers.PvtModel (vision model) built from transformers.PvtConfig with its default
+configuration, random weights, 12,716,288 parameters.
+
+The model is built for the input size (image_size=height): square images.
+
+Source: https://huggingface.co/docs/transformers/model_doc/pvt
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python pvt.py --batch_size 8
+batch_size, num_channels, height, width = parse(["batch_size", "num_channels", "height", "width"])
+if height != width:
+    raise ValueError(f"pvt is built for square images (image_size=height), got "
+                     f"{height}x{width}")
+
+# model and inputs
+config = transformers.PvtConfig(image_size=height, num_channels=num_channels)
+model = transformers.PvtModel(config)
+model.eval()
+inputs = {"pixel_values": torch.rand(batch_size, num_channels, height, width)}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

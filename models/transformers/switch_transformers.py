@@ -1,0 +1,47 @@
+# labels: name::switch_transformers author::huggingface task::natural_language_processing family::switch_transformers kind::encoder_decoder config::small
+# ruff: noqa: E501
+"""
+transformers.SwitchTransformersModel (encoder-decoder) built from
+transformers.SwitchTransformersConfig with a small configuration, random weights, 123,377,152
+parameters.
+
+The default SwitchTransformersConfig makes a model of 317M parameters, too big for this corpus
+(<= ~150M parameters, seconds on 2 CPU cores): the script sets d_ff=2048, d_model=512,
+num_experts=4, num_heads=8, num_layers=4, vocab_size=32000.
+
+Called with input_ids (the encoder's) and decoder_input_ids (the decoder's), both max_seq_length
+tokens.
+
+Source: https://huggingface.co/docs/transformers/model_doc/switch_transformers
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python switch_transformers.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.SwitchTransformersConfig(
+    d_ff=2048,
+    d_model=512,
+    num_experts=4,
+    num_heads=8,
+    num_layers=4,
+    vocab_size=32000,
+    use_cache=False,
+)
+model = transformers.SwitchTransformersModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+    "decoder_input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)

@@ -1,0 +1,32 @@
+# labels: name::tapas author::huggingface task::natural_language_processing family::tapas kind::encoder
+# ruff: noqa: E501
+"""
+transformers.TapasModel (text encoder) built from transformers.TapasConfig with its default
+configuration, random weights, 110,671,872 parameters.
+
+max_seq_length should stay within the config's max_position_embeddings (1024).
+
+Source: https://huggingface.co/docs/transformers/model_doc/tapas
+"""
+import torch
+import transformers
+
+from mlprof.parser import parse
+
+torch.manual_seed(0)
+
+# parameters (TurnkeyML's standard names): python tapas.py --batch_size 8
+batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
+
+# model and inputs
+config = transformers.TapasConfig()
+model = transformers.TapasModel(config)
+model.eval()
+inputs = {
+    "input_ids": torch.randint(0, config.vocab_size, (batch_size, max_seq_length)),
+    "attention_mask": torch.ones(batch_size, max_seq_length, dtype=torch.long),
+}
+
+# call the model
+with torch.no_grad():
+    model(**inputs)
