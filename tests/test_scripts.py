@@ -47,6 +47,13 @@ def test_discovery_lists_both_models_with_stable_hashes():
     assert {m["hash"] for m in bigger["models"]}.isdisjoint(m["hash"] for m in models)
 
 
+def test_a_part_called_while_the_model_is_built_is_not_a_model_of_its_own():
+    models = _discover(str(SCRIPTS / "part_called_while_built.py"))["models"]
+    assert [m["class"] for m in models] == ["torch.nn.modules.container.Sequential"]
+    assert models[0]["parameters"] == 3 * 8 * 9 + 8 + 8 * 4 + 4
+    assert models[0]["inputs"][0]["shape"] == [2, 3, 32, 32]
+
+
 def test_hash_selects_one_model_and_single_model_tasks_list_the_hashes():
     manifest = _discover(TWO)
     h0, h1 = (m["hash"] for m in manifest["models"])
