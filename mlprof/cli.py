@@ -192,6 +192,8 @@ def cmd_corpus(a: argparse.Namespace) -> int:
     if not os.environ.get("MLP_VERBOSE"):  # a line per script is enough; warnings stay
         import logging
 
+        import mlprof.tasks  # noqa: F401 - law sets up its loggers ([logging]) when imported
+
         logging.getLogger("mlprof").setLevel(logging.WARNING)
     t0 = time.monotonic()
     rows = run_corpus(scripts, runtimes=_csv(a.runtimes), batch_sizes=a.batch_sizes,
