@@ -134,6 +134,11 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = ("onnxrun
     from mlprof.tasks.runtime import MergeRuntimes
 
     _ensure_env()
+    from mlprof.measure.isolate import prestart
+
+    # the measurement server (with torch imported) starts here, once: luigi's worker processes
+    # are forks of this one and share it, instead of importing torch (~2.5 s) once per task
+    prestart(torch=True)
     kw = _common({**settings, "script_args": script_args}, MergeRuntimes,
                  ("version", "model_file", "runtime", "batch_sizes"))
     batch_sizes = check_batch_sizes(batch_sizes)
