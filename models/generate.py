@@ -984,17 +984,23 @@ def hf_doc_page(model_type: str) -> str:
     return f"https://huggingface.co/docs/transformers/model_doc/{base}"
 
 
+#: scripts renamed because their natural name is a package the model's library imports
+SHADOWING = {"xlstm": "xlstm_model"}
+
+
 def transformers_scripts() -> Iterator[Script]:
     ex = HF_EXTRA
     for mt, config_cls, model_cls, kind, n, n_default, small in HF:
         over = {k: SMALL[k] for k in small.split()}
-        name = mt.replace("-", "_")
+        # a script named like a package the library imports shadows it (python puts the
+        # script's directory first on sys.path): transformers' xLSTM config imports `xlstm`
+        name = SHADOWING.get(mt, mt.replace("-", "_"))
         args = [f"{k}={v!r}" for k, v in over.items()]
         after = ""
         labels = {"author": "huggingface",
                   "task": {"vision": "computer_vision", "audio": "audio"}.get(
                       kind, "natural_language_processing"),
-                  "family": name, "kind": kind}
+                  "family": mt.replace("-", "_"), "kind": kind}
         if over:
             labels["config"] = "small"
         doc = [f"transformers.{model_cls} ({HF_TITLES[kind]}) built from "

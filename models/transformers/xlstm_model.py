@@ -1,4 +1,4 @@
-# labels: name::xlstm author::huggingface task::natural_language_processing family::xlstm kind::decoder config::small
+# labels: name::xlstm_model author::huggingface task::natural_language_processing family::xlstm kind::decoder config::small
 # ruff: noqa: E501
 """
 transformers.xLSTMModel (text decoder) built from transformers.xLSTMConfig with a small
@@ -17,7 +17,7 @@ from mlprof.parser import parse
 
 torch.manual_seed(0)
 
-# parameters (TurnkeyML's standard names): python xlstm.py --batch_size 8
+# parameters (TurnkeyML's standard names): python xlstm_model.py --batch_size 8
 batch_size, max_seq_length = parse(["batch_size", "max_seq_length"])
 
 # model and inputs
