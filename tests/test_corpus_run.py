@@ -184,6 +184,9 @@ def test_law_run_over_a_corpus_ends_with_the_failures_by_cause(corpus, store):
      "export", "export-failed", "aten::linalg_eig"),
     ("failed", "x.py::ab12: the ONNX export is numerically wrong on the script's inputs: max "
      "abs error 3 ...", "export", "export-failed", "numerically wrong"),
+    ("failed", "x.py::ab12: onnxruntime cannot load the graph the dynamo exporter made: "
+     "InvalidArgument: [ONNXRuntimeError] : 2 : INVALID_ARGUMENT", "export", "export-failed",
+     "onnxruntime cannot load the graph"),
     ("oom", "m at batch size 64: exceeded the memory limit of 2000 MB", "measure", "oom", ""),
     ("timeout", "m at batch size 64: killed after 600 s", "measure", "timeout", ""),
     ("failed", "discovery of x.py: the measurement process crashed with SIGSEGV", "discovery",

@@ -73,8 +73,12 @@ def failure_cause(status: str, message: str = "", stage: str = "") -> Cause:
     if m and "without a result" in message:
         return Cause("crashed", f"exit code {m.group(1)}")
     if stage == "export" or "exported to ONNX" in message or "ONNX export" in message:
-        if "numerically wrong" in message:
-            return Cause("export-failed", "numerically wrong")
+        for text, detail in (("numerically wrong", "numerically wrong"),
+                             ("onnxruntime cannot load", "onnxruntime cannot load the graph"),
+                             ("called with *args", "*args inputs"),
+                             ("returns no tensors", "no tensor outputs")):
+            if text in message:
+                return Cause("export-failed", detail)
         for rx in _OPERATOR:
             m = rx.search(message)
             if m:
