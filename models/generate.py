@@ -984,6 +984,10 @@ def hf_doc_page(model_type: str) -> str:
     return f"https://huggingface.co/docs/transformers/model_doc/{base}"
 
 
+#: mixture-of-experts models built with experts_implementation="eager" (see the docstring line)
+EAGER_EXPERTS = {"glm4_moe", "gpt_oss", "granitemoehybrid", "jamba", "minimax", "mixtral",
+                 "nemotron_h", "olmoe", "phimoe", "qwen2_moe"}
+
 #: scripts renamed because their natural name is a package the model's library imports
 SHADOWING = {"xlstm": "xlstm_model"}
 
@@ -1063,6 +1067,12 @@ def transformers_scripts() -> Iterator[Script]:
             input_desc = "`input_values` 1x25600 float32"
         if mt not in ex["NO_CACHE"]:
             args.append("use_cache=False")
+        if mt in EAGER_EXPERTS:
+            args.append('experts_implementation="eager"')
+            doc.append("The experts run in transformers' eager implementation (a loop over the "
+                       "experts), set in the config: the default grouped_mm one counts the "
+                       "tokens per expert with torch.histc and calls a custom operator, neither "
+                       "of which has an ONNX export; both compute the same.")
         config = call(f"config = transformers.{config_cls}", args)
         yield Script(
             corpus="transformers", name=name, labels=labels, doc="\n\n".join(doc),

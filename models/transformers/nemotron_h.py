@@ -11,6 +11,10 @@ num_experts_per_tok=2, num_key_value_heads=8, vocab_size=32000.
 
 max_seq_length should stay within the config's max_position_embeddings (4096).
 
+The experts run in transformers' eager implementation (a loop over the experts), set in the
+config: the default grouped_mm one counts the tokens per expert with torch.histc and calls a
+custom operator, neither of which has an ONNX export; both compute the same.
+
 Source: https://huggingface.co/docs/transformers/model_doc/nemotron_h
 """
 import torch
@@ -35,6 +39,7 @@ config = transformers.NemotronHConfig(
     num_key_value_heads=8,
     vocab_size=32000,
     use_cache=False,
+    experts_implementation="eager",
 )
 model = transformers.NemotronHModel(config)
 model.eval()
