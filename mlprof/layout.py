@@ -59,6 +59,8 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "MergeRuntimes": ("model", "runtime", "settings"),
     "PlotRuntimes": ("model", "runtime", "settings"),
     "PlotMultiRuntimes": ("model", "runtime", "settings"),
+    "ProfileRuntime": ("model", "runtime", "settings"),
+    "PlotProfile": ("model", "runtime", "settings"),
     "Report": ("model",),
     "PlotHistory": ("model",),
     "Dashboard": ("model", "settings"),
@@ -532,6 +534,19 @@ def merged_files(bs_tag: str) -> dict[str, str]:
     """MergeRuntimes' files: all raw samples, statistics per batch size, provenance."""
     return {"raw": f"runtimes_{bs_tag}.csv", "stats": f"stats_{bs_tag}.csv",
             "provenance": f"provenance_{bs_tag}.json"}
+
+
+def profile_files(batch_size: int) -> dict[str, str]:
+    """ProfileRuntime's files of one batch size: time per operator type, provenance."""
+    stem = f"profile_bs_{int(batch_size)}"
+    return {"csv": f"{stem}.csv", "json": f"{stem}.json"}
+
+
+def profile_plot_files(bs_tag: str, top: int) -> dict[str, str]:
+    """PlotProfile's files besides the plots: the ``plot`` stem (the plot options' tag and the
+    file type follow), the top operators as ``csv`` and as a ``text`` table."""
+    stem = f"profile_{bs_tag}_top{int(top)}"
+    return {"plot": stem, "csv": f"{stem}.csv", "text": f"{stem}.txt"}
 
 
 def model_page(model: str, model_hash: str | None) -> str:

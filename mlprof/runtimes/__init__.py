@@ -67,6 +67,9 @@ class RuntimeInfo:
     compiler: str = ""
     #: the optional extra of mlprof that installs the runtime's library ("" : always installed)
     extra: str = ""
+    #: the runtime's own per-operator profiler, read by :mod:`mlprof.measure.profile` through
+    #: :meth:`Runtime.op_profiler <mlprof.runtimes.base.Runtime.op_profiler>` (empty: none)
+    profiler: str = ""
 
     def __post_init__(self) -> None:
         problems = []
@@ -143,11 +146,13 @@ def register(info: RuntimeInfo) -> RuntimeInfo:
 register(RuntimeInfo(
     name="onnxruntime", target="mlprof.runtimes.onnxruntime:OnnxRuntime",
     package="onnxruntime", aliases=("ort",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
-    needs_export=True, venv_package="onnxruntime", label="ONNX Runtime"))
+    needs_export=True, venv_package="onnxruntime", label="ONNX Runtime",
+    profiler="ONNX Runtime session profiling"))
 register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
-    model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch"))
+    model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch",
+    profiler="torch.profiler"))
 register(RuntimeInfo(
     name="torch-compile", target="mlprof.runtimes.torch:TorchCompileRuntime",
     package="torch", aliases=("torch-compiled", "inductor", "compile"), devices=("cpu",),

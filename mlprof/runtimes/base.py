@@ -14,6 +14,21 @@ if TYPE_CHECKING:
     from mlprof.runtimes import RuntimeInfo
 
 
+class OpProfiler(ABC):
+    """A runtime's own per-operator profiler, driven by :func:`mlprof.measure.profile.profile`:
+    made by :meth:`Runtime.op_profiler` before ``load()``, :meth:`start` after the warm-up,
+    :meth:`stop` after the profiled calls."""
+
+    def start(self) -> None:
+        """Begin recording (a profiler that records from session creation on does nothing)."""
+        return None
+
+    @abstractmethod
+    def stop(self, n_calls: int) -> list[tuple[str, float]]:
+        """Stop; ``(operator type, milliseconds)`` of every operator run by the last
+        ``n_calls`` calls, outermost operators only (their times never overlap)."""
+
+
 class Runtime(ABC):
     """An inference runtime, loaded with one model for one batch size.
 
@@ -92,3 +107,10 @@ class Runtime(ABC):
     def info(self) -> dict[str, Any]:
         """Settings the runtime actually applied, for the provenance record."""
         return {}
+
+    def op_profiler(self) -> OpProfiler:
+        """Before :meth:`load`: the runtime's own per-operator profiler (runtimes registered
+        with a ``profiler`` implement it)."""
+        from mlprof.errors import MLProfError
+
+        raise MLProfError(f"runtime {self.name} has no per-operator profiler", field="--runtime")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +13,7 @@ import onnxruntime as ort
 
 from mlprof.errors import MLProfError
 from mlprof.model.onnx_graph import ResolvedModel, with_symbolic_batch
-from mlprof.runtimes.base import Runtime
+from mlprof.runtimes.base import OpProfiler, Runtime
 
 _PROVIDERS = {"cpu": "CPUExecutionProvider"}
 
@@ -44,6 +47,15 @@ class OnnxRuntime(Runtime):
         self.session: ort.InferenceSession | None = None
         self.relaxed_batch = False
         self._output_names: list[str] | None = None
+        self._profile_prefix: str | None = None
+
+    def op_profiler(self) -> OpProfiler:
+        """Session profiling (``SessionOptions.enable_profiling``): a JSON trace with one event
+        per node run, read and deleted at :meth:`_OrtProfiler.stop`."""
+        import tempfile
+
+        self._profile_prefix = os.path.join(tempfile.mkdtemp(prefix="mlprof-ort-profile-"), "p")
+        return _OrtProfiler(self)
 
     def load(self, batch_size: int) -> None:
         """Create the session; a fixed batch dimension is made symbolic when needed."""
@@ -53,6 +65,9 @@ class OnnxRuntime(Runtime):
         so.intra_op_num_threads = int(self.threads)
         so.inter_op_num_threads = 1
         so.log_severity_level = 3
+        if self._profile_prefix:
+            so.enable_profiling = True
+            so.profile_file_prefix = self._profile_prefix
         fixed = self.model.fixed_batch
         source: Any = self.model.spec.file
         if fixed is not None and batch_size != fixed:
@@ -90,6 +105,35 @@ class OnnxRuntime(Runtime):
             "inter_op_num_threads": 1,
             "batch_dim_made_symbolic": self.relaxed_batch,
         }
+
+
+class _OrtProfiler(OpProfiler):
+    """ONNX Runtime records from session creation on: :meth:`stop` keeps the node events inside
+    the last ``n_calls`` ``model_run`` spans (the profiled calls; first call and warm-up are
+    left out), one ``(op_name, dur)`` each (``dur`` is in whole microseconds)."""
+
+    def __init__(self, rt: OnnxRuntime) -> None:
+        self.rt = rt
+
+    def stop(self, n_calls: int) -> list[tuple[str, float]]:
+        assert self.rt.session is not None and self.rt._profile_prefix, "load() first"
+        path = self.rt.session.end_profiling()
+        try:
+            with open(path) as f:
+                trace = json.load(f)
+        finally:
+            shutil.rmtree(os.path.dirname(self.rt._profile_prefix), ignore_errors=True)
+        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        runs = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                      if e.get("cat") == "Session" and e.get("name") == "model_run")
+        if len(runs) < n_calls:  # its buffer holds 1e6 events; the rest is dropped
+            raise MLProfError(f"the ONNX Runtime profile holds {len(runs)} of the {n_calls} "
+                              "profiled calls (its event buffer is full): profile fewer calls "
+                              "(--n-calls, --min-duration)", self.rt.model.spec.file)
+        start = runs[-n_calls][0] if n_calls else float("inf")
+        return [(str(e["args"]["op_name"]), e["dur"] / 1e3) for e in events
+                if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")
+                and e["ts"] >= start]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -16,7 +16,7 @@ import torch
 
 from mlprof.errors import MLProfError
 from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype, read_model_file
-from mlprof.runtimes.base import Runtime
+from mlprof.runtimes.base import OpProfiler, Runtime
 
 
 @dataclass
@@ -129,6 +129,10 @@ class TorchRuntime(Runtime):
         return functools.partial(self.callable, **dict(zip(self.model.names, args,
                                                            strict=True))), ()
 
+    def op_profiler(self) -> OpProfiler:
+        """``torch.profiler`` (CPU activity) around the profiled calls."""
+        return _TorchProfiler()
+
     def explain_failure(self, exc: BaseException, batch_size: int) -> str:
         """A message for a failed first call."""
         text = " ".join(str(exc).split())[:400]
@@ -145,6 +149,26 @@ class TorchRuntime(Runtime):
         }
 
 
+class _TorchProfiler(OpProfiler):
+    """The outermost aten operators (no parent operator) with their whole CPU time: these
+    never overlap, and their sum is the sum of every operator's self time."""
+
+    def __init__(self) -> None:
+        self._prof: Any = None
+
+    def start(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        self._prof = profile(activities=[ProfilerActivity.CPU])
+        self._prof.__enter__()
+
+    def stop(self, n_calls: int) -> list[tuple[str, float]]:
+        assert self._prof is not None, "start() first"
+        self._prof.__exit__(None, None, None)
+        return [(e.name, e.cpu_time_total / 1e3) for e in self._prof.events()
+                if e.cpu_parent is None]
+
+
 class TorchCompileRuntime(TorchRuntime):
     """``torch.compile(model, backend="inductor", dynamic=False)``.
 
@@ -153,6 +177,11 @@ class TorchCompileRuntime(TorchRuntime):
     """
 
     # name and aliases: from its registration in mlprof.runtimes
+
+    def op_profiler(self) -> OpProfiler:
+        """Refused: inductor fuses the model into kernels that torch.profiler does not name
+        as operators."""
+        return Runtime.op_profiler(self)
 
     def _make_callable(self, module: Any) -> Callable[..., Any]:
         try:

@@ -1,0 +1,251 @@
+"""Where the time goes: one model, one runtime, one batch size, profiled per operator with the
+runtime's own profiler (no law imports).
+
+Profiling is a run of its own, never part of the timing runs (:mod:`mlprof.measure.harness`):
+a profiler slows every call down. Measured here (2 shared cores, 1 thread, ONNX Runtime 1.32,
+``examples/cnn`` with its 10 nodes): 15 µs per call without the profiler, 65 µs with it at
+batch size 1, 480 vs 544 µs at batch size 64. Of those 65 µs, 29 µs are inside the nodes:
+ONNX Runtime's profiler spends ~4 µs per node (timer, memory statistics) around and between
+them. So a profile says how the time *inside operators* divides, and :func:`profile` records
+how much of the profiled calls' wall time that is (``coverage``). Measured with 10 calls after
+3 warm-up calls: ResNet-18 0.97 (batch size 1) and 1.00 (64) on ONNX Runtime, 0.95 and 0.96 with
+``torch.profiler``; the CNN 0.92 at 64 but 0.52 at 1, where session.run and the profiler's
+per-node costs are as large as the operators.
+
+What is profiled, as in the harness: inputs built before the session, the first call and
+``warmup`` calls unprofiled, then ``n_calls`` calls per event, in rounds until
+``min_duration`` seconds, each timed with ``perf_counter_ns`` around the runtime's call (the
+wall time). The runtime's :class:`~mlprof.runtimes.base.OpProfiler` gives ``(operator type,
+ms)`` of every outermost operator run by those calls; :func:`aggregate` sums them per type.
+
+:func:`profile_isolated` runs it in a child process under the machine-wide measurement lock,
+like :func:`~mlprof.measure.harness.measure_isolated`.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mlprof.errors import MLProfError
+from mlprof.measure.harness import ProgressFn
+from mlprof.measure.settings import MeasureSettings
+
+#: the columns of a profile's CSV: operator type, runs per profiled call, milliseconds per
+#: profiled call, share of the operators' time
+CSV_COLUMNS = ("op_type", "calls", "ms_per_call", "share")
+#: what a profile's provenance must hold (checked by :func:`read_profile`)
+PROVENANCE_FIELDS = ("runtime", "runtime_version", "profiler", "batch_size", "n_profiled_calls",
+                     "wall_ms", "wall_ms_per_call", "op_ms_per_call", "coverage")
+
+
+@dataclass
+class OpRow:
+    """One operator type of a profile, per profiled call."""
+
+    op_type: str
+    calls: float
+    ms_per_call: float
+    share: float
+
+
+@dataclass
+class ProfileResult:
+    """The operator times of one batch size, the profiled calls' wall times, provenance."""
+
+    batch_size: int
+    ops: list[OpRow]
+    wall_ms: list[float]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def csv_text(self) -> str:
+        """``op_type,calls,ms_per_call,share``, the most expensive first."""
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(CSV_COLUMNS)
+        for r in self.ops:
+            w.writerow([r.op_type, f"{r.calls:g}", f"{r.ms_per_call:.6f}", f"{r.share:.6f}"])
+        return out.getvalue()
+
+
+def check_profilable(runtime: str) -> None:
+    """A one-line error (``--runtime``) for a runtime without a per-operator profiler."""
+    from mlprof.runtimes import runtime_info, runtime_names
+
+    info = runtime_info(runtime)
+    if not info.profiler:
+        can = ", ".join(f"{n} ({runtime_info(n).profiler})" for n in runtime_names()
+                        if runtime_info(n).profiler)
+        raise MLProfError(f"runtime {info.name} cannot be profiled per operator; profiled are "
+                          f"{can}", field="--runtime")
+
+
+def aggregate(events: list[tuple[str, float]], n_calls: int) -> list[OpRow]:
+    """Sum ``(operator type, ms)`` events per type, per profiled call; the most expensive
+    first (ties by name)."""
+    if n_calls < 1:
+        raise ValueError(f"n_calls must be >= 1, got {n_calls}")
+    totals: dict[str, list[float]] = {}
+    for name, ms in events:
+        t = totals.setdefault(name, [0, 0.0])
+        t[0] += 1
+        t[1] += ms
+    whole = sum(t[1] for t in totals.values())
+    rows = [OpRow(name, count / n_calls, ms / n_calls, ms / whole if whole > 0 else 0.0)
+            for name, (count, ms) in totals.items()]
+    return sorted(rows, key=lambda r: (-r.ms_per_call, r.op_type))
+
+
+def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
+            progress: ProgressFn | None = None) -> ProfileResult:
+    """Profile ``model_file`` with ``settings`` in this process (see the module docstring)."""
+    from mlprof import __version__
+    from mlprof.measure.inputs import make_feeds
+    from mlprof.measure.progress import Progress
+    from mlprof.measure.sysinfo import system_info
+    from mlprof.runtimes import get_runtime, runtime_info
+    from mlprof.util import git_commit
+
+    started = _dt.datetime.now(_dt.timezone.utc)
+    s = settings.validated()
+    check_profilable(s.runtime)
+    runtime_cls = get_runtime(s.runtime)
+    pc = time.perf_counter_ns
+    with Progress(progress) as rep:
+        rep.phase("loading the model")
+        resolved = runtime_cls.resolve(model_file, tuple(script_args))
+        rt = runtime_cls(resolved, device=s.device, threads=s.threads)
+        rt.configure(s)
+        profiler = rt.op_profiler()
+        feeds = make_feeds(resolved.inputs, s.batch_size, s.n_events, s.input_data, s.seed)
+        rep.phase("creating the session")
+        rt.load(s.batch_size)
+        calls = [rt.bind(feed) for feed in feeds]
+        rep.phase("first call and warm-up (not profiled)")
+        fn, args = calls[0]
+        try:
+            fn(*args)
+        except Exception as e:  # the runtime's own error, made one clear line
+            explain = getattr(rt, "explain_failure", None)
+            raise MLProfError(explain(e, s.batch_size) if explain else f"first inference "
+                              f"failed: {e}", resolved.spec.spec_file) from None
+        for i in range(s.warmup):
+            fn, args = calls[i % len(calls)]
+            fn(*args)
+        rep.phase("profiling")
+        walls: list[int] = []
+        min_ns = int(s.min_duration * 1e9)
+        profiler.start()
+        begin = pc()
+        while True:
+            for fn, args in calls:
+                for _ in range(s.n_calls):
+                    t0 = pc()
+                    fn(*args)
+                    walls.append(pc() - t0)
+            if pc() - begin >= min_ns:
+                break
+        events = profiler.stop(len(walls))
+        rep.phase(f"{len(walls)} calls profiled", 1.0)
+
+    n = len(walls)
+    ops = aggregate(events, n)
+    wall_ms = [w / 1e6 for w in walls]
+    wall_per_call = sum(wall_ms) / n
+    op_per_call = sum(r.ms_per_call for r in ops)
+    spec = resolved.spec
+    prov = {
+        "mlprof_version": __version__,
+        "git_commit": git_commit(),
+        "timestamp": started.isoformat(timespec="seconds"),
+        **system_info(),
+        "runtime": s.runtime,
+        "runtime_version": runtime_cls.version(),
+        "profiler": runtime_info(s.runtime).profiler,
+        "device": s.device,
+        "threads": s.threads,
+        "runtime_settings": rt.info(),
+        "model": {"name": spec.name, "label": spec.label, "spec_file": spec.spec_file,
+                  "file": spec.file, "content_hash": spec.content_hash},
+        "settings": asdict(s),
+        "batch_size": s.batch_size,
+        "n_profiled_calls": n,
+        "wall_ms": wall_ms,
+        "wall_ms_per_call": wall_per_call,
+        "op_ms_per_call": op_per_call,
+        # how much of the profiled calls' wall time the operators account for
+        "coverage": op_per_call / wall_per_call if wall_per_call > 0 else 0.0,
+        "n_op_types": len(ops),
+        "pid": os.getpid(),
+    }
+    return ProfileResult(s.batch_size, ops, wall_ms, prov)
+
+
+def profile_isolated(model_file: str, settings: MeasureSettings, *,
+                     script_args: tuple[str, ...] = (), timeout: float | None = None,
+                     progress: ProgressFn | None = None) -> ProfileResult:
+    """:func:`profile` in a child process (:func:`mlprof.measure.isolate.run_isolated`: timeout,
+    memory limit, crashes caught), holding the machine-wide measurement lock
+    (:func:`mlprof.measure.lock.measurement_lock`); the wait is ``lock_wait_s``."""
+    from mlprof.measure.harness import _needs_torch
+    from mlprof.measure.isolate import run_isolated
+    from mlprof.measure.lock import measurement_lock
+
+    check_profilable(settings.runtime)
+    label = f"profile of {os.path.basename(model_file)} at batch size {settings.batch_size}"
+    with measurement_lock(label) as lock:
+        result = run_isolated(profile, {"model_file": model_file, "settings": settings,
+                                        "script_args": tuple(script_args)},
+                              timeout=timeout, progress=progress, label=label,
+                              torch=_needs_torch(model_file, settings.runtime))
+    result.provenance["lock_wait_s"] = lock.wait_s
+    return result
+
+
+def write_profile(result: ProfileResult, paths: dict[str, str], **extra: Any) -> None:
+    """The CSV and the provenance (plus ``extra`` entries) at ``paths["csv"]`` and
+    ``paths["json"]``, each written atomically, the CSV first."""
+    from mlprof.util import write_json_atomic, write_text_atomic
+
+    write_text_atomic(paths["csv"], result.csv_text())
+    write_json_atomic(paths["json"], {**result.provenance, **extra})
+
+
+def read_profile(csv_path: str, json_path: str) -> tuple[list[OpRow], dict[str, Any]]:
+    """A profile's rows and provenance; a one-line :class:`MLProfError` naming the file and
+    the field that is wrong."""
+    try:
+        with open(json_path) as f:
+            prov = json.load(f)
+    except (OSError, ValueError) as e:
+        raise MLProfError(f"cannot read the profile's provenance: {e}", json_path) from None
+    if not isinstance(prov, dict):
+        raise MLProfError("not a JSON object", json_path)
+    missing = [k for k in PROVENANCE_FIELDS if k not in prov]
+    if missing:
+        raise MLProfError("missing in the profile's provenance", json_path, missing[0])
+    rows = []
+    try:
+        with open(csv_path, newline="") as f:
+            reader = csv.DictReader(f)
+            if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+                raise MLProfError(f"columns {reader.fieldnames}, expected {list(CSV_COLUMNS)}",
+                                  csv_path, "header")
+            for i, r in enumerate(reader, start=2):
+                for col in CSV_COLUMNS[1:]:
+                    try:
+                        float(r[col])
+                    except (TypeError, ValueError):
+                        raise MLProfError(f"line {i}: not a number: {r[col]!r}", csv_path,
+                                          col) from None
+                rows.append(OpRow(r["op_type"], float(r["calls"]), float(r["ms_per_call"]),
+                                  float(r["share"])))
+    except OSError as e:
+        raise MLProfError(f"cannot read the profile: {e}", csv_path) from None
+    return rows, prov

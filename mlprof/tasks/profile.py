@@ -1,0 +1,219 @@
+"""ProfileRuntime (a workflow over batch sizes: time per operator type, with the runtime's own
+profiler) and PlotProfile (the share of each operator type against the batch size, and the top
+operators as a table).
+
+Separate from MeasureRuntime on purpose: a profiler slows every call down (ONNX Runtime's by
+~4 µs per node, 15 -> 65 µs per call for ``examples/cnn`` at batch size 1), so profiled calls
+are never timing samples. The settings segment is the measurement tasks' own.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import law
+import luigi
+
+from mlprof import layout
+from mlprof.errors import MLProfError
+from mlprof.tasks.base import BaseTask, Requirements
+from mlprof.tasks.export import ExportOnnx
+from mlprof.tasks.parameters import PlotMixin
+from mlprof.tasks.runtime import MeasurementTask
+
+logger = logging.getLogger("mlprof")
+
+
+class ProfileMixin(BaseTask):
+    """What profiling cannot vary: the runtime must have a per-operator profiler
+    (:func:`mlprof.measure.profile.check_profilable`), and it is the installed version."""
+
+    exclude_index = True
+
+    runtime_version = luigi.Parameter(default="", significant=False, description="profiles "
+                                      "the installed version of the runtime only (refused "
+                                      "otherwise)")
+    tfaot_batch_rules = luigi.Parameter(default="", significant=False, description="AOT "
+                                        "(tfaot) models only, which cannot be profiled "
+                                        "(refused)")
+
+    param_reasons = {
+        "runtime_version": "only the installed version is profiled (its version is in the "
+                           "path); another one is refused",
+        "tfaot_batch_rules": "applies to AOT TensorFlow models, which have no per-operator "
+                             "profiler: refused with every model that can be profiled",
+    }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.measure.profile import check_profilable
+        from mlprof.runtimes import runtime_version
+
+        check_profilable(self.runtime)
+        installed = runtime_version(self.runtime)
+        if self.runtime_version and self.runtime_version != installed:
+            raise MLProfError(f"profiles the installed {self.runtime} {installed} only",
+                              field="--runtime-version")
+
+
+class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
+    """Profile one model per operator, one branch per batch size, with the runtime's own
+    profiler (ONNX Runtime's session profiling, ``torch.profiler``).
+
+    Each branch writes ``profile_bs_<N>.csv`` (op_type, calls, ms_per_call, share) and
+    ``profile_bs_<N>.json`` (provenance: runtime version, profiler, wall time per call, the
+    operators' sum and their ``coverage`` of the wall time). A model script is profiled on its
+    ONNX export (onnxruntime) or as the script's PyTorch model (torch), as MeasureRuntime
+    measures it; a static export per batch size where the export says so.
+    """
+
+    local_workflow_require_branches = True
+
+    param_reasons = {
+        "workflow": "where the branches run: the same profile into the same files",
+        "effective_workflow": "law's resolved --workflow (see workflow)",
+        "branches": "which branches run; each branch writes its own batch size's files",
+        **dict.fromkeys(("acceptance", "tolerance", "pilot"), "law's rules for when the "
+                        "workflow counts as complete; each branch writes the same files"),
+    }
+
+    def create_branch_map(self) -> dict[int, int]:
+        return dict(enumerate(self.batch_sizes))
+
+    @property
+    def priority(self) -> int:
+        """Branches run in batch-size order (luigi runs higher priorities first)."""
+        return max(1, 10_000 - self.branch) if self.is_branch() else 0
+
+    def workflow_requires(self):
+        reqs = super().workflow_requires()
+        reqs.update(self.model_requirements())
+        from mlprof.measure.isolate import prestart
+
+        prestart(torch=self.is_script or self.runtime_info.needs_torch)
+        return reqs
+
+    def requires(self):
+        return self.model_requirements()
+
+    @property
+    def resources(self) -> dict[str, int]:
+        # never beside a measurement of this run, whatever --workers says
+        return {"mlprof_measure": 1} if self.is_branch() else {}
+
+    def output(self):
+        return {k: self.local_target(name)
+                for k, name in layout.profile_files(self.branch_data).items()}
+
+    def profiled_export(self) -> ExportOnnx:
+        """The export this branch profiles: the static graph of its batch size when the
+        export is static (as MeasureRuntime does), else the export itself."""
+        export = self.reqs.ExportOnnx.req(self)
+        record = export.record()
+        if record and record.get("batch") == "static" and \
+                record.get("batch_size") != self.branch_data:
+            return self.reqs.ExportOnnx.req(self, export_batch_size=self.branch_data)
+        return export
+
+    def profiled_file(self) -> str:
+        """The YAML/ONNX file, the export, or ``script::HASH`` for the torch runtime."""
+        if not self.is_script:
+            return self.model_spec.spec_file
+        if self.measures_export:
+            return self.profiled_export().output()["onnx"].path
+        (model,) = self.requires()["discover"].selected(single=True)
+        return f"{self.model_spec.file}::{model['hash']}"
+
+    def run(self):
+        from mlprof.measure.profile import profile_isolated, write_profile
+
+        if self.measures_export and not self.profiled_export().complete():
+            yield self.profiled_export()  # a static graph: known once the export has run
+        bs = self.branch_data
+        label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
+        self.publish_message(f"profiling {label}")
+        profiled = self.profiled_file()
+        result = profile_isolated(profiled, self.measure_settings(bs, self.runtime, self.device),
+                                  script_args=self.script_argv)
+        outputs = self.output()
+        write_profile(result, {k: t.path for k, t in outputs.items()}, task={
+            "family": self.task_family, "version": self.version,
+            "model_name": self.resolved_model_name, "model_file": self.model_file,
+            "profiled_file": profiled, "params": self.to_str_params(only_significant=True)})
+        p = result.provenance
+        logger.info("%s: operators %.4f of %.4f ms per call (coverage %.2f), top: %s", label,
+                    p["op_ms_per_call"], p["wall_ms_per_call"], p["coverage"],
+                    ", ".join(r.op_type for r in result.ops[:3]))
+
+
+class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
+    """The share of time per operator type against the batch size (stacked; the ``--top-ops``
+    types and "other"), their time per event under the profiled calls' wall time, and the top
+    operators per batch size as CSV and text."""
+
+    top_ops = luigi.IntParameter(default=8, description="operator types shown one by one (the "
+                                 "rest is 'other') and listed per batch size; default: 8")
+
+    reqs = Requirements(ProfileRuntime=ProfileRuntime)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not 1 <= self.top_ops <= 20:
+            raise MLProfError(f"must be 1 to 20, got {self.top_ops}", field="--top-ops")
+
+    def requires(self):
+        return self.reqs.ProfileRuntime.req(self)
+
+    def output(self):
+        files = layout.profile_plot_files(self.bs_tag, self.top_ops)
+        return {**self.plot_targets(files["plot"]),
+                "csv": self.local_target(files["csv"]), "text": self.local_target(files["text"])}
+
+    def profiles(self) -> list:
+        """The branches' profiles (:class:`mlprof.plotting.profile.Profile`)."""
+        from mlprof.measure.profile import read_profile
+        from mlprof.plotting.profile import Profile
+
+        coll = self.input()["collection"]
+        out = []
+        for b in sorted(coll.targets):
+            rows, prov = read_profile(coll.targets[b]["csv"].path, coll.targets[b]["json"].path)
+            out.append(Profile(int(prov["batch_size"]), rows, prov["wall_ms"]))
+        return out
+
+    def run_summary(self) -> str:
+        if not self.complete():
+            from mlprof.tasks.base import failure_reason
+
+            return f"{self.task_family}: not complete: {failure_reason(self)}"
+        with open(self.output()["text"].path) as f:
+            table = f.read()
+        return (table + "outputs:\n"
+                + "\n".join(f"  {t.path}" for t in self.output().values()))
+
+    def run(self):
+        import csv
+        import io
+
+        from mlprof.plotting import save_figure
+        from mlprof.plotting.labels import runtime_label
+        from mlprof.plotting.profile import format_top_table, plot_profile, top_table
+        from mlprof.util import write_text_atomic
+
+        profiles = self.profiles()
+        rows = top_table(profiles, self.top_ops)
+        text = io.StringIO()
+        w = csv.DictWriter(text, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        write_text_atomic(self.output()["csv"].path, text.getvalue())
+        write_text_atomic(self.output()["text"].path, format_top_table(rows))
+        options = self.plot_options()
+        options["top_right_label"] = options["top_right_label"] or runtime_label(
+            self.runtime, self.resolved_runtime_version, self.device, self.threads)
+        fig = plot_profile(profiles, top=self.top_ops, title=self.model_spec.label, **options)
+        paths = [t.path for k, t in self.output().items() if k in self.file_types]
+        save_figure(fig, paths)
+        for p in paths:
+            self.publish_message(f"plot: {p}")
+        self.view(paths)
