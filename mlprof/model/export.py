@@ -367,9 +367,11 @@ class _Export:
                 out.append((n, v))
         return out
 
-    def build(self, items: list[tuple[str, Any]], symbolic: bool) -> dict[str, Any]:
+    def build(self, items: list[tuple[str, Any]], symbolic: bool,
+              torchscript_error: str | None = None) -> dict[str, Any]:
         """Export the graph for ``items`` to the temporary file (symbolic batch dimension or
-        static shapes), add the metadata, convert and optimize; return how it was made."""
+        static shapes), add the metadata, convert and optimize; return how it was made.
+        ``torchscript_error``: use the dynamo exporter, the TorchScript one's graph failed so."""
         import onnx
         import onnxruntime as ort
         import torch
@@ -393,7 +395,8 @@ class _Export:
         info = export_graph(self.module, args, self.tmp, opset=self.opset,
                             input_names=self.input_names, output_names=self.output_names,
                             dynamic_axes=axes, batched=self.batched if symbolic else set(),
-                            where=self.where, rep=self.rep, dynamo_args=dynamo_args)
+                            where=self.where, rep=self.rep, dynamo_args=dynamo_args,
+                            torchscript_error=torchscript_error)
         # which inputs carry the batch: read back by mlprof.model.onnx_graph.resolve
         proto = onnx.load(self.tmp)
         meta = proto.metadata_props.add()
@@ -495,21 +498,28 @@ def symbolic_axes(proto: Any) -> dict[str, dict[int, str]]:
 def export_graph(module: Any, args: tuple, path: str, *, opset: int, input_names: list[str],
                  output_names: list[str], dynamic_axes: dict[str, dict[int, str]],
                  batched: set[str], where: str, rep: Any = None,
-                 dynamo_args: tuple | None = None) -> dict[str, Any]:
+                 dynamo_args: tuple | None = None,
+                 torchscript_error: str | None = None) -> dict[str, Any]:
     """Write ``module``'s ONNX graph to ``path``: the TorchScript exporter, else the dynamo
     exporter. Returns ``exporter``, ``export_s`` and, after a fallback, ``torchscript_error``;
     raises :class:`MLProfError` naming both exporters' errors when neither can export it.
 
     ``dynamic_axes`` are the TorchScript exporter's; the dynamo exporter gets the same batch
     dimension as ``torch.export.Dim("batch_size")`` on the ``batched`` inputs, and traces
-    ``dynamo_args`` (default ``args``).
+    ``dynamo_args`` (default ``args``). ``torchscript_error``: the TorchScript exporter's
+    graph was already found unusable (onnxruntime cannot load or run it), for this reason; the
+    dynamo exporter only.
     """
     import warnings
 
     import torch
 
     t0 = time.perf_counter()
+    ts_error = torchscript_error
     try:
+        if ts_error is not None:
+            raise _SkipTorchScript
+
         # grad mode stays on: under no_grad, eval-mode transformer layers take PyTorch's fused
         # "fast path" (aten::_transformer_encoder_layer_fwd), which has no ONNX export
         with warnings.catch_warnings():
@@ -518,9 +528,12 @@ def export_graph(module: Any, args: tuple, path: str, *, opset: int, input_names
                               input_names=input_names, output_names=output_names,
                               dynamic_axes=dynamic_axes, do_constant_folding=True)
         return {"exporter": "torchscript", "export_s": time.perf_counter() - t0}
+    except _SkipTorchScript:
+        pass
     except Exception as e:
         ts_error = first_line(e)
         _unlink(path)
+    assert ts_error is not None
     if rep is not None:
         short = ts_error if len(ts_error) <= 80 else ts_error[:77] + "..."
         rep.phase(f"the TorchScript exporter failed ({short}); trying the dynamo exporter", 0.2)
@@ -537,6 +550,10 @@ def export_graph(module: Any, args: tuple, path: str, *, opset: int, input_names
                           f"{ts_error}; dynamo: {dyn_error}", where) from None
     return {"exporter": "dynamo", "export_s": time.perf_counter() - t0,
             "torchscript_error": ts_error}
+
+
+class _SkipTorchScript(Exception):
+    """The TorchScript exporter's graph is known to be unusable: go to the dynamo exporter."""
 
 
 def _dynamo_export(module: Any, args: tuple, path: str, *, opset: int, input_names: list[str],
@@ -631,9 +648,7 @@ def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tu
             info, checks = job.static(batch_size)
             record.update(batch="static", batch_size=batch_size)
         else:
-            info = job.build(items, symbolic=bool(job.batched))
-            checks = [job.check(items, "the script's inputs")]
-            job.refuse(checks[0])
+            info, checks = _build_and_check(job, items)
             if job.batched:
                 b0 = job.b0
                 assert b0 is not None
@@ -684,6 +699,31 @@ def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tu
         "max_rel_error": max(c["max_rel_error"] for c in checks),
         "max_scaled_error": max(c["max_scaled_error"] for c in checks),
     }
+
+
+def _build_and_check(job: Any, items: list[tuple[str, Any]]) -> tuple[dict, list[dict]]:
+    """The graph with a symbolic batch dimension (when the model has a batch), checked on the
+    script's inputs. When onnxruntime cannot load or run the TorchScript exporter's graph
+    (transformers' Cohere: a Reshape node fails at run time; Bamba: a Transpose fails type
+    inference), the dynamo exporter's graph is tried before the export fails: the graph, not
+    the model, is at fault there. Numerically wrong graphs are not retried: that is what the
+    validation exists to refuse."""
+    symbolic = bool(job.batched)
+    try:
+        info = job.build(items, symbolic=symbolic)
+        checks = [job.check(items, "the script's inputs")]
+        unusable = checks[0]["reason"] if checks[0]["verdict"] == "refused" and str(
+            checks[0].get("reason", "")).startswith("onnxruntime fails") else None
+    except MLProfError as e:
+        if "onnxruntime cannot load the graph the torchscript" not in e.message:
+            raise
+        unusable, checks = e.message, []
+    if unusable is not None:
+        # its error names both: "torchscript: <why its graph is unusable>; dynamo: ..."
+        info = job.build(items, symbolic=symbolic, torchscript_error=unusable)
+        checks = [job.check(items, "the script's inputs")]
+    job.refuse(checks[0])
+    return info, checks
 
 
 def _unlink(path: str) -> None:
