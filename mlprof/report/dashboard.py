@@ -402,11 +402,14 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
             table_id="experiments-table", empty="no experiment files") + "</section>")
     r = rule or AlertRule()
     body.append(f'<section id="regressions"><h2>Regressions ({n_reg}) and improvements '
-                f'({n_imp})</h2><p>Robust rule: median and MAD of up to {r.window}'
-                f' earlier results (noise &ge; {100 * r.prior_noise:g}% while fewer than '
-                f'{r.short_history}), |z| &ge; {r.z_min:g} and change &ge; '
-                f'{100 * r.min_change:g}%, confirmed by the next point or a '
-                f're-measurement; statistic {_esc(statistic)}.</p>'
+                f'({n_imp})</h2><p>Robust rule: trimmed mean and noise (residuals of a line) of '
+                f'up to {r.window} earlier results (a change &ge; '
+                f'{100 * r.short_z * r.prior_noise:g}% while fewer than {r.short_history}), '
+                f'then the mean of {r.persist} to {r.max_run} points beyond a Student-t '
+                f'threshold (|z| &ge; {r.z_min:g} for a long history), each &ge; '
+                f'{r.z_each:g} noise units and change &ge; {100 * r.min_change:g}%, '
+                f'confirmed by the next point or a re-measurement; statistic '
+                f'{_esc(statistic)}.</p>'
                 + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
                          links={"model": lambda r: model_link(r)},
                          empty="no regressions or improvements") + "</section>")
