@@ -6,7 +6,7 @@
     mlprof corpus                               # the whole models/ corpus at batch size 1
     mlprof corpus models/ --labels author::timm --runtimes ort,torch   # a part of it
     mlprof corpus ../turnkeyml/models/selftest  # TurnkeyML's corpus, scripts unedited
-    mlprof system-info                          # CPU, threads, library versions
+    mlprof system-info                          # CPU, threads, libraries, checks
     mlprof models                               # where the model corpus is
     mlprof store list|clean|delete [--version V] [--model M] [--dry-run]   # manage results
     mlprof version
@@ -213,7 +213,8 @@ def cmd_corpus(a: argparse.Namespace) -> int:
 
 
 def system_info() -> dict:
-    """CPU, threads and library versions."""
+    """CPU, threads, library versions and ``checks``: warnings about frequency scaling, turbo
+    and SMT (:func:`mlprof.measure.contention.system_checks`)."""
     from mlprof import __version__
     from mlprof.measure.sysinfo import system_info as sysinfo
     from mlprof.util import dist_version, git_commit
@@ -227,6 +228,10 @@ def system_info() -> dict:
     info["runtimes"] = {n: {"version": runtime_version(n), "aliases": list(runtime_info(n).aliases),
                             "measures": list(runtime_info(n).model_kinds)}
                         for n in runtime_names()}
+    from mlprof.measure.contention import system_checks
+
+    # what makes this machine measure less reproducibly (pyperf system show's checks)
+    info["checks"] = system_checks()
     return info
 
 
@@ -362,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "checkout's models/); same as giving it as PATH")
     _measure_args(c, runtime_alias=True)
     c.set_defaults(n_calls=20, min_duration=0.0, version="corpus", workers=_default_workers())
-    sub.add_parser("system-info", help="CPU, threads and library versions (JSON)")
+    sub.add_parser("system-info", help="CPU, threads, library versions and warnings about "
+                   "frequency scaling, turbo and SMT (JSON)")
     sub.add_parser("models", help="print the location of the models corpus")
     sub.add_parser("version", help="print mlprof's version")
     _store_args(sub)

@@ -59,6 +59,7 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "MergeRuntimes": ("model", "runtime", "settings"),
     "PlotRuntimes": ("model", "runtime", "settings"),
     "PlotMultiRuntimes": ("model", "runtime", "settings"),
+    "CompareInterleaved": ("model", "runtime", "settings"),
     "ProfileRuntime": ("model", "runtime", "settings"),
     "PlotProfile": ("model", "runtime", "settings"),
     "Report": ("model",),
@@ -67,6 +68,7 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "RunExperiment": ("model",),
     "ConfirmResults": ("model",),
     "Nightly": ("model",),
+    "MeasurePeak": ("host", "runtime", "settings"),
 }
 
 #: top-level directories that hold model *sources* (no versions), e.g. the API's saved models
@@ -536,6 +538,18 @@ def merged_files(bs_tag: str) -> dict[str, str]:
             "provenance": f"provenance_{bs_tag}.json"}
 
 
+def interleave_tag(rounds: int) -> str:
+    """``il20``: an interleaved comparison of 20 rounds."""
+    return f"il{int(rounds)}"
+
+
+def interleaved_files(bs_tag: str, rounds: int) -> dict[str, str]:
+    """CompareInterleaved's files: the speed-up table, every round's medians, provenance."""
+    tag = f"{bs_tag}_{interleave_tag(rounds)}"
+    return {"table": f"speedup_{tag}.csv", "rounds": f"rounds_{tag}.csv",
+            "provenance": f"provenance_{tag}.json"}
+
+
 def profile_files(batch_size: int) -> dict[str, str]:
     """ProfileRuntime's files of one batch size: time per operator type, provenance."""
     stem = f"profile_bs_{int(batch_size)}"
@@ -547,6 +561,20 @@ def profile_plot_files(bs_tag: str, top: int) -> dict[str, str]:
     file type follow), the top operators as ``csv`` and as a ``text`` table."""
     stem = f"profile_{bs_tag}_top{int(top)}"
     return {"plot": stem, "csv": f"{stem}.csv", "text": f"{stem}.txt"}
+
+
+#: MeasurePeak's record (mlprof.measure.peak)
+PEAK_FILE = "peak.json"
+
+
+def host_segment(host: str) -> str:
+    """MeasurePeak: the host the peak was measured on (a peak belongs to one machine)."""
+    return safe_name(host, 64)
+
+
+def peak_settings_segment(threads: int) -> str:
+    """MeasurePeak's settings: ``threads<N>`` (the benchmark itself is fixed by the code)."""
+    return f"threads{int(threads)}"
 
 
 def model_page(model: str, model_hash: str | None) -> str:

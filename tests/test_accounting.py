@@ -91,7 +91,12 @@ def alternative(name: str, param: luigi.Parameter, value, kind: str, tmp_path):
     if isinstance(param, BatchSizesParameter):
         return (1, 3)
     if isinstance(param, RuntimesParameter):
-        return tuple(runtime_names()[:2])
+        # two runtimes that can measure this kind of model (a YAML DNN: onnxruntime, openvino)
+        from mlprof.runtimes import runtime_info
+
+        kinds = {"script": ("script", "onnx"), "tfaot": ("tfaot",)}.get(kind, ("onnx",))
+        fit = [n for n in runtime_names() if set(runtime_info(n).model_kinds) & set(kinds)]
+        return tuple((fit + list(runtime_names()))[:2]) if len(fit) < 2 else tuple(fit[:2])
     if isinstance(param, RuntimeParameter):
         return next(n for n in runtime_names() if n != value)
     other_model = {"script": OTHER_SCRIPT, "tfaot": OTHER_AOT}.get(kind, OTHER_YAML)

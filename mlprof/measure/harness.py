@@ -106,6 +106,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     timed calls or, during a longer call, from a watcher thread (:class:`Progress`).
     """
     from mlprof import __version__
+    from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.progress import Progress
     from mlprof.measure.sysinfo import peak_rss_mb, system_info
@@ -182,6 +183,8 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         buf: list[int] = []
         rounds = 0
         k = 0  # calls made (the next sample's index)
+        # CPU counters around the timed loop, never inside it (mlprof.measure.contention)
+        cpu_before = snapshot()
         loop_start = mark = pc()
         while True:
             buf.extend([0] * per_round)
@@ -204,6 +207,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
             if mark - loop_start >= min_ns:
                 break
         loop_ns = pc() - loop_start
+        cpu_after = snapshot()
         finished_unix = time.time()
         rep.phase(f"{_calls(k)} measured", 1.0)
 
@@ -240,6 +244,8 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         "n_samples": int(samples.size),
         "rounds": rounds,
         "loop_wall_s": loop_ns / 1e9,
+        # what else used the CPUs during the timed loop: mlprof.measure.contention
+        "environment": environment(cpu_before, cpu_after),
         "timed_sum_s": float(samples.sum()) / 1e9,
         "peak_rss_mb": peak_rss_mb(),
         # wall-clock span from session creation to the last timed call

@@ -12,13 +12,14 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from mlprof import layout
 from mlprof.errors import CorruptResult
+from mlprof.measure.contention import is_contended
 from mlprof.measure.stats import CV_UNSTABLE, RAW_COLUMNS, summarize, write_stats_csv
 from mlprof.util import atomic_path, write_json_atomic, write_text_atomic
 
@@ -35,7 +36,12 @@ PROVENANCE_TYPES: dict[str, tuple[type, ...]] = {
     "runtime": (str,), "runtime_version": (str,), "device": (str,), "host": (str,),
     "cpu_model": (str,), "threads": (int,), "timestamp": (str,), "git_commit": (str,),
     "mlprof_version": (str,), "session_creation_ms": _NUMBER, "first_call_ms": _NUMBER,
-    "peak_rss_mb": _NUMBER, "model": (dict,), "task": (dict,),
+    "peak_rss_mb": _NUMBER, "model": (dict,), "task": (dict,), "environment": (dict,),
+}
+#: the numbers of ``environment`` (mlprof.measure.contention; absent in older records)
+ENVIRONMENT_TYPES: dict[str, tuple[type, ...]] = {
+    "window_s": _NUMBER, "other_cpu_cores": _NUMBER, "own_cpu_cores": _NUMBER,
+    "steal_share": _NUMBER, "cpu_mhz": _NUMBER,
 }
 SETTINGS_TYPES: dict[str, tuple[type, ...]] = {
     "n_calls": (int,), "n_events": (int,), "warmup": (int,), "min_duration": _NUMBER,
@@ -137,6 +143,13 @@ def read_provenance(json_path: str | os.PathLike, batch_size: int | None = None)
         _check_types(prov["task"], TASK_TYPES, path, "task.")
     if isinstance(prov.get("model"), dict):
         _check_types(prov["model"], {"spec_file": (str,)}, path, "model.")
+    env = prov.get("environment")
+    if isinstance(env, dict):
+        _check_types(env, ENVIRONMENT_TYPES, path, "environment.")
+        flag = env.get("contended")
+        if flag is not None and not isinstance(flag, bool):
+            raise CorruptResult(f"environment.contended is {_type_name(flag)} ({flag!r:.40}), "
+                                "expected a boolean", path)
     return prov
 
 
@@ -294,18 +307,27 @@ def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, An
 
 
 def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, str],
-                   meta: Mapping[str, Any]) -> list[dict]:
+                   meta: Mapping[str, Any],
+                   cost: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+                   ) -> list[dict]:
     """Merge MeasureRuntime's branch files into ``outputs``: ``raw`` (all samples under one
     header), ``stats`` (one row per batch size) and ``provenance`` (``meta`` plus every
     branch's record under ``measurements``). Returns the statistics rows.
 
+    ``cost(provenance)`` gives each branch's graph cost (``gflop_per_call``, None when not
+    counted), which fills the ``gflop_per_call``/``gflops_per_s`` columns and is kept, per
+    branch, under ``cost`` in the merged provenance.
+
     Every branch is checked first (:func:`read_branch`): a damaged one raises
     :class:`CorruptResult` naming the file, and nothing is written."""
-    provs, rows = [], []
+    provs, rows, costs = [], [], []
     for b in branches:
         samples, prov = read_branch(b["csv"], b["json"])  # CorruptResult names a damaged file
         provs.append(prov)
-        rows.append(summarize(samples, prov["settings"]["batch_size"]))
+        # cost(provenance): the measured graph's FLOPs (mlprof.model.flops.measured_cost)
+        costs.append(dict(cost(prov)) if cost is not None else None)
+        rows.append(summarize(samples, prov["settings"]["batch_size"], is_contended(prov),
+                              gflop_per_call=(costs[-1] or {}).get("gflop_per_call")))
     with atomic_path(outputs["raw"]) as tmp, open(tmp, "w") as out:
         out.write(RAW_HEADER + "\n")
         for b in branches:
@@ -315,7 +337,8 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
                 out.write(body if not body or body.endswith("\n") else body + "\n")
     with atomic_path(outputs["stats"]) as tmp:
         write_stats_csv(tmp, rows)
-    write_json_atomic(outputs["provenance"], {**meta, "measurements": provs})
+    extra = {"cost": costs} if cost is not None else {}
+    write_json_atomic(outputs["provenance"], {**meta, **extra, "measurements": provs})
     return rows
 
 

@@ -22,18 +22,21 @@ RAW_COLUMNS = ["batch_size", "event", "call", "runtime_ms"]
 #: columns of the statistics table, in order
 STAT_COLUMNS = [
     "batch_size", "count", "mean_ms", "std_ms", "cv", "min_ms", "p16_ms", "median_ms", "p84_ms",
-    "p90_ms", "p95_ms", "p99_ms", "max_ms", "throughput", "unstable",
+    "p90_ms", "p95_ms", "p99_ms", "max_ms", "throughput", "unstable", "contended",
+    "gflop_per_call", "gflops_per_s",
 ]
 
 _PERCENTILES = {"p16_ms": 16, "median_ms": 50, "p84_ms": 84, "p90_ms": 90, "p95_ms": 95,
                 "p99_ms": 99}
 
 
-def summarize(samples_ms: np.ndarray, batch_size: int) -> dict:
+def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
+              gflop_per_call: float | None = None) -> dict:
     """Statistics of one batch size's samples (milliseconds per call).
 
     ``throughput`` is events (samples) per second at the mean latency; ``unstable`` is set where
-    the coefficient of variation exceeds :data:`CV_UNSTABLE`.
+    the coefficient of variation exceeds :data:`CV_UNSTABLE`; ``contended`` is given: other
+    processes used the CPUs during the measurement (:mod:`mlprof.measure.contention`).
     """
     x = np.asarray(samples_ms, dtype=np.float64)
     if x.size == 0:
@@ -47,6 +50,13 @@ def summarize(samples_ms: np.ndarray, batch_size: int) -> dict:
     row["max_ms"] = float(x.max())
     row["throughput"] = batch_size * 1000.0 / mean if mean > 0 else float("nan")
     row["unstable"] = bool(row["cv"] > CV_UNSTABLE)
+    row["contended"] = bool(contended)
+    # the graph's FLOPs per call (mlprof.model.flops), achieved at the median latency; nan when
+    # not counted (no ONNX graph, or nodes whose cost is unknown)
+    gflop = float("nan") if gflop_per_call is None else float(gflop_per_call)
+    row["gflop_per_call"] = gflop
+    row["gflops_per_s"] = gflop / (row["median_ms"] / 1e3) if row["median_ms"] > 0 \
+        else float("nan")
     return row
 
 
@@ -91,7 +101,7 @@ def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for c in rows[0]:
         vals = [r[c] for r in rows]
-        if c == "unstable":
+        if c in ("unstable", "contended"):
             out[c] = np.array([v.strip().lower() == "true" for v in vals])
         else:
             out[c] = np.array([float(v) for v in vals])

@@ -92,6 +92,18 @@ def log2_batch_axis(ax, batch_sizes) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
+def _contended(st: Any) -> np.ndarray:
+    """The ``contended`` column in batch-size order (all False where the statistics have none:
+    older results; see :mod:`mlprof.measure.contention`)."""
+    bs = np.asarray(st["batch_size"], dtype=float)
+    try:
+        flags = np.asarray(st["contended"], dtype=bool)
+    except (KeyError, ValueError, TypeError):
+        return np.zeros(bs.size, dtype=bool)
+    return flags[np.argsort(bs, kind="stable")] if flags.shape == bs.shape else \
+        np.zeros(bs.size, dtype=bool)
+
+
 def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool = False,
                   y_min: float | None = None, y_max: float | None = None,
                   bs_normalized: bool = True, error_style: str = "band",
@@ -99,7 +111,9 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
                   title: str | None = None) -> Figure:
     """Plot median latency vs batch size with the 16-84 percentile range for each curve.
 
-    With ``bs_normalized`` the values are divided by the batch size (time per event).
+    With ``bs_normalized`` the values are divided by the batch size (time per event). Points
+    measured under contention (a true ``contended`` column) are drawn with open markers, and
+    the legend says so.
     """
     if not curves:
         raise ValueError("no curves to plot")
@@ -122,6 +136,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
     with _style_context():
         fig, ax = plt.subplots()
         all_bs: set[int] = set()
+        any_contended = False
         for i, c in enumerate(curves):
             bs = np.sort(np.asarray(c.stats["batch_size"], dtype=int))
             med = values(c.stats, "median_ms") * scale
@@ -135,6 +150,11 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
             else:
                 ax.errorbar(bs, med, yerr=[med - lo, hi - med], marker="o", color=color,
                             capsize=4, label=plot_text(c.label))
+            hit = _contended(c.stats)
+            if hit.any():  # open markers: measured while other processes used the CPUs
+                ax.plot(bs[hit], med[hit], linestyle="none", marker="o", color=color,
+                        markerfacecolor="white", markeredgewidth=1.5, zorder=3)
+                any_contended = True
         ax.set_xlabel("Batch size")
         what = "Latency per event" if bs_normalized else "Latency per batch"
         ax.set_ylabel(f"{what} [{unit_tex}]")
@@ -150,6 +170,9 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool =
         ax.margins(x=0.03)
         decorate(ax, top_left_label, top_right_label, title)
         band = "16-84% band" if error_style == "band" else "16-84% bars"
+        if any_contended:
+            ax.plot([], [], linestyle="none", marker="o", color="0.3", markerfacecolor="white",
+                    markeredgewidth=1.5, label="open: contended (other processes busy)")
         leg = ax.legend(title=f"median, {band}", loc="best", frameon=True, framealpha=0.85)
         leg.get_title().set_fontsize("small")
         fig.tight_layout()

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from mlprof import layout
 from mlprof.errors import CorruptResult
+from mlprof.measure.contention import is_contended
 from mlprof.measure.results import read_branch, read_failure
 from mlprof.measure.stats import STAT_COLUMNS, summarize
 
@@ -41,7 +42,7 @@ REPORT_COLUMNS = [
     "device", "cpu_model", "host", "threads", "batch_size",
     *[c for c in STAT_COLUMNS if c != "batch_size"],
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
-    "session_creation_ms", "first_call_ms", "peak_rss_mb",
+    "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
     "version", "timestamp", "git_commit", "mlprof_version", "settings_key", "stage", "store",
     "path",
 ]
@@ -126,7 +127,8 @@ def _branch_row(js: Path, store: Path) -> dict:
         return corrupt_row(js, store, e, batch_size=bs, prov=_loose_json(js))
     s = prov["settings"]
     row = _split(js, store)
-    row.update(summarize(samples, s["batch_size"]))
+    row.update(summarize(samples, s["batch_size"], is_contended(prov)))
+    env = prov.get("environment") if isinstance(prov.get("environment"), dict) else {}
     task = prov.get("task") or {}
     model = prov.get("model") or {}
     row.update(
@@ -139,6 +141,7 @@ def _branch_row(js: Path, store: Path) -> dict:
         min_duration=s.get("min_duration"), input_data=s.get("input_data"),
         session_creation_ms=prov.get("session_creation_ms"),
         first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
+        other_cpu_cores=env.get("other_cpu_cores"),
         timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
         mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
         stage="measure")

@@ -433,6 +433,10 @@ class PlotMixin(BaseTask):
                                   description="plot file types; default: pdf")
     plot_postfix = luigi.Parameter(default=law.NO_STR, description="postfix added with two "
                                    "underscores to plot file names")
+    y_axis = luigi.ChoiceParameter(default="latency", choices=("latency", "efficiency"),
+                                   description="latency, or efficiency: the achieved GFLOP/s "
+                                   "(the ONNX graph's FLOPs at the median latency) over the "
+                                   "runtime's measured GEMM peak (MeasurePeak)")
     view_cmd = luigi.Parameter(default=law.NO_STR, significant=False,
                                description="command to open the plots with, e.g. imgcat")
 
@@ -453,6 +457,9 @@ class PlotMixin(BaseTask):
                               field="--y-min")
         if not self.file_types:
             raise MLProfError("give at least one of pdf, png, svg", field="--file-types")
+        if self.y_axis == "efficiency":
+            refuse_given(self, ("y_min", "y_max", "bs_normalized"), "applies to latency "
+                         "plots only (an efficiency is a fraction of the peak per call)")
 
     def plot_options(self) -> dict:
         """Plot options for :mod:`mlprof.plotting`."""
@@ -485,6 +492,8 @@ class PlotMixin(BaseTask):
             tags.append("trl" + short_hash(o["top_right_label"], length=6))
         if labels:
             tags.append("lbl" + short_hash(*labels, length=6))
+        if self.y_axis != "latency":
+            tags.append(self.y_axis)
         if self.plot_postfix != law.NO_STR:
             tags.append(layout.path_safe(self.plot_postfix))
         return "__" + "_".join(tags) if tags else ""
@@ -533,3 +542,18 @@ class StoresMixin(BaseTask):
     def stores_segment(self) -> str:
         """``stores_<hash>`` of the resolved stores."""
         return layout.stores_segment(self.resolved_stores())
+
+
+class ThreadsMixin(BaseTask):
+    """``--threads`` alone, for tasks that measure the machine rather than a model (the peak)."""
+
+    exclude_index = True
+
+    threads = _setting_parameter("threads")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.measure.settings import check_setting, check_threads_here
+
+        check_setting("threads", self.threads)
+        check_threads_here(self.threads, allow_more=False)

@@ -10,6 +10,7 @@ from mlprof.errors import MLProfError
 from mlprof.model.spec import script_model_name
 from mlprof.runtimes import DEFAULT_RUNTIME, TFAOT_MODEL
 from mlprof.tasks.base import Requirements, failure_reason
+from mlprof.tasks.compare import CompareInterleaved, InterleaveMixin, draw_comparison
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
@@ -25,8 +26,10 @@ from mlprof.tasks.parameters import (
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
 
 
-def _draw(task, curves: list[tuple], corner: tuple[str, int]) -> list[str]:
-    """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets; return the paths."""
+def _draw(task, curves: list[tuple], corner: tuple[str, int],
+          peaks: list[float] | None = None) -> list[str]:
+    """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets; return the paths.
+    With ``peaks`` (GFLOP/s, one per curve): the efficiency plot (``--y-axis efficiency``)."""
     from mlprof.measure.stats import read_stats_csv
     from mlprof.plotting import Curve, plot_runtimes, save_figure
     from mlprof.plotting.labels import corner_label, curve_labels
@@ -35,9 +38,17 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int]) -> list[str]:
     options = task.plot_options()
     if not options["top_right_label"]:
         options["top_right_label"] = corner_label(infos, *corner)
-    fig = plot_runtimes([Curve(label, read_stats_csv(merge.output()["stats"].path))
-                         for label, (_, merge) in zip(curve_labels(infos), curves, strict=True)],
-                        **options)
+    plotted = [Curve(label, read_stats_csv(merge.output()["stats"].path))
+               for label, (_, merge) in zip(curve_labels(infos), curves, strict=True)]
+    if peaks is None:
+        fig = plot_runtimes(plotted, **options)
+    else:
+        from mlprof.plotting.efficiency import check_efficiency_stats, plot_efficiency
+
+        for c, (_, merge) in zip(plotted, curves, strict=True):
+            check_efficiency_stats(c.stats, merge.output()["stats"].path)
+        fig = plot_efficiency(plotted, peaks, **{k: options[k] for k in (
+            "x_log", "y_log", "error_style", "top_right_label")})
     paths = [t.path for t in task.output().values()]
     save_figure(fig, paths)
     for p in paths:
@@ -72,12 +83,18 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, PlotMixin):
                                  self.requires())], [t.path for t in self.output().values()])
 
     def run(self):
+        from mlprof.tasks.peak import peak_requirements, peak_values
+
         label = self.given_label() or self.model_spec.label
+        # --y-axis efficiency: the runtime's GEMM peak, measured once (a dynamic dependency)
+        peaks = peak_values((yield peak_requirements([self.requires()]))) \
+            if self.y_axis == "efficiency" else None
         _draw(self, [(_curve(self.requires(), label), self.requires())],
-              (self.device, self.threads))
+              (self.device, self.threads), peaks)
 
 
-class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, PlotMixin):
+class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, PlotMixin,
+                        InterleaveMixin):
     """Several models and/or runtimes on one plot.
 
     Only what varies goes into the legend labels and the file name. ``--model-files`` accepts
@@ -99,7 +116,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                                         "cached virtual environments")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
 
-    reqs = Requirements(DiscoverModels=DiscoverModels, MergeRuntimes=MergeRuntimes)
+    reqs = Requirements(DiscoverModels=DiscoverModels, MergeRuntimes=MergeRuntimes,
+                        CompareInterleaved=CompareInterleaved)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -163,6 +181,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         elif not any(runtime_info(rt).needs_export for rt in self.resolved_runtimes):
             refuse_given(self, self.EXPORT_PARAMS, "applies to ONNX exports only; none of "
                          f"{', '.join(self.resolved_runtimes)} measures one")
+        if self.interleave:  # all configurations share one process: refused now, not later
+            refuse_given(self, ("runtime_versions",), "--interleave: other runtime versions run "
+                         "in their own virtual environments and cannot share a process")
+            refuse_given(self, ("min_duration", "y_log", "y_min", "y_max", "bs_normalized",
+                                "error_style", "y_axis"), "does not apply with --interleave "
+                         "(rounds of --n-calls calls; the plot shows speed-ups)")
+            self._interleaved()
 
     @property
     def resolved_runtimes(self) -> tuple[str, ...]:
@@ -279,7 +304,12 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 ))
         return entries
 
+    def _interleaved(self) -> CompareInterleaved:
+        return self.reqs.CompareInterleaved.req(self, runtimes=self.resolved_runtimes)
+
     def requires(self):
+        if self.interleave:
+            return self._interleaved()
         reqs = []
         for i, f in enumerate(self.model_files):
             if self._expands(i):
@@ -291,7 +321,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return reqs
 
     def output(self):
-        stem = ["runtimes"]
+        stem = ["speedup", layout.interleave_tag(self.interleave)] if self.interleave \
+            else ["runtimes"]
         if len(self.model_files) > 1:
             stem.append(layout.joined_or_hashed([layout.path_safe(self._name(i), 24)
                                                  for i in range(len(self.model_files))]))
@@ -309,6 +340,9 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 for rt in self._model_pairs[i]]
 
     def run_summary(self) -> str:
+        if self.interleave:
+            return self._interleaved().run_summary() if self.complete() else \
+                f"{self.task_family}: not complete: {failure_reason(self)}"
         if not self.complete():
             return self.failures_summary()
         curves = [(f"{m.resolved_model_name} {m.runtime}", m) for _, m in self._merges()]
@@ -345,8 +379,16 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return text
 
     def run(self):
+        if self.interleave:  # the speed-up plot of the interleaved rounds
+            draw_comparison(self, self._interleaved())
+            return
         # scripts' models are known once discovered: dynamic dependencies
         merges = self._merges()
         yield [m for _, m in merges]
+        peaks = None
+        if self.y_axis == "efficiency":  # each curve's runtime's GEMM peak
+            from mlprof.tasks.peak import peak_requirements, peak_values
+
+            peaks = peak_values((yield peak_requirements([m for _, m in merges])))
         _draw(self, [(_curve(m, label), m) for label, m in merges],
-              (self.device, self.threads))
+              (self.device, self.threads), peaks)

@@ -336,7 +336,8 @@ class MergeRuntimes(MeasurementTask):
     """Merge the branches of :class:`MeasureRuntime` and compute statistics per batch size.
 
     Outputs: ``runtimes_<bs>.csv`` (all raw samples), ``stats_<bs>.csv`` (count, mean, std, CV,
-    min, p16, median, p84, p90, p95, p99, max, throughput, unstable) and ``provenance_<bs>.json``.
+    min, p16, median, p84, p90, p95, p99, max, throughput, unstable, contended) and
+    ``provenance_<bs>.json``.
     """
 
     reqs = Requirements(MeasureRuntime=MeasureRuntime)
@@ -353,14 +354,21 @@ class MergeRuntimes(MeasurementTask):
                                [t.path for t in self.output().values()])
 
     def run(self):
+        from mlprof.measure.contention import contended_warning
         from mlprof.measure.results import merge_branches, unstable_warning
+        from mlprof.model.flops import measured_cost
+        from mlprof.tasks.peak import recorded_peak
 
         coll = self.input()["collection"]
         branches = [{k: t.path for k, t in coll.targets[b].items()} for b in sorted(coll.targets)]
         rows = merge_branches(branches, {k: t.path for k, t in self.output().items()}, {
             "model_name": self.resolved_model_name, "model_label": self.model_spec.label,
             "runtime": self.runtime, "device": self.device,
-            "batch_sizes": list(self.batch_sizes)})
+            "batch_sizes": list(self.batch_sizes), "peak": recorded_peak(self)},
+            cost=measured_cost)
         warning = unstable_warning(self.resolved_model_name, rows)
+        if warning:
+            logger.warning(warning)
+        warning = contended_warning(self.resolved_model_name, rows)
         if warning:
             logger.warning(warning)

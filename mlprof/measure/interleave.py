@@ -1,0 +1,287 @@
+"""Interleaved comparisons: several configurations (model x runtime) measured in alternating
+rounds in one process, and their speed-ups with bootstrap confidence intervals.
+
+Why: this VM flips between a fast and a slow state every 0.1-1 s, so two curves measured minutes
+apart differ by up to ~20 % from drift alone (``benchmarks/fidelity.py``: the ratio of two
+independent medians swings by +-10 %, the median of paired per-round ratios stays within 2 %).
+Here every configuration is loaded into ONE isolated child (sessions created, first call and
+warm-up made before any timing); then each of R rounds runs every configuration for
+``n_calls`` calls per event, one after the other within a fraction of a second, the order
+rotating from round to round (AB, BA, ... for two), and keeps each configuration's median of the
+round. Round i of A and round i of B saw the same machine state, so their ratio cancels the
+drift; the spread of the R paired ratios is the noise left, and a bootstrap over rounds turns it
+into a 95 % confidence interval.
+
+The speed-up of configuration j is ``reference round median / j's round median`` (above 1: j is
+faster than the reference, the first configuration), estimated as the median over the rounds;
+its interval is the percentile interval of that median over 2000 resamples of the rounds
+(seeded, so the same data give the same interval). An interval that contains 1 means the data
+cannot tell the two apart: the table says "not significant".
+
+What cannot share a process is refused (:func:`check_interleavable`): other runtime versions
+(measured in their own virtual environments), AOT TensorFlow models and model scripts.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from mlprof.errors import MLProfError
+from mlprof.measure.settings import MeasureSettings
+
+#: bootstrap resamples and confidence level of the speed-up intervals
+N_RESAMPLES = 2000
+LEVEL = 0.95
+#: rounds when none are given (API ``interleave=True``, ``--interleave`` without a number)
+DEFAULT_ROUNDS = 20
+#: fewer rounds give no interval
+MIN_ROUNDS = 2
+
+TABLE_COLUMNS = ("batch_size", "config", "model", "runtime", "reference", "rounds", "median_ms",
+                 "speedup", "ci_low", "ci_high", "significant", "verdict")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One compared configuration: a model file (YAML/ONNX) on a runtime."""
+
+    label: str
+    model_file: str
+    runtime: str
+    model: str = ""
+
+
+@dataclass
+class InterleavedResult:
+    """The per-round medians of one batch size: ``round_medians_ms[r, j]`` is configuration
+    j's median in round r; ``orders[r]`` the order the configurations ran in round r."""
+
+    batch_size: int
+    configs: list[Config]
+    round_medians_ms: np.ndarray
+    orders: list[list[int]]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def check_interleavable(model_kind: str, runtime: str, runtime_version: str = "",
+                        file: str = "") -> None:
+    """Refuse, in one line, a configuration that cannot share a process with the others."""
+    from mlprof.runtimes import SCRIPT_MODEL, TFAOT_MODEL
+
+    if runtime_version:
+        raise MLProfError(f"--interleave: {runtime} {runtime_version} is measured in its own "
+                          "virtual environment and cannot share a process with the other "
+                          "configurations; leave out --runtime-versions", file or None,
+                          "--runtime-versions")
+    if model_kind == TFAOT_MODEL:
+        raise MLProfError("--interleave: AOT TensorFlow models (inference_engine: tfaot) are "
+                          "compiled per batch size into their own library and cannot be "
+                          "interleaved; compare them without --interleave", file or None,
+                          "--interleave")
+    if model_kind == SCRIPT_MODEL:
+        raise MLProfError("--interleave: model scripts are not supported yet; interleave their "
+                          "ONNX exports (ExportOnnx) as .onnx files", file or None,
+                          "--interleave")
+
+
+def check_rounds(rounds: int) -> int:
+    """At least :data:`MIN_ROUNDS` rounds."""
+    if int(rounds) < MIN_ROUNDS:
+        raise MLProfError(f"give at least {MIN_ROUNDS} rounds, got {rounds}", field="--interleave")
+    return int(rounds)
+
+
+def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, rounds: int,
+                        progress: Callable[[float, str], None] | None = None
+                        ) -> InterleavedResult:
+    """Load every configuration in this process, then time ``rounds`` rotating rounds.
+
+    Per configuration: inputs (``settings``' input data and seed, the same values for all),
+    session, one untimed first call and ``settings.warmup`` untimed calls, all before round 1.
+    A round runs each configuration's ``settings.n_calls`` calls per event, each call timed
+    alone with ``perf_counter_ns`` as in :mod:`mlprof.measure.harness`.
+    """
+    from mlprof import __version__
+    from mlprof.measure.inputs import make_feeds
+    from mlprof.measure.sysinfo import system_info
+    from mlprof.runtimes import get_runtime
+    from mlprof.util import git_commit
+
+    rounds = check_rounds(rounds)
+    s = settings.validated()
+    say = progress or (lambda f, m: None)
+    say(0.0, f"loading {len(configs)} configurations")
+    models = []
+    for c in configs:
+        cls = get_runtime(c.runtime)
+        resolved = cls.resolve(c.model_file)
+        feeds = make_feeds(resolved.inputs, s.batch_size, s.n_events, s.input_data, s.seed)
+        models.append((cls, resolved, feeds))
+    n = len(configs)
+    per = s.n_calls * s.n_events
+    medians = np.zeros((rounds, n))
+    orders = []
+    buf = [0] * per
+    pc = time.perf_counter_ns
+    start = time.time()
+    infos: list[dict[str, Any]] = []
+    for r in range(rounds):
+        order = [(r + k) % n for k in range(n)]
+        orders.append(order)
+        # fresh sessions every round, created while the last round's still exist: where a
+        # session's weights land in memory changes its speed by up to 2 % for the whole life
+        # of the session (4 sessions of the 10x128 DNN in one process: 0.984-1.019 of the
+        # first, stable over 20 rounds), a difference between sessions, not configurations
+        # (`current` still holds the last round's sessions while the new ones are made)
+        # made in the round's order too: the session made first ran 0.5 % slower on average
+        # (100 runs of the same DNN twice, 12 rounds each) when it always came first
+        made = {j: _ready(*models[j], s) for j in order}
+        current = [made[j] for j in range(n)]
+        if not infos:
+            infos = [{"runtime": rt.name, "runtime_version": type(rt).version(),
+                      "runtime_settings": rt.info(), "model_file": c.model_file,
+                      "model_sha256": models[j][1].spec.model_sha256()}
+                     for j, (c, (rt, _)) in enumerate(zip(configs, current, strict=True))]
+        for j in order:
+            k = 0
+            for fn, args in current[j][1]:
+                for _ in range(s.n_calls):
+                    t0 = pc()
+                    fn(*args)
+                    buf[k] = pc() - t0
+                    k += 1
+            medians[r, j] = float(np.median(buf)) / 1e6
+        say((r + 1) / rounds, f"round {r + 1} of {rounds}")
+    prov = {
+        "interleaved": True,
+        "method": f"{rounds} rounds; each round runs every configuration for {s.n_calls} calls "
+                  "per event in rotating order in one process; speed-ups are paired per round",
+        "mlprof_version": __version__, "git_commit": git_commit(),
+        **system_info(), "settings": asdict(s), "rounds": rounds,
+        "configs": [{"label": c.label, "model": c.model, **info}
+                    for c, info in zip(configs, infos, strict=True)],
+        "started_unix": start, "finished_unix": time.time(), "pid": os.getpid(),
+    }
+    return InterleavedResult(s.batch_size, list(configs), medians, orders, prov)
+
+
+def _ready(cls: Any, resolved: Any, feeds: list[dict[str, np.ndarray]],
+           s: MeasureSettings) -> tuple[Any, list[tuple[Callable[..., Any], tuple]]]:
+    """A new session of one configuration, its first call per event and ``s.warmup`` calls
+    made (untimed): (runtime, bound calls)."""
+    rt = cls(resolved, device=s.device, threads=s.threads)
+    rt.configure(replace(s, runtime=cls.name))
+    rt.load(s.batch_size)
+    calls = [rt.bind(f) for f in feeds]
+    for fn, args in calls:
+        fn(*args)
+    for i in range(s.warmup):
+        fn, args = calls[i % len(calls)]
+        fn(*args)
+    return rt, calls
+
+
+def measure_interleaved_isolated(configs: Sequence[Config], settings: MeasureSettings,
+                                 rounds: int, *, timeout: float | None = None,
+                                 progress: Callable[[float, str], None] | None = None
+                                 ) -> InterleavedResult:
+    """:func:`measure_interleaved` in one isolated child, under the machine-wide measurement
+    lock (the time waited is recorded as ``lock_wait_s``)."""
+    from mlprof.measure.isolate import run_isolated
+    from mlprof.measure.lock import measurement_lock
+
+    label = (f"interleaved {' vs '.join(c.label for c in configs)} at batch size "
+             f"{settings.batch_size}")
+    with measurement_lock(label) as lock:
+        result = run_isolated(measure_interleaved, {"configs": list(configs),
+                                                    "settings": settings, "rounds": rounds},
+                              timeout=timeout, progress=progress, label=label)
+    result.provenance["lock_wait_s"] = lock.wait_s
+    return result
+
+
+def bootstrap_ci(ratios: Sequence[float], n_resamples: int = N_RESAMPLES, level: float = LEVEL,
+                 seed: int = 0) -> tuple[float, float, float]:
+    """(median, low, high) of paired ratios: the percentile interval of the median over
+    ``n_resamples`` resamples of the rounds (with replacement), seeded."""
+    x = np.asarray(ratios, dtype=np.float64)
+    if x.ndim != 1 or x.size < MIN_ROUNDS or not np.all(np.isfinite(x)):
+        raise ValueError(f"need at least {MIN_ROUNDS} finite ratios, got {x.tolist()!r}")
+    rng = np.random.default_rng(seed)
+    stats = np.median(x[rng.integers(0, x.size, (n_resamples, x.size))], axis=1)
+    alpha = (1.0 - level) / 2
+    low, high = np.quantile(stats, [alpha, 1.0 - alpha])
+    return float(np.median(x)), float(low), float(high)
+
+
+def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
+    """One row per configuration: speed-up over the first with its interval and verdict."""
+    m = result.round_medians_ms
+    ref = result.configs[0]
+    rows = []
+    for j, c in enumerate(result.configs):
+        if j == 0:
+            est, low, high = 1.0, 1.0, 1.0
+        else:
+            est, low, high = bootstrap_ci(m[:, 0] / m[:, j])
+        significant = j > 0 and not (low <= 1.0 <= high)
+        verdict = ("reference" if j == 0 else "not significant" if not significant
+                   else "faster" if est > 1 else "slower")
+        rows.append({"batch_size": result.batch_size, "config": c.label, "model": c.model,
+                     "runtime": c.runtime, "reference": ref.label, "rounds": m.shape[0],
+                     "median_ms": float(np.median(m[:, j])), "speedup": est, "ci_low": low,
+                     "ci_high": high, "significant": significant, "verdict": verdict})
+    return rows
+
+
+def table_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """The comparison table as CSV (:data:`TABLE_COLUMNS`)."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, TABLE_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    return out.getvalue()
+
+
+def rounds_csv(results: Sequence[InterleavedResult]) -> str:
+    """Every round median: ``batch_size,round,position,config,median_ms``."""
+    lines = ["batch_size,round,position,config,median_ms"]
+    for res in results:
+        for r, order in enumerate(res.orders):
+            for pos, j in enumerate(order):
+                lines.append(f"{res.batch_size},{r},{pos},{res.configs[j].label},"
+                             f"{res.round_medians_ms[r, j]:.6f}")
+    return "\n".join(lines) + "\n"
+
+
+def read_table(path: str) -> list[dict[str, Any]]:
+    """The rows of a comparison table written by :func:`table_csv`."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for i, r in enumerate(rows):
+        try:
+            for k in ("speedup", "ci_low", "ci_high", "median_ms"):
+                r[k] = float(r[k])
+            r["batch_size"], r["rounds"] = int(r["batch_size"]), int(r["rounds"])
+            r["significant"] = r["significant"] == "True"
+        except (KeyError, TypeError, ValueError) as e:
+            raise MLProfError(f"row {i + 2}: bad or missing field {e}", path) from None
+    return rows
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The table as text, one line per configuration and batch size."""
+    lines = [f"{'bs':>5}  {'config':<28} {'speed-up':>8}  {'95% CI':<17} verdict"]
+    for r in rows:
+        lines.append(f"{r['batch_size']:>5}  {r['config'][:28]:<28} {r['speedup']:>8.3f}  "
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]  {r['verdict']}")
+    return "\n".join(lines)

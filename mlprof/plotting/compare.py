@@ -1,0 +1,52 @@
+"""The speed-up plot of an interleaved comparison: speed-up vs batch size with its 95 %
+confidence band per configuration, and a line at 1 (no difference).
+
+Points whose interval contains 1 (not significant) are drawn hollow, so a difference the data
+cannot support does not look like one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from mlprof.plotting import use_backend
+from mlprof.plotting.labels import plot_text
+from mlprof.plotting.runtimes import _style_context, decorate, log2_batch_axis
+
+
+def plot_comparison(rows: Sequence[Mapping[str, Any]], *, labels: Mapping[str, str] | None = None,
+                    x_log: bool = True, top_right_label: str | None = None) -> Figure:
+    """Rows of :func:`mlprof.measure.interleave.comparison_rows` (any batch sizes) in one
+    figure; ``labels`` renames configurations in the legend."""
+    labels = dict(labels or {})
+    others = [r for r in rows if r["verdict"] != "reference"]  # none: only the line at 1
+    reference = rows[0]["reference"]
+    plt = use_backend()
+    with _style_context():
+        fig, ax = plt.subplots()
+        configs = list(dict.fromkeys(r["config"] for r in others))
+        for i, c in enumerate(configs):
+            pts = sorted((r for r in others if r["config"] == c), key=lambda r: r["batch_size"])
+            bs = [r["batch_size"] for r in pts]
+            color = f"C{(i + 1) % 10}"
+            ax.fill_between(bs, [r["ci_low"] for r in pts], [r["ci_high"] for r in pts],
+                            color=color, alpha=0.25, linewidth=0)
+            ax.plot(bs, [r["speedup"] for r in pts], color=color,
+                    label=plot_text(labels.get(c, c)))
+            for r in pts:
+                ax.plot([r["batch_size"]], [r["speedup"]], marker="o", color=color,
+                        markerfacecolor=color if r["significant"] else "white")
+        ax.axhline(1.0, color="C0", linestyle="--", linewidth=1.5,
+                   label=plot_text(f"{labels.get(reference, reference)} (reference)"))
+        all_bs = [r["batch_size"] for r in rows]
+        if x_log:
+            log2_batch_axis(ax, all_bs)
+        ax.set_xlabel("Batch size")
+        ax.set_ylabel("Speed-up vs reference (interleaved, 95% CI)")
+        decorate(ax, "mlprof", top_right_label)
+        ax.legend(loc="best", frameon=True, framealpha=0.85, title="hollow: not significant")
+        fig.tight_layout()
+    return fig
