@@ -54,6 +54,22 @@ def test_a_part_called_while_the_model_is_built_is_not_a_model_of_its_own():
     assert models[0]["inputs"][0]["shape"] == [2, 3, 32, 32]
 
 
+def test_a_model_that_changes_when_called_is_found_again_by_its_hash():
+
+    path = str(SCRIPTS / "changes_when_called.py")
+    (model,) = _discover(path)["models"]
+    module, items, _ = run_isolated(_capture_class, {"path": path, "want": model["hash"]},
+                                    timeout=300, torch=True)
+    assert module == "Switching" and [n for n, _ in items] == ["x"]
+
+
+def _capture_class(path: str, want: str, progress=None):
+    from mlprof.model.script import capture
+
+    module, items, flags = capture(path, want)
+    return type(module).__name__, [(n, None) for n, _ in items], flags
+
+
 def test_hash_selects_one_model_and_single_model_tasks_list_the_hashes():
     manifest = _discover(TWO)
     h0, h1 = (m["hash"] for m in manifest["models"])

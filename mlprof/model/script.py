@@ -110,6 +110,7 @@ class _Record:
     calls: int = 0
     created: tuple[str, int] | None = None
     parent: int | None = None
+    hash: str = ""  # at its first call: capture() stops at that call, so it must match
 
 
 class _Stop(BaseException):
@@ -166,10 +167,13 @@ class _Hooks:
     def _seen(self, mod, depth, args, kwargs):
         rec = self.records.get(id(mod))
         if rec is None:
+            # hashed before the call: a model may change itself when first called
+            # (transformers' BigBird switches its attention type, which its repr shows)
             rec = _Record(mod, depth, args, kwargs,
-                          created=mod.__dict__.get("_mlprof_created"))
+                          created=mod.__dict__.get("_mlprof_created"),
+                          hash=model_hash(mod, args, kwargs))
             self.records[id(mod)] = rec
-            if self.want is not None and model_hash(mod, args, kwargs) == self.want:
+            if self.want is not None and rec.hash == self.want:
                 self.captured = (mod, args, kwargs)
                 raise _Stop()
         rec.calls += 1
@@ -338,7 +342,7 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
         if id(rec) in parts:
             continue
         mod = rec.module
-        hsh = model_hash(mod, rec.args, rec.kwargs)
+        hsh = rec.hash
         if hsh in models:  # the same architecture on the same shapes: one model
             models[hsh]["calls"] += rec.calls
             continue
