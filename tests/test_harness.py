@@ -140,3 +140,14 @@ def test_compute_stats_one_row_per_batch_size_and_flags_instability():
     assert stats["batch_size"].tolist() == [1, 2]
     assert stats["unstable"].tolist() == [False, True]
     assert stats.loc[1, "median_ms"] == 1.0
+
+
+def test_random_masks_are_zeros_and_ones_and_other_integers_are_not():
+    """An attention mask is 0/1 by definition (OPT's position ids are its cumulative sum:
+    values up to 7 ran past its 2,050 positions); token ids keep the wider range."""
+    from mlprof.model.spec import InputSpec
+
+    specs = [InputSpec("input_ids", (128,), "int64"), InputSpec("attention_mask", (128,), "int64")]
+    feed = make_feeds(specs, 8, 1, "random")[0]
+    assert set(np.unique(feed["attention_mask"])) == {0, 1}
+    assert feed["input_ids"].max() > 1

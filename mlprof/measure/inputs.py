@@ -71,8 +71,15 @@ def _generate(spec: InputSpec, batch_size: int, event: int, kind: str,
     if dt == np.bool_:
         return rng.random(shape) < 0.5
     if np.issubdtype(dt, np.integer):
-        return rng.integers(0, _INT_RANGE, size=shape, dtype=dt)
+        return rng.integers(0, 2 if _is_mask(spec.name) else _INT_RANGE, size=shape, dtype=dt)
     return rng.standard_normal(shape).astype(dt)
+
+
+def _is_mask(name: str) -> bool:
+    """Whether an integer input is a mask (``attention_mask``, ``token_type_ids`` are not):
+    its values are 0 or 1 by definition. Random values up to 7 made OPT's position ids (the
+    cumulative sum of its attention mask) run past its 2,050 positions."""
+    return "mask" in name.lower()
 
 
 def _load_file(path: str, inputs: Sequence[InputSpec]) -> dict[str, np.ndarray]:
