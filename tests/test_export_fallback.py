@@ -304,3 +304,33 @@ def test_static_graphs_are_measured_one_per_batch_size(store):
     exports = sorted(p.parts[-3] for p in files_in(store / "ExportOnnx")
                      if p.name == "model.onnx")
     assert exports == ["onnx-op18-fp32", "onnx-op18-fp32-bs3", "onnx-op18-fp32-bs5"]
+
+
+RMS_NORM = """
+import torch
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 32)
+        self.norm = torch.nn.RMSNorm(32, eps=1e-6)
+
+    def forward(self, x):
+        return self.norm(self.lin(x))
+
+
+with torch.no_grad():
+    M().eval()(torch.rand(2, 16))
+"""
+
+
+def test_rms_norm_is_exported_by_torchscript_with_mlprofs_symbolic(tmp_path):
+    """aten::rms_norm has no TorchScript symbolic before ONNX's RMSNormalization (opset 23):
+    mlprof's decomposition exports it (timm's gemma4_vit_167m: the dynamo graph of it did not
+    load in onnxruntime)."""
+    record = _export(tmp_path, "rms", RMS_NORM)
+    assert record["exporter"] == "torchscript" and "torchscript_error" not in record
+    assert record["verdict"] == "exact" and record["max_abs_error"] < 1e-5
+    graph = onnx.load(str(tmp_path / "rms.onnx")).graph
+    assert {"ReduceMean", "Sqrt"} <= {n.op_type for n in graph.node}

@@ -524,6 +524,7 @@ def export_graph(module: Any, args: tuple, path: str, *, opset: int, input_names
         # "fast path" (aten::_transformer_encoder_layer_fwd), which has no ONNX export
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            _register_symbolics()
             torch.onnx.export(module, args, path, dynamo=False, opset_version=opset,
                               input_names=input_names, output_names=output_names,
                               dynamic_axes=dynamic_axes, do_constant_folding=True)
@@ -550,6 +551,39 @@ def export_graph(module: Any, args: tuple, path: str, *, opset: int, input_names
                           f"{ts_error}; dynamo: {dyn_error}", where) from None
     return {"exporter": "dynamo", "export_s": time.perf_counter() - t0,
             "torchscript_error": ts_error}
+
+
+def _rms_norm(g: Any, x: Any, normalized_shape: Any, weight: Any, eps: Any) -> Any:
+    """``aten::rms_norm`` for the TorchScript exporter, which has none before ONNX's
+    RMSNormalization (opset 23): ``x / sqrt(mean(x², last dims) + eps) * weight``, as
+    ``torch.nn.functional.rms_norm`` computes it (eps: the dtype's machine epsilon when not
+    given). timm's gemma4_vit_167m and transformers' RMSNorm layers call it."""
+    import torch
+    from torch.onnx import symbolic_helper as sh
+
+    shape = sh._get_const(normalized_shape, "is", "normalized_shape")
+    dims = list(range(-len(shape), 0))
+    value = None if sh._is_none(eps) else sh._maybe_get_const(eps, "f")
+    if value is None:
+        value = float(torch.finfo(torch.float32).eps)
+    elif not isinstance(value, float):
+        return sh._unimplemented("rms_norm", "eps is not a constant", x)
+    square = g.op("Mul", x, x)
+    if sh.GLOBALS.export_onnx_opset_version >= 18:
+        mean = g.op("ReduceMean", square, g.op("Constant", value_t=torch.tensor(dims)),
+                    keepdims_i=1)
+    else:
+        mean = g.op("ReduceMean", square, axes_i=dims, keepdims_i=1)
+    eps_t = g.op("CastLike", g.op("Constant", value_t=torch.tensor(value)), x)
+    out = g.op("Div", x, g.op("Sqrt", g.op("Add", mean, eps_t)))
+    return out if sh._is_none(weight) else g.op("Mul", out, weight)
+
+
+def _register_symbolics() -> None:
+    """Operators mlprof exports that PyTorch's TorchScript exporter lacks (idempotent)."""
+    import torch
+
+    torch.onnx.register_custom_op_symbolic("aten::rms_norm", _rms_norm, 15)
 
 
 class _SkipTorchScript(Exception):
