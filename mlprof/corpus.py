@@ -30,6 +30,7 @@ from typing import Any
 
 from mlprof.errors import MLProfError
 from mlprof.report.causes import corpus_of
+from mlprof.runtimes import DEFAULT_RUNTIME
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def _short(message: str, script: str, limit: int = 160) -> str:
     return message if len(message) <= limit else message[:limit - 3] + "..."
 
 
-def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = ("onnxruntime",),
+def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_RUNTIME,),
                batch_sizes: Sequence[int] = (1,), version: str = "corpus", workers: int = 2,
                script_args: str = "", echo: Callable[[str], None] | None = print,
                **settings: Any) -> list[dict]:

@@ -108,7 +108,8 @@ def _mlprof(*args: str, store: Path) -> subprocess.CompletedProcess:
      ["mlprof error: --runtimes: unknown runtime 'tourch'"]),
     (["benchmark", str(DNN), "--workers", "0"], ["mlprof error: --workers: must be >= 1"]),
     (["benchmark"], ["mlprof error: files: missing (required)"]),
-    (["corpus", "--runtime", "tourch"], ["mlprof error: --runtime: unknown runtime 'tourch'"]),
+    # --runtime is the old name of corpus' --runtimes: the error names the option
+    (["corpus", "--runtime", "tourch"], ["mlprof error: --runtimes: unknown runtime 'tourch'"]),
     (["store", "lsit"],
      ["mlprof error: action: must be one of list, clean, delete, got 'lsit'; "
       "did you mean list?"]),

@@ -35,14 +35,14 @@ MIN_REPEATS = 5
 MAX_REPEATS = 15
 #: (p84 - p16) / median below which the last MIN_REPEATS repetitions count as stable
 STABLE_SPREAD = 0.05
-#: runtimes with a microbenchmark
-PEAK_RUNTIMES = ("onnxruntime",)
 
 
 def check_peak_runtime(runtime: str, field: str = "--runtime") -> None:
     """One line naming ``field`` when ``runtime`` has no peak microbenchmark."""
-    if runtime not in PEAK_RUNTIMES:
-        raise MLProfError(f"the peak microbenchmark exists for {', '.join(PEAK_RUNTIMES)} only, "
+    from mlprof.runtimes import peak_runtimes
+
+    if runtime not in peak_runtimes():
+        raise MLProfError(f"the peak microbenchmark exists for {', '.join(peak_runtimes())} only, "
                           f"not {runtime}", field=field)
 
 

@@ -70,6 +70,9 @@ class RuntimeInfo:
     #: the runtime's own per-operator profiler, read by :mod:`mlprof.measure.profile` through
     #: :meth:`Runtime.op_profiler <mlprof.runtimes.base.Runtime.op_profiler>` (empty: none)
     profiler: str = ""
+    #: whether :mod:`mlprof.measure.peak` has a GEMM microbenchmark on it (the machine's peak
+    #: for ``--y-axis efficiency``)
+    peak_benchmark: bool = False
 
     def __post_init__(self) -> None:
         problems = []
@@ -147,7 +150,7 @@ register(RuntimeInfo(
     name="onnxruntime", target="mlprof.runtimes.onnxruntime:OnnxRuntime",
     package="onnxruntime", aliases=("ort",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="onnxruntime", label="ONNX Runtime",
-    profiler="ONNX Runtime session profiling"))
+    profiler="ONNX Runtime session profiling", peak_benchmark=True))
 register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
@@ -268,3 +271,8 @@ def get_runtime(name: str):
     """Import and return the runtime class for ``name`` (an alias works too)."""
     module, cls = runtime_info(name).target.split(":")
     return getattr(importlib.import_module(module), cls)
+
+
+def peak_runtimes() -> tuple[str, ...]:
+    """The runtimes with a peak microbenchmark (:attr:`RuntimeInfo.peak_benchmark`)."""
+    return tuple(n for n in runtime_names() if runtime_info(n).peak_benchmark)

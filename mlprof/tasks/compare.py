@@ -12,6 +12,7 @@ import luigi
 
 from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.tasks.base import BaseTask, failure_reason
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
@@ -62,7 +63,7 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
                                  "first on the first runtime is the reference")
     model_names = law.CSVParameter(default=(), description="names in output paths, one per "
                                    "model file")
-    runtimes = RuntimesParameter(default=("onnxruntime",), description="comma-separated "
+    runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
                                  "runtimes; default: onnxruntime")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
     interleave = RoundsParameter(default=20, description="rounds per batch size; default: 20")

@@ -14,6 +14,7 @@ import luigi
 
 from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.runtimes import peak_runtimes
 from mlprof.tasks.parameters import ThreadsMixin
 
 
@@ -21,7 +22,7 @@ class MeasurePeak(ThreadsMixin):
     """The sustained GEMM GFLOP/s of the installed ONNX Runtime with ``--threads`` on this host
     (the one runtime with a microbenchmark so far, hence no ``--runtime``)."""
 
-    runtime = "onnxruntime"
+    runtime = peak_runtimes()[0]
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
 
     def __init__(self, *args, **kwargs):
@@ -63,9 +64,9 @@ class MeasurePeak(ThreadsMixin):
 def peak_task(task) -> MeasurePeak | None:
     """The MeasurePeak of a measurement task's runtime, threads and version; None when the
     runtime has no peak microbenchmark or is measured in another environment."""
-    from mlprof.measure.peak import PEAK_RUNTIMES
+    from mlprof.runtimes import peak_runtimes
 
-    if task.runtime not in PEAK_RUNTIMES or task.uses_venv:
+    if task.runtime not in peak_runtimes() or task.uses_venv:
         return None
     return MeasurePeak.req(task)
 
