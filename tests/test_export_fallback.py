@@ -334,3 +334,35 @@ def test_rms_norm_is_exported_by_torchscript_with_mlprofs_symbolic(tmp_path):
     assert record["verdict"] == "exact" and record["max_abs_error"] < 1e-5
     graph = onnx.load(str(tmp_path / "rms.onnx")).graph
     assert {"ReduceMean", "Sqrt"} <= {n.op_type for n in graph.node}
+
+
+ROUTED = """
+import torch
+
+
+class Routed(torch.nn.Module):
+    # a token-dependent route the tracer bakes in: which rows go through the expert
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(16, 4)
+        self.expert = torch.nn.Linear(4, 4)
+
+    def forward(self, input_ids):
+        h = self.emb(input_ids)
+        idx = torch.nonzero(input_ids.flatten() < 8).flatten().tolist()
+        flat = h.reshape(-1, 4).clone()
+        flat[idx] = self.expert(flat[idx])
+        return flat.reshape(h.shape)
+
+
+torch.manual_seed(0)
+with torch.no_grad():
+    Routed().eval()(torch.randint(0, 16, (1, 12)))
+"""
+
+
+def test_a_graph_that_bakes_in_token_ids_is_refused(tmp_path):
+    """Fresh integer inputs in validation: a graph traced on one set of token ids (routing as
+    in mixture-of-experts models) is right on those ids only."""
+    with pytest.raises(MLProfError, match="numerically wrong|onnxruntime fails"):
+        _export(tmp_path, "routed", ROUTED)

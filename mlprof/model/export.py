@@ -349,7 +349,11 @@ class _Export:
 
     def resized(self, batch: int, fresh: bool) -> list[tuple[str, Any]]:
         """The script's inputs with the batched ones tiled to ``batch``; with ``fresh``, their
-        float values replaced by seeded random ones of the same mean and spread."""
+        float values replaced by seeded random ones of the same mean and spread, and their
+        integer values (token ids) by seeded random ones in the same range (a constant one,
+        such as an all-ones attention mask, stays). Integers matter: a mixture-of-experts
+        model traced on one set of token ids bakes that routing into the graph (transformers'
+        Mixtral, OLMoE, SwitchTransformers with eager experts), right on those ids only."""
         import torch
 
         from mlprof.model.script import resize_batch
@@ -362,6 +366,9 @@ class _Export:
                 if fresh and v2.is_floating_point():
                     v2 = torch.randn(v2.shape, generator=gen, dtype=v2.dtype) * (
                         v.std() if v.numel() > 1 else 1.0) + v.mean()
+                elif fresh and v2.dtype != torch.bool and v.numel() > 1 and v.max() > v.min():
+                    v2 = torch.randint(int(v.min()), int(v.max()) + 1, v2.shape, generator=gen,
+                                       dtype=v2.dtype)
                 out.append((n, v2))
             else:
                 out.append((n, v))
