@@ -128,8 +128,11 @@ def test_ctrl_c_leaves_nothing_half_written_and_the_rerun_resumes(store):
     env = dict(os.environ, MLP_STORE=str(store))
     args = ["law", "run", "MeasureRuntime", "--version", "int", "--batch-sizes", "1,2,4,8",
             "--n-calls", "10", "--warmup", "1", "--min-duration", "1.5"]
+    # as in a terminal: a shell runs background jobs with SIGINT ignored, and that would be
+    # inherited (a pytest started with `... &` made this law run ignore the Ctrl-C below)
     proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if any(p.name == "runtime_bs_1.json" for p in files_in(store)):
