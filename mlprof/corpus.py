@@ -200,16 +200,18 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         if bad is not None:
             failed(s, rt, bad)
             continue
-        medians = []
-        for t in tasks:
-            import pandas as pd
-
-            stats = pd.read_csv(t.output()["stats"].path)
-            medians.append(f"{float(stats['median_ms'].iloc[0]):.3f}")
-        row(s, rt, status="ok", models=str(len(tasks)), median_ms=", ".join(medians))
+        row(s, rt, status="ok", models=str(len(tasks)),
+            median_ms=", ".join(f"{_first_median(t):.3f}" for t in tasks))
     out = [rows[(s.path, rt)] for s in scripts for rt in runtimes]
     say(f"done in {time.monotonic() - t0:.0f} s")
     return out
+
+
+def _first_median(merge: Any) -> float:
+    """The median latency (ms) at the first batch size of a complete MergeRuntimes."""
+    import pandas as pd
+
+    return float(pd.read_csv(merge.output()["stats"].path)["median_ms"].iloc[0])
 
 
 @contextlib.contextmanager
@@ -234,10 +236,7 @@ def _watch(pending: list, merges: list, say: Callable[[str], None]) -> Iterator[
             n = counter.value
         name, rt = names[task.task_id]
         try:
-            import pandas as pd
-
-            stats = pd.read_csv(task.output()["stats"].path)
-            median = f"{float(stats['median_ms'].iloc[0]):.3f} ms"
+            median = f"{_first_median(task):.3f} ms"
         except Exception:  # noqa: BLE001 - a progress line only
             median = ""
         say(f"[{n}/{total}] {name} {rt}: ok {median}".rstrip())
