@@ -26,7 +26,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MODELS = Path(__file__).resolve().parent
@@ -68,6 +68,7 @@ class Script:
     n_params: int = 0
     input_desc: str = ""           # default inputs for INDEX.md
     pre_inputs: str = ""           # code between model.eval() and inputs
+    mlprof_imports: list[str] = field(default_factory=list)  # lines after the parser import
 
     @property
     def path(self) -> Path:
@@ -84,7 +85,8 @@ class Script:
                '"""']
         mods = sorted({"torch", *self.imports})
         out += [f"import {m}" for m in mods]
-        out += ["", "from mlprof.parser import parse", "", "torch.manual_seed(0)", ""]
+        out += ["", *self.mlprof_imports, "from mlprof.parser import parse", "",
+                "torch.manual_seed(0)", ""]
         if self.classes:
             out += ["", self.classes.strip("\n"), "", ""]
         example = {"batch_size": "--batch_size 8"}
@@ -1067,18 +1069,24 @@ def transformers_scripts() -> Iterator[Script]:
             input_desc = "`input_values` 1x25600 float32"
         if mt not in ex["NO_CACHE"]:
             args.append("use_cache=False")
+        moe = []
         if mt in EAGER_EXPERTS:
-            args.append('experts_implementation="eager"')
-            doc.append("The experts run in transformers' eager implementation (a loop over the "
-                       "experts), set in the config: the default grouped_mm one counts the "
-                       "tokens per expert with torch.histc and calls a custom operator, neither "
-                       "of which has an ONNX export; both compute the same.")
+            args.append("experts_implementation=SPARSE_LOOP")
+            moe = ["from mlprof.model.moe import SPARSE_LOOP  # registers it with transformers"]
+            doc.append("The experts run in mlprof's sparse_loop implementation "
+                       "(mlprof/model/moe.py): transformers' eager loop over the experts, but "
+                       "over all of them rather than those the traced inputs hit, so the "
+                       "exported graph routes any input (eager's graph holds the experts of the "
+                       "tracing inputs only). The default grouped_mm one counts the tokens per "
+                       "expert with torch.histc and calls a custom operator, neither of which "
+                       "has an ONNX export. All three compute the same.")
         config = call(f"config = transformers.{config_cls}", args)
         yield Script(
             corpus="transformers", name=name, labels=labels, doc="\n\n".join(doc),
             source=hf_doc_page(mt), imports=["transformers"], params=params,
             after_parse=after,
             model=f"{config}\nmodel = transformers.{model_cls}(config)", inputs=inputs,
+            mlprof_imports=moe,
             title=f"{model_cls}" + (" (small config)" if over else ""), n_params=n,
             input_desc=input_desc,
         )

@@ -9,15 +9,18 @@ parameters, seconds on 2 CPU cores): the script sets hidden_size=512, intermedia
 num_attention_heads=8, num_experts=4, num_experts_per_tok=2, num_hidden_layers=4,
 num_key_value_heads=8, vocab_size=32000.
 
-The experts run in transformers' eager implementation (a loop over the experts), set in the
-config: the default grouped_mm one counts the tokens per expert with torch.histc and calls a
-custom operator, neither of which has an ONNX export; both compute the same.
+The experts run in mlprof's sparse_loop implementation (mlprof/model/moe.py): transformers'
+eager loop over the experts, but over all of them rather than those the traced inputs hit, so
+the exported graph routes any input (eager's graph holds the experts of the tracing inputs
+only). The default grouped_mm one counts the tokens per expert with torch.histc and calls a
+custom operator, neither of which has an ONNX export. All three compute the same.
 
 Source: https://huggingface.co/docs/transformers/model_doc/jamba
 """
 import torch
 import transformers
 
+from mlprof.model.moe import SPARSE_LOOP  # registers it with transformers
 from mlprof.parser import parse
 
 torch.manual_seed(0)
@@ -36,7 +39,7 @@ config = transformers.JambaConfig(
     num_key_value_heads=8,
     vocab_size=32000,
     use_cache=False,
-    experts_implementation="eager",
+    experts_implementation=SPARSE_LOOP,
 )
 model = transformers.JambaModel(config)
 model.eval()

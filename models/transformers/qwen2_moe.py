@@ -9,15 +9,18 @@ The default Qwen2MoeConfig makes a model of 14,005M parameters, too big for this
 intermediate_size=2048, moe_intermediate_size=512, num_attention_heads=8, num_experts=4,
 num_experts_per_tok=2, num_hidden_layers=4, num_key_value_heads=8, vocab_size=32000.
 
-The experts run in transformers' eager implementation (a loop over the experts), set in the
-config: the default grouped_mm one counts the tokens per expert with torch.histc and calls a
-custom operator, neither of which has an ONNX export; both compute the same.
+The experts run in mlprof's sparse_loop implementation (mlprof/model/moe.py): transformers'
+eager loop over the experts, but over all of them rather than those the traced inputs hit, so
+the exported graph routes any input (eager's graph holds the experts of the tracing inputs
+only). The default grouped_mm one counts the tokens per expert with torch.histc and calls a
+custom operator, neither of which has an ONNX export. All three compute the same.
 
 Source: https://huggingface.co/docs/transformers/model_doc/qwen2_moe
 """
 import torch
 import transformers
 
+from mlprof.model.moe import SPARSE_LOOP  # registers it with transformers
 from mlprof.parser import parse
 
 torch.manual_seed(0)
@@ -37,7 +40,7 @@ config = transformers.Qwen2MoeConfig(
     num_key_value_heads=8,
     vocab_size=32000,
     use_cache=False,
-    experts_implementation="eager",
+    experts_implementation=SPARSE_LOOP,
 )
 model = transformers.Qwen2MoeModel(config)
 model.eval()
