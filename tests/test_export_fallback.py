@@ -23,7 +23,12 @@ from conftest import FAST, branch_provenances, files_in, law_run  # noqa: E402
 
 from mlprof import layout  # noqa: E402
 from mlprof.errors import MLProfError  # noqa: E402
-from mlprof.model.export import BATCHED_INPUTS_KEY, compare_output, export_onnx  # noqa: E402
+from mlprof.model.export import (  # noqa: E402
+    BATCHED_INPUTS_KEY,
+    FLOOR_FACTOR,
+    compare_output,
+    export_onnx,
+)
 from mlprof.model.script import discover  # noqa: E402
 
 #: Tensor.unfold over a padded input with sizes computed from it, as timm's HaloAttn
@@ -366,3 +371,60 @@ def test_a_graph_that_bakes_in_token_ids_is_refused(tmp_path):
     in mixture-of-experts models) is right on those ids only."""
     with pytest.raises(MLProfError, match="numerically wrong|onnxruntime fails"):
         _export(tmp_path, "routed", ROUTED)
+
+
+#: a model that amplifies float32 rounding as detection models do (a phase of 1e4 x a matmul's
+#: result): its own float32 and float64 runs differ by ~1e-2 of the output, far beyond rtol
+AMPLIFIER = """
+import torch
+
+torch.manual_seed(0)
+
+
+class Amplifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(256, 64)
+
+    def forward(self, x):
+        return torch.sin(1e4 * self.lin(x))
+
+
+Amplifier().eval()(torch.rand(2, 256))
+"""
+
+
+def test_compare_output_judges_against_the_models_own_noise():
+    rng = np.random.default_rng(1)
+    out = rng.normal(0, 100, (9, 17)).astype(np.float32)
+    got = out + rng.uniform(-0.28, 0.28, out.shape).astype(np.float32)  # 2.8e-3 of the RMS
+    refused = compare_output(out, got, 1e-4, 1e-3)
+    assert refused["verdict"] == "refused" and "noise_floor" not in refused
+    close = compare_output(out, got, 1e-4, 1e-3, floor=0.28)
+    assert close["verdict"] == "close" and close["noise_floor"] == 0.28
+    assert "float32 vs float64: 0.28" in close["reason"]
+    # beyond twice the floor: still refused, and the reason gives the floor
+    beyond = compare_output(out, got, 1e-4, 1e-3, floor=0.05)
+    assert beyond["verdict"] == "refused" and "own float32 noise here is 0.05" in beyond["reason"]
+    # a floor above 0.1 of the RMS says nothing: a model decided by near-ties
+    wrong = out + 20.0
+    capped = compare_output(out, wrong, 1e-4, 1e-3, floor=15.0)
+    assert capped["verdict"] == "refused" and "above 0.1" in capped["reason"]
+    # integers (labels) must be within the floor itself
+    ints = np.arange(20).reshape(2, 10)
+    assert compare_output(ints, ints + 1, 1e-4, 1e-3, floor=1.0)["verdict"] == "close"
+    assert compare_output(ints, ints + 2, 1e-4, 1e-3, floor=1.0)["verdict"] == "refused"
+
+
+def test_a_model_that_amplifies_float32_noise_is_close_with_its_floor_recorded(tmp_path):
+    """Real export and ONNX Runtime: refused by the element-wise and RMS rules (errors of order
+    1e-2 of the output), accepted because the eager model's float64 run differs as much; the
+    record keeps the floor."""
+    rec = _export(tmp_path, "amplifier", AMPLIFIER)
+    assert len(rec["validation"]) == 2  # the script's inputs, another batch size
+    for check in rec["validation"]:
+        assert check["verdict"] == "close", check
+        assert check["max_scaled_error"] > 1e-3  # beyond the RMS rule: only the floor admits it
+        floor = check["noise_floor"]["output_0"]
+        rms = check["max_abs_error"] / check["max_scaled_error"]
+        assert 0 < check["max_abs_error"] <= FLOOR_FACTOR * floor and floor <= 0.1 * rms

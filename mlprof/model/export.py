@@ -63,6 +63,20 @@ tf_efficientnet_em, whose random-weight logits have an RMS of 1600: there an off
 now ``close``. The top-1 condition is implied by the scale bound except at near-ties; it is
 checked so that a classifier's verdict says what its users care about.
 
+**The model's own noise.** Some models amplify float32 rounding far beyond ``rtol``: detection
+models decode boxes and crop features (RoIAlign) at positions that rounding moves, so the eager
+model itself, run in float64 on the same inputs, differs from its float32 run by as much as its
+ONNX graph does (torchvision's keypointrcnn_resnet50_fpn: keypoints of RMS 135 differ by 0.28,
+2.1e-3 of the RMS, both float32 vs float64 and ONNX vs eager; maskrcnn_resnet50_fpn's masks by
+4.9e-4 vs 5.5e-4). Such an output is judged against that noise: a graph refused by the rules
+above is ``close`` when every output's error is within 3x the eager model's own float32 noise
+(a float64 copy of the module on the same inputs, computed only for a graph about to be
+refused), as long as that noise is at most 0.1 of the output's RMS. Beyond that the model's
+outputs are decided by near-ties (a mixture-of-experts token routed elsewhere, a box kept by
+NMS instead of another): no comparison can tell a right graph from a wrong one, and the
+refusal stands. Wrong graphs stay far outside on the models measured: baked routing gives
+errors of 0.5 to 5 of the RMS.
+
 **The batch dimension.** Check 2 catches graphs that bake the batch size in (torchvision's
 ``fasterrcnn_resnet50_fpn_v2``: "Cannot split using values in 'split' attribute"). When the
 symbolic graph is right on the script's inputs but wrong at the other batch size, and right
@@ -97,6 +111,14 @@ BATCH_DIM = "batch_size"
 BATCHED_INPUTS_KEY = "mlprof.batched_inputs"
 #: the exporters, in the order they are tried
 EXPORTERS = ("torchscript", "dynamo")
+#: a refused output is ``close`` when its error is within this factor of the eager model's
+#: own float32 noise (float32 vs float64 on the same inputs): the graph and the eager model
+#: each round off by about that noise, so they differ by up to twice it (1.94x measured on
+#: tests/test_export_fallback.py's AMPLIFIER), plus a margin ...
+FLOOR_FACTOR = 3.0
+#: ... and that noise is at most this share of the output's RMS (beyond it, the model's
+#: outputs are decided by near-ties, and no comparison can tell a right graph from a wrong one)
+FLOOR_CAP = 0.1
 #: a float output of shape [rows, classes] with at least this many classes is a classifier's
 CLASSIFIER_MIN_CLASSES = 10
 #: the validation rule, as recorded with every export
@@ -104,7 +126,9 @@ RULE = {
     "exact": "|onnx - eager| <= atol + rtol * |eager| for every element",
     "close": "max |onnx - eager| <= rtol * rms(eager) for every float output, and every row "
              "of a classifier-like output (2-d, >= 10 columns) has the same top-1 class (up to "
-             "near-ties within 2 * rtol * rms)",
+             "near-ties within 2 * rtol * rms); or, for an output beyond that, max |onnx - "
+             "eager| <= 3 * the eager model's own float32 noise on the same inputs (max "
+             "|float32 - float64|; integers: <= it), if that noise is <= 0.1 * rms(eager)",
     "refused": "anything else, a shape that differs, an onnxruntime error, an integer output "
                "that is not exact",
 }
@@ -192,9 +216,11 @@ def _to_numpy(t: Any) -> np.ndarray:
 
 
 def compare_output(expected: np.ndarray, got: np.ndarray, atol: float,
-                   rtol: float) -> dict[str, Any]:
+                   rtol: float, floor: float | None = None) -> dict[str, Any]:
     """One output's errors and verdict (``exact``, ``close`` or ``refused``, see the module
-    docstring), with ``reason`` saying why when it is not exact."""
+    docstring), with ``reason`` saying why when it is not exact. ``floor``: the eager model's
+    own float32 noise on these inputs (max ``|float32 - float64|`` of this output), which can
+    turn a refusal into ``close`` (see "The model's own noise" in the module docstring)."""
     if expected.shape != got.shape:
         return {"verdict": "refused", "max_abs_error": float("inf"),
                 "max_rel_error": float("inf"), "max_scaled_error": float("inf"),
@@ -228,7 +254,7 @@ def compare_output(expected: np.ndarray, got: np.ndarray, atol: float,
         return out
     if integer:
         out.update(verdict="refused", reason=f"integer output differs by up to {max_abs:g}")
-        return out
+        return _within_floor(out, floor, integer=True)
     classifier = e.ndim == 2 and e.shape[1] >= CLASSIFIER_MIN_CLASSES and e.shape[0] > 0
     flips = 0
     if classifier:
@@ -248,20 +274,48 @@ def compare_output(expected: np.ndarray, got: np.ndarray, atol: float,
                          f"output's RMS {rms:.3g}, max rel error {out['max_rel_error']:.3g}")
         if flips:
             out["reason"] += f", top-1 class differs in {flips} of {e.shape[0]} rows"
+        return _within_floor(out, floor, integer=False)
+    return out
+
+
+def _within_floor(out: dict[str, Any], floor: float | None, *, integer: bool) -> dict[str, Any]:
+    """A refused output's verdict given the eager model's own noise ``floor``: ``close`` when
+    the error is within :data:`FLOOR_FACTOR` times the floor (integers: within the floor) and
+    the floor itself is at most :data:`FLOOR_CAP` of the output's RMS."""
+    if floor is None or not np.isfinite(out["max_abs_error"]):
+        return out
+    out["noise_floor"] = floor
+    rms = out["rms"]
+    limit = floor if integer else FLOOR_FACTOR * floor
+    if integer:
+        capped = False
+    else:
+        capped = not (rms > 0 and floor <= FLOOR_CAP * rms)
+    if out["max_abs_error"] <= limit and not capped:
+        out["verdict"] = "close"
+        out["reason"] = (f"max abs error {out['max_abs_error']:.3g} ({out['max_scaled_error']:.2g}"
+                         f" of the output's RMS {rms:.3g}) is within the eager model's own "
+                         f"float32 noise on these inputs (float32 vs float64: {floor:.3g})")
+    else:
+        why = (f"{floor / rms:.2g} of the RMS, above {FLOOR_CAP:g}" if capped and rms > 0
+               else f"{floor:.3g}")
+        out["reason"] += f"; the eager model's own float32 noise here is {why}"
     return out
 
 
 def compare_outputs(names: list[str], expected: list[np.ndarray], got: list[np.ndarray],
-                    atol: float, rtol: float) -> dict[str, Any]:
-    """Every output compared (:func:`compare_output`); the worst verdict and errors, and the
-    worst output with its reason."""
+                    atol: float, rtol: float,
+                    floors: list[float | None] | None = None) -> dict[str, Any]:
+    """Every output compared (:func:`compare_output`, with each output's noise floor if
+    given); the worst verdict and errors, and the worst output with its reason."""
     if len(expected) != len(got):
         return {"verdict": "refused", "max_abs_error": float("inf"),
                 "max_rel_error": float("inf"), "max_scaled_error": float("inf"),
                 "worst_output": None, "reason": f"the graph has {len(got)} outputs, the eager "
                                                 f"model returns {len(expected)}"}
-    results = {n: compare_output(e, g, atol, rtol)
-               for n, e, g in zip(names, expected, got, strict=True)}
+    floors = floors if floors is not None else [None] * len(names)
+    results = {n: compare_output(e, g, atol, rtol, f)
+               for n, e, g, f in zip(names, expected, got, floors, strict=True)}
     worst = max(results, key=lambda n: (_VERDICTS.index(results[n]["verdict"]),
                                         results[n]["max_scaled_error"]))
     out: dict[str, Any] = {
@@ -273,6 +327,9 @@ def compare_outputs(names: list[str], expected: list[np.ndarray], got: list[np.n
         "reason": (f"{worst}: {results[worst]['reason']}" if "reason" in results[worst]
                    else None),
     }
+    noise = {n: r["noise_floor"] for n, r in results.items() if "noise_floor" in r}
+    if noise:
+        out["noise_floor"] = noise
     agreement = [r["top1_agreement"] for r in results.values() if "top1_agreement" in r]
     if agreement:
         out["top1_agreement"] = min(agreement)
@@ -346,6 +403,45 @@ class _Export:
         args = tuple(v for _, v in items if isinstance(v, torch.Tensor))
         with torch.no_grad():
             return [_to_numpy(t) for t in _flatten(self.module(*args))]
+
+    def noise_floors(self, items: list[tuple[str, Any]],
+                     expected: list[np.ndarray]) -> list[float | None] | None:
+        """Per output, the eager model's own float32 noise on ``items``: the max abs difference
+        between its float32 outputs and those of a float64 copy (None where the shapes differ;
+        None for all when the model cannot run in float64 or does not repeat its float32
+        outputs exactly). Computed only for a graph about to be refused: detection models
+        amplify float32 rounding through box decoding and RoIAlign (torchvision's
+        keypointrcnn_resnet50_fpn: 0.28 on keypoints of RMS 135, its ONNX graph 0.28 too)."""
+        import copy
+
+        import torch
+
+        self.rep.phase("measuring the eager model's own float32 noise (a float64 copy)", 0.85)
+        try:
+            m64 = copy.deepcopy(self.module).double()
+            args = tuple(v.double() if v.is_floating_point() else v
+                         for _, v in items if isinstance(v, torch.Tensor))
+            with torch.no_grad():
+                ref = [_to_numpy(t) for t in _flatten(m64(*args))]
+        except Exception:  # not every model runs in float64; the refusal stands
+            return None
+        finally:
+            m64 = None
+        # a model that does not repeat itself (state kept between calls, randomness) would
+        # pass its own drift off as noise: no floor then
+        again = self.eager(items)
+        if len(ref) != len(expected) or len(again) != len(expected) or not all(
+                a.shape == e.shape and np.array_equal(a, e, equal_nan=a.dtype.kind in "fc")
+                for a, e in zip(again, expected, strict=True)):
+            return None
+        floors: list[float | None] = []
+        for e, r in zip(expected, ref, strict=True):
+            if e.shape != r.shape:
+                floors.append(None)
+                continue
+            d = np.abs(e.astype(np.float64) - r.astype(np.float64))
+            floors.append(float(np.nanmax(d)) if d.size else 0.0)
+        return floors
 
     def resized(self, batch: int, fresh: bool) -> list[tuple[str, Any]]:
         """The script's inputs with the batched ones tiled to ``batch``; with ``fresh``, their
@@ -457,6 +553,11 @@ class _Export:
                     "max_rel_error": None, "max_scaled_error": None, "worst_output": None,
                     "reason": f"onnxruntime fails: {first_line(e)}"}
         result = compare_outputs(self.output_names, expected, got, self.atol, self.rtol)
+        if result["verdict"] == "refused" and np.isfinite(result["max_abs_error"]):
+            floors = self.noise_floors(items, expected)
+            if floors is not None:
+                result = compare_outputs(self.output_names, expected, got, self.atol,
+                                         self.rtol, floors)
         for key in ("max_abs_error", "max_rel_error", "max_scaled_error"):
             if not np.isfinite(result[key]):  # a shape or NaN mismatch: no number (JSON)
                 result[key] = None
@@ -468,7 +569,8 @@ class _Export:
             return
         raise MLProfError(f"the ONNX export is numerically wrong on {check['inputs']}: "
                           f"{check['reason']} (exact: atol {self.atol:g} + rtol {self.rtol:g} "
-                          f"* |expected|; close: max error <= rtol * RMS of the output; "
+                          f"* |expected|; close: max error <= rtol * RMS of the output, or <= "
+                          f"3x the eager model's own float32 noise; "
                           f"--atol/--rtol change them)", self.where)
 
     def static(self, batch: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -747,8 +849,9 @@ def _build_and_check(job: Any, items: list[tuple[str, Any]]) -> tuple[dict, list
     script's inputs. When onnxruntime cannot load or run the TorchScript exporter's graph
     (transformers' Cohere: a Reshape node fails at run time; Bamba: a Transpose fails type
     inference), the dynamo exporter's graph is tried before the export fails: the graph, not
-    the model, is at fault there. Numerically wrong graphs are not retried: that is what the
-    validation exists to refuse."""
+    the model, is at fault there. Numerically wrong graphs are not retried (transformers' LED
+    and Longformer, wrong by 0.06 and 0.13 of the output's RMS on the inputs they were traced
+    with, are refused by the dynamo exporter's graph too)."""
     symbolic = bool(job.batched)
     try:
         info = job.build(items, symbolic=symbolic)
