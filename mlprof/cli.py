@@ -148,6 +148,16 @@ def _table(rows: list[dict], cols: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _rate(value: float) -> str:
+    """A throughput as people read it: ``1,234,567`` (``12.3`` below 100), no e-notation."""
+    import math
+
+    v = float(value)
+    if not math.isfinite(v):
+        return "-"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
 def cmd_benchmark(a: argparse.Namespace) -> int:
     """Benchmark files; print one row per model, runtime and batch size."""
     from mlprof.api import benchmark_files
@@ -162,8 +172,9 @@ def cmd_benchmark(a: argparse.Namespace) -> int:
         for s in r.stats.to_dict("records"):
             rows.append({"model": r.model, "runtime": r.runtime, "batch": s["batch_size"],
                          "median_ms": f"{s['median_ms']:.4f}", "p84_ms": f"{s['p84_ms']:.4f}",
-                         "throughput/s": f"{s['throughput']:.1f}"})
-    print(_table(rows, ["model", "runtime", "batch", "median_ms", "p84_ms", "throughput/s"]))
+                         "events/s": _rate(s["throughput"])})
+    # throughput: events per second at the median latency (mlprof.measure.stats.throughput)
+    print(_table(rows, ["model", "runtime", "batch", "median_ms", "p84_ms", "events/s"]))
     return 0 if results else 1
 
 

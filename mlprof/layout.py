@@ -59,6 +59,8 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "MergeRuntimes": ("model", "runtime", "settings"),
     "PlotRuntimes": ("model", "runtime", "settings"),
     "PlotMultiRuntimes": ("model", "runtime", "settings"),
+    "PlotThroughput": ("model", "runtime", "settings"),
+    "PlotSpeedup": ("model", "runtime", "settings"),
     "CompareInterleaved": ("model", "runtime", "settings"),
     "ProfileRuntime": ("model", "runtime", "settings"),
     "PlotProfile": ("model", "runtime", "settings"),

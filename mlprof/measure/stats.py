@@ -30,11 +30,28 @@ _PERCENTILES = {"p16_ms": 16, "median_ms": 50, "p84_ms": 84, "p90_ms": 90, "p95_
                 "p99_ms": 99}
 
 
+def throughput(batch_size, latency_ms):
+    """Events per second when one call of ``batch_size`` events takes ``latency_ms``.
+
+    mlprof's throughput is this at the *median* latency, everywhere (the statistics'
+    ``throughput`` column, the plots, the dashboard): the median is what the latency plots show
+    and, unlike the mean, one slow outlier call does not move it (the mean-based number was 2.3x
+    off the median-based one on one page of the dashboard). Scalars or arrays; NaN where the
+    latency is not positive.
+    """
+    bs = np.asarray(batch_size, dtype=np.float64)
+    lat = np.asarray(latency_ms, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(lat > 0, bs * 1000.0 / np.where(lat > 0, lat, 1.0), np.nan)
+    return float(out) if out.ndim == 0 else out
+
+
 def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
               gflop_per_call: float | None = None) -> dict:
     """Statistics of one batch size's samples (milliseconds per call).
 
-    ``throughput`` is events (samples) per second at the mean latency; ``unstable`` is set where
+    ``throughput`` is events (samples) per second at the median latency (:func:`throughput`,
+    the one definition everywhere: tables, plots and the dashboard); ``unstable`` is set where
     the coefficient of variation exceeds :data:`CV_UNSTABLE`; ``contended`` is given: other
     processes used the CPUs during the measurement (:mod:`mlprof.measure.contention`).
     """
@@ -48,7 +65,7 @@ def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
            "cv": std / mean if mean > 0 else float("nan"), "min_ms": float(x.min())}
     row.update({k: float(v) for k, v in zip(_PERCENTILES, pct, strict=False)})
     row["max_ms"] = float(x.max())
-    row["throughput"] = batch_size * 1000.0 / mean if mean > 0 else float("nan")
+    row["throughput"] = throughput(batch_size, row["median_ms"])
     row["unstable"] = bool(row["cv"] > CV_UNSTABLE)
     row["contended"] = bool(contended)
     # the graph's FLOPs per call (mlprof.model.flops), achieved at the median latency; nan when
@@ -105,6 +122,9 @@ def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
             out[c] = np.array([v.strip().lower() == "true" for v in vals])
         else:
             out[c] = np.array([float(v) for v in vals])
+    if "median_ms" in out and "batch_size" in out:
+        # files written before throughput was defined at the median held the mean-based number
+        out["throughput"] = throughput(out["batch_size"], out["median_ms"])
     return out
 
 

@@ -10,11 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from matplotlib.figure import Figure
 
-from mlprof.plotting import use_backend
 from mlprof.plotting.labels import plot_text
-from mlprof.plotting.runtimes import _style_context, decorate, log2_batch_axis
+from mlprof.plotting.runtimes import (
+    _style_context,
+    curve_style,
+    decorate,
+    finish,
+    log2_batch_axis,
+    mark_open,
+    new_figure,
+)
 
 
 def plot_comparison(rows: Sequence[Mapping[str, Any]], *, labels: Mapping[str, str] | None = None,
@@ -24,21 +32,20 @@ def plot_comparison(rows: Sequence[Mapping[str, Any]], *, labels: Mapping[str, s
     labels = dict(labels or {})
     others = [r for r in rows if r["verdict"] != "reference"]  # none: only the line at 1
     reference = rows[0]["reference"]
-    plt = use_backend()
     with _style_context():
-        fig, ax = plt.subplots()
+        fig, ax = new_figure()
         configs = list(dict.fromkeys(r["config"] for r in others))
         for i, c in enumerate(configs):
             pts = sorted((r for r in others if r["config"] == c), key=lambda r: r["batch_size"])
             bs = [r["batch_size"] for r in pts]
-            color = f"C{(i + 1) % 10}"
+            style = curve_style(i + 1, len(configs) + 1)  # style 0 is the reference's
+            color = style["color"]
             ax.fill_between(bs, [r["ci_low"] for r in pts], [r["ci_high"] for r in pts],
                             color=color, alpha=0.25, linewidth=0)
-            ax.plot(bs, [r["speedup"] for r in pts], color=color,
-                    label=plot_text(labels.get(c, c)))
-            for r in pts:
-                ax.plot([r["batch_size"]], [r["speedup"]], marker="o", color=color,
-                        markerfacecolor=color if r["significant"] else "white")
+            ax.plot(bs, [r["speedup"] for r in pts], label=plot_text(labels.get(c, c)),
+                    **style)
+            mark_open(ax, bs, [r["speedup"] for r in pts],
+                      np.array([not r["significant"] for r in pts], dtype=bool), style)
         ax.axhline(1.0, color="C0", linestyle="--", linewidth=1.5,
                    label=plot_text(f"{labels.get(reference, reference)} (reference)"))
         all_bs = [r["batch_size"] for r in rows]
@@ -48,5 +55,5 @@ def plot_comparison(rows: Sequence[Mapping[str, Any]], *, labels: Mapping[str, s
         ax.set_ylabel("Speed-up vs reference (interleaved, 95% CI)")
         decorate(ax, "mlprof", top_right_label)
         ax.legend(loc="best", frameon=True, framealpha=0.85, title="hollow: not significant")
-        fig.tight_layout()
+        finish(fig, ax)
     return fig

@@ -15,7 +15,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mlprof.plotting.runtimes import Curve, _style_context, decorate, log2_batch_axis
+from mlprof.plotting.runtimes import (
+    Curve,
+    _style_context,
+    curve_style,
+    decorate,
+    finish,
+    log2_batch_axis,
+    mark_open,
+    new_figure,
+    open_legend_entries,
+    point_flags,
+    set_y_scale,
+    use_log_y,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -35,44 +48,45 @@ def efficiency_values(stats, peak_gflops: float) -> tuple[np.ndarray, ...]:
 
 
 def plot_efficiency(curves: Sequence[Curve], peaks: Sequence[float], *, x_log: bool = True,
-                    y_log: bool = False, error_style: str = "band",
+                    y_log: bool | None = None, error_style: str = "band",
                     top_right_label: str | None = None, top_left_label: str = "mlprof",
                     title: str | None = None) -> Figure:
     """Achieved fraction of the peak vs batch size, one curve per ``(curve, peak GFLOP/s)``;
-    the band is the fraction at the 84th and 16th latency percentiles."""
+    the band is the fraction at the 84th and 16th latency percentiles. ``y_log`` None:
+    logarithmic when the fractions span more than a decade; unstable or contended points open."""
     if not curves or len(curves) != len(peaks):
         raise ValueError("one peak per curve, at least one curve")
-    from mlprof.plotting import use_backend
     from mlprof.plotting.labels import plot_text
 
-    plt = use_backend()
+    data = [efficiency_values(c.stats, peak) for c, peak in zip(curves, peaks, strict=True)]
+    log = use_log_y(y_log, [d[1] for d in data])
     with _style_context():
-        fig, ax = plt.subplots()
+        fig, ax = new_figure()
         all_bs: set[int] = set()
-        for i, (c, peak) in enumerate(zip(curves, peaks, strict=True)):
-            bs, med, lo, hi = efficiency_values(c.stats, peak)
+        opened: list[str] = []
+        for i, (c, peak, (bs, med, lo, hi)) in enumerate(zip(curves, peaks, data, strict=True)):
             all_bs.update(int(b) for b in bs)
-            color = f"C{i % 10}"
+            style = curve_style(i, len(curves))
             label = plot_text(f"{c.label} (peak {peak:.0f} GFLOP/s)")
             if error_style == "band":
-                ax.plot(bs, med, marker="o", color=color, label=label)
-                ax.fill_between(bs, lo, hi, color=color, alpha=0.25, linewidth=0)
+                ax.plot(bs, med, label=label, **style)
+                ax.fill_between(bs, lo, hi, color=style["color"], alpha=0.2, linewidth=0)
             else:
-                ax.errorbar(bs, med, yerr=[med - lo, hi - med], marker="o", color=color,
-                            capsize=4, label=label)
+                ax.errorbar(bs, med, yerr=[med - lo, hi - med], capsize=4, label=label, **style)
+            hit = point_flags(c.stats, "unstable") | point_flags(c.stats, "contended")
+            mark_open(ax, bs, med, hit, style)
+            opened += [k for k in ("contended", "unstable") if point_flags(c.stats, k).any()]
         ax.set_xlabel("Batch size")
         ax.set_ylabel("Achieved fraction of GEMM peak")
         if x_log:
             log2_batch_axis(ax, all_bs)
-        if y_log:
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(bottom=0)
         ax.margins(x=0.03)
+        set_y_scale(ax, log)
         decorate(ax, top_left_label, top_right_label, title)
+        open_legend_entries(ax, opened)
         leg = ax.legend(title="median, 16-84% band", loc="best", frameon=True, framealpha=0.85)
         leg.get_title().set_fontsize("small")
-        fig.tight_layout()
+        finish(fig, ax)
     return fig
 
 

@@ -31,62 +31,111 @@ def plot_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class CurveInfo:
-    """What one curve of a runtime plot shows: a model on a runtime, at its measured version."""
+    """What one curve of a runtime plot shows: a model on a runtime, at its measured version,
+    on the machine it was measured on (``cpu_model`` and ``host`` as recorded; empty: unknown)."""
 
     model_label: str
     runtime: str
     versions: tuple[str, ...]  # the runtime versions the results were measured with
+    cpu_model: str = ""
+    host: str = ""
 
     @property
     def version(self) -> str:
         """The measured version(s), ``/``-joined when a sweep mixed versions."""
         return "/".join(self.versions) or "unknown"
 
+    @property
+    def runtime_text(self) -> str:
+        """``onnxruntime 1.32.0``: what a legend or corner says about the runtime."""
+        return f"{self.runtime} {self.version}"
 
-def device_label(device: str, threads: int) -> str:
-    """``CPU, 1 thread``."""
+
+def short_cpu_model(name: str) -> str:
+    """A CPU model name as a plot shows it: without trademarks, the word CPU, the clock and the
+    core count (``Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz`` -> ``Intel Xeon Gold 6248R``)."""
+    import re
+
+    text = re.sub(r"\((R|TM|tm|r)\)", "", str(name))
+    text = re.sub(r"@.*$", "", text)
+    text = re.sub(r"\b\d+-Core Processor\b|\bProcessor\b|\bCPU\b", "", text)
+    return " ".join(text.split())
+
+
+def device_label(device: str, threads: int, cpu_model: str = "") -> str:
+    """``CPU, 1 thread``, or with the CPU model ``AMD EPYC, 1 thread``."""
     t = "default threads" if threads == 0 else f"{threads} thread{'s' if threads != 1 else ''}"
-    return f"{device.upper()}, {t}"
+    what = short_cpu_model(cpu_model) if cpu_model and device.lower() == "cpu" else ""
+    return f"{what or device.upper()}, {t}"
 
 
-def runtime_label(runtime: str, version: str, device: str, threads: int) -> str:
-    """``onnxruntime 1.20.1 | CPU, 1 thread``."""
-    return f"{runtime} {version} | {device_label(device, threads)}"
+def machine_label(device: str, threads: int, cpu_model: str = "", host: str = "") -> str:
+    """``AMD EPYC, 1 thread | host vm``: where a plot's numbers were measured."""
+    label = device_label(device, threads, cpu_model)
+    return f"{label} | host {host}" if host else label
+
+
+def runtime_label(runtime: str, version: str, device: str, threads: int, cpu_model: str = "",
+                  host: str = "") -> str:
+    """``onnxruntime 1.20.1 | CPU, 1 thread`` (with CPU model and host when given)."""
+    return f"{runtime} {version} | {machine_label(device, threads, cpu_model, host)}"
+
+
+def _joined(values) -> str:
+    return "/".join(dict.fromkeys(v for v in values if v))
 
 
 def curve_labels(curves: Sequence[CurveInfo]) -> list[str]:
-    """Legend labels naming only what varies: the model (when several, or when one model is
-    shown on one runtime), the runtime (when several), its version (when versions differ)."""
+    """Legend labels: the model (when several, or when one model is shown on one runtime) and
+    the runtime with its measured version whenever curves differ in runtime or version.
+
+    A plot names the runtime and its version always: in the legend when there are several,
+    in the corner (:func:`corner_label`) when every curve has the same one.
+    """
     many_models = len({c.model_label for c in curves}) > 1
-    runtimes = {c.runtime for c in curves}
     many_rts = len({(c.runtime, c.version) for c in curves}) > 1
-    versions_vary = any(len({c.version for c in curves if c.runtime == rt}) > 1
-                        for rt in runtimes)
-    # models measured by one runtime each (a TF model by TensorFlow, an ONNX model by ONNX
-    # Runtime): the model's label says it all
-    per_model = any(len({(c.runtime, c.version) for c in curves if c.model_label == m}) > 1
-                    for m in {c.model_label for c in curves})
-    show_runtime = many_rts and (not many_models or per_model)
     labels = []
     for c in curves:
         parts = []
         if many_models or not many_rts:
             parts.append(c.model_label)
-        if show_runtime:
-            parts.append(f"{c.runtime} {c.version}" if versions_vary else c.runtime)
+        if many_rts:
+            parts.append(c.runtime_text)
         labels.append(", ".join(parts))
     return labels
 
 
 def corner_label(curves: Sequence[CurveInfo], device: str, threads: int) -> str:
-    """The top right corner: runtime and measured version for one runtime, else the device
-    (and the model when all curves show one model)."""
+    """The top right corner: the runtime and measured version when all curves share one, the
+    CPU model, threads and host (and the model when all curves show one model)."""
+    machine = machine_label(device, threads, _joined(c.cpu_model for c in curves),
+                            _joined(c.host for c in curves))
     pairs = {(c.runtime, c.version) for c in curves}
     if len(pairs) == 1:
-        (rt, version), = pairs
-        return runtime_label(rt, version, device, threads)
-    label = device_label(device, threads)
+        return f"{curves[0].runtime_text} | {machine}"
     models = {c.model_label for c in curves}
     if len(models) == 1:
-        label = f"{next(iter(models))} | {label}"
-    return label
+        return f"{next(iter(models))} | {machine}"
+    return machine
+
+
+def export_caption(export_runtimes: Sequence[str], opset: int, precision: str,
+                   ort_optimize: bool = False, tolerances: str = "",
+                   script_runtimes: Sequence[str] = ()) -> str:
+    """What a plot of a model script says under its axes about how it was exported: the export
+    settings are the same for every curve that needs an export and absent for the runtimes that
+    run the script itself, so they belong in a caption, not in what the curves are matched on.
+
+    ``ONNX export for onnxruntime: opset 18, fp32; torch runs the script itself``.
+    """
+    how = [f"opset {opset}", precision]
+    if ort_optimize:
+        how.append("ONNX Runtime offline optimization")
+    if tolerances:
+        how.append(f"check tolerances {tolerances}")
+    text = f"ONNX export for {', '.join(export_runtimes)}: {', '.join(how)}"
+    if script_runtimes:
+        verb = "runs" if len(script_runtimes) == 1 else "run"
+        text += f"; {', '.join(script_runtimes)} {verb} the script itself"
+    return text
+

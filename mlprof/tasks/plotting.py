@@ -1,4 +1,6 @@
-"""PlotRuntimes (one model, one runtime) and PlotMultiRuntimes (several of each)."""
+"""PlotRuntimes (one model, one runtime), PlotMultiRuntimes (several of each), and from the
+same measurements PlotThroughput (events per second vs batch size) and PlotSpeedup (speed-up
+over a reference runtime vs batch size)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from mlprof import layout
 from mlprof.errors import MLProfError
 from mlprof.model.spec import script_model_name
 from mlprof.runtimes import DEFAULT_RUNTIME, TFAOT_MODEL
-from mlprof.tasks.base import Requirements, failure_reason
+from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.compare import CompareInterleaved, InterleaveMixin, draw_comparison
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import (
@@ -19,6 +21,7 @@ from mlprof.tasks.parameters import (
     ModelLabelMixin,
     PathsParameter,
     PlotMixin,
+    RuntimeParameter,
     RuntimesParameter,
     ScriptMixin,
     refuse_given,
@@ -26,12 +29,50 @@ from mlprof.tasks.parameters import (
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
 
 
+class LogYMixin(BaseTask):
+    """``--y-log``: explicit (True, False) or, by default, automatic.
+
+    Automatic: a logarithmic y axis when the plotted values span more than a decade
+    (:func:`mlprof.plotting.runtimes.use_log_y`), so that a sweep from batch size 1 to 1024 does
+    not put everything beyond 32 on zero. The choice reaches the file name: ``__ylog`` for
+    ``--y-log True``, ``__ylin`` for ``--y-log False``, nothing for the automatic axis.
+    """
+
+    exclude_index = True
+
+    y_log = luigi.OptionalBoolParameter(
+        default=None, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        description="logarithmic y-axis: True or False; default: automatic (logarithmic when "
+        "the plotted values span more than a factor of 10)")
+
+    def plot_tag(self, labels: tuple[str, ...] = ()) -> str:
+        """The plot options' file-name part, with ``ylin`` for a forced linear y axis."""
+        tag = super().plot_tag(labels)  # type: ignore[misc]  (PlotMixin's, after this in the MRO)
+        if self.y_log is not False:
+            return tag
+        parts = tag[2:].split("_") if tag else []
+        parts.insert(1 if parts[:1] == ["xlin"] else 0, "ylin")
+        return "__" + "_".join(parts)
+
+
+def _save(task, fig) -> list[str]:
+    """Write ``fig`` to ``task``'s targets, say where, open them with --view-cmd."""
+    from mlprof.plotting import save_figure
+
+    paths = [t.path for t in task.output().values()]
+    save_figure(fig, paths)
+    for p in paths:
+        task.publish_message(f"plot: {p}")
+    task.view(paths)
+    return paths
+
+
 def _draw(task, curves: list[tuple], corner: tuple[str, int],
-          peaks: list[float] | None = None) -> list[str]:
+          peaks: list[float] | None = None, caption: str | None = None) -> list[str]:
     """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets; return the paths.
     With ``peaks`` (GFLOP/s, one per curve): the efficiency plot (``--y-axis efficiency``)."""
     from mlprof.measure.stats import read_stats_csv
-    from mlprof.plotting import Curve, plot_runtimes, save_figure
+    from mlprof.plotting import Curve, plot_runtimes
     from mlprof.plotting.labels import corner_label, curve_labels
 
     infos = [info for info, _ in curves]
@@ -41,7 +82,7 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int],
     plotted = [Curve(label, read_stats_csv(merge.output()["stats"].path))
                for label, (_, merge) in zip(curve_labels(infos), curves, strict=True)]
     if peaks is None:
-        fig = plot_runtimes(plotted, **options)
+        fig = plot_runtimes(plotted, caption=caption, **options)
     else:
         from mlprof.plotting.efficiency import check_efficiency_stats, plot_efficiency
 
@@ -49,24 +90,45 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int],
             check_efficiency_stats(c.stats, merge.output()["stats"].path)
         fig = plot_efficiency(plotted, peaks, **{k: options[k] for k in (
             "x_log", "y_log", "error_style", "top_right_label")})
-    paths = [t.path for t in task.output().values()]
-    save_figure(fig, paths)
-    for p in paths:
-        task.publish_message(f"plot: {p}")
-    task.view(paths)
-    return paths
+    return _save(task, fig)
 
 
 def _curve(merge: MergeRuntimes, label: str):
-    """The :class:`CurveInfo` of a finished MergeRuntimes: the version it was measured with."""
+    """The :class:`CurveInfo` of a finished MergeRuntimes: the version it was measured with,
+    the CPU model and the host (as its provenance records them)."""
+    import json
+
     from mlprof.measure.results import measured_versions
     from mlprof.plotting.labels import CurveInfo
 
-    versions = measured_versions(merge.output()["provenance"].path)
-    return CurveInfo(label, merge.runtime, tuple(versions) or (merge.resolved_runtime_version,))
+    path = merge.output()["provenance"].path
+    versions = measured_versions(path)
+    with open(path) as f:
+        measurements = json.load(f).get("measurements", [])
+
+    def joined(key: str) -> str:
+        return "/".join(dict.fromkeys(str(m.get(key) or "") for m in measurements
+                                      if m.get(key)))
+
+    return CurveInfo(label, merge.runtime, tuple(versions) or (merge.resolved_runtime_version,),
+                     cpu_model=joined("cpu_model"), host=joined("host"))
 
 
-class PlotRuntimes(MeasurementTask, ModelLabelMixin, PlotMixin):
+def _export_caption(task, runtimes: tuple[str, ...]) -> str | None:
+    """The caption of a plot with a model script: how it was exported for the runtimes that
+    measure an ONNX export (None when none does)."""
+    from mlprof.plotting.labels import export_caption
+    from mlprof.runtimes import runtime_info
+
+    exported = [rt for rt in runtimes if runtime_info(rt).needs_export]
+    if not exported:
+        return None
+    key = task.export_key()
+    return export_caption(exported, key.opset, key.precision, key.ort_optimize, key.tolerances,
+                          [rt for rt in runtimes if rt not in exported])
+
+
+class PlotRuntimes(MeasurementTask, ModelLabelMixin, LogYMixin, PlotMixin):
     """Plot median latency vs batch size with the 16-84 percentile range, for one model."""
 
     reqs = Requirements(MergeRuntimes=MergeRuntimes)
@@ -89,12 +151,14 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, PlotMixin):
         # --y-axis efficiency: the runtime's GEMM peak, measured once (a dynamic dependency)
         peaks = peak_values((yield peak_requirements([self.requires()]))) \
             if self.y_axis == "efficiency" else None
+        caption = _export_caption(self, (self.runtime,)) if self.model_spec.is_script \
+            else None
         _draw(self, [(_curve(self.requires(), label), self.requires())],
-              (self.device, self.threads), peaks)
+              (self.device, self.threads), peaks, caption)
 
 
-class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, PlotMixin,
-                        InterleaveMixin):
+class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, LogYMixin,
+                        PlotMixin, InterleaveMixin):
     """Several models and/or runtimes on one plot.
 
     Only what varies goes into the legend labels and the file name. ``--model-files`` accepts
@@ -150,12 +214,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             if not pairs and default:
                 pairs = [(engine_runtime(s.model_kind), "")]
             if not pairs:
-                check_model_kind(self.runtimes[0], s.model_kind, s.spec_file)
+                check_model_kind(self.resolved_runtimes[0], s.model_kind, s.spec_file)
             self._model_pairs.append(pairs)
         aot = [s for s in self._specs if s.model_kind == TFAOT_MODEL]
         if not aot:
-            refuse_given(self, ("tfaot_batch_rules",), "applies to AOT TensorFlow models "
-                         "(inference_engine: tfaot) only")
+            if isinstance(getattr(type(self), "tfaot_batch_rules", None), luigi.Parameter):
+                refuse_given(self, ("tfaot_batch_rules",), "applies to AOT TensorFlow models "
+                             "(inference_engine: tfaot) only")
         elif self.tfaot_batch_rules:
             from mlprof.runtimes.batching import check_rules
 
@@ -200,15 +265,16 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             return tuple(dict.fromkeys(rt for rt, _ in self._all_pairs()))
         return tuple(self.runtimes)
 
-    def _runtime_pairs(self) -> list[tuple[str, str]]:
-        """(runtime, version or "" for the installed one) per curve."""
+    def _runtime_pairs(self, entries: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+        """(runtime, version or "" for the installed one) per curve, from ``entries``
+        (default: --runtime-versions)."""
         from mlprof.measure.venvs import parse_runtime_version
         from mlprof.runtimes import canonical_runtime
 
         fld = "--runtime-versions"
         runtimes = self.resolved_runtimes
         wanted: dict[str, list[str]] = {}
-        for entry in self.runtime_versions:
+        for entry in self.runtime_versions if entries is None else entries:
             name, sep, _ = str(entry).partition("==")
             if sep:
                 rt = canonical_runtime(name.strip())
@@ -323,6 +389,12 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
     def output(self):
         stem = ["speedup", layout.interleave_tag(self.interleave)] if self.interleave \
             else ["runtimes"]
+        return self.plot_targets("_".join(stem + self.curves_stem()), tuple(self.model_labels))
+
+    def curves_stem(self) -> list[str]:
+        """The file-name parts of the curves: the model names when several, the runtimes (with
+        versions when --runtime-versions is given) when several, the batch sizes."""
+        stem = []
         if len(self.model_files) > 1:
             stem.append(layout.joined_or_hashed([layout.path_safe(self._name(i), 24)
                                                  for i in range(len(self.model_files))]))
@@ -331,7 +403,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 layout.runtime_name(rt, self._version(rt, v)) if self.runtime_versions else rt
                 for rt, v in self._all_pairs()]))
         stem.append(self.bs_tag)
-        return self.plot_targets("_".join(stem), tuple(self.model_labels))
+        return stem
 
     def _merges(self) -> list[tuple[str, MergeRuntimes]]:
         """(curve label, MergeRuntimes) per curve (scripts' models once discovered)."""
@@ -391,4 +463,188 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
             peaks = peak_values((yield peak_requirements([m for _, m in merges])))
         _draw(self, [(_curve(m, label), m) for label, m in merges],
-              (self.device, self.threads), peaks)
+              (self.device, self.threads), peaks, self.caption())
+
+    def caption(self) -> str | None:
+        """How the model scripts were exported, for the curves that measure an export."""
+        return _export_caption(self, self.resolved_runtimes) if self._exports() else None
+
+    def curve_infos(self):
+        """``(CurveInfo, MergeRuntimes)`` per curve (the measurements must be complete)."""
+        return [(_curve(m, label), m) for label, m in self._merges()]
+
+
+class PlotThroughput(PlotMultiRuntimes):
+    """Throughput vs batch size: events per second at the median latency
+    (:func:`mlprof.measure.stats.throughput`, the one definition everywhere), with the
+    throughput at the 84th and 16th latency percentiles as band or bars.
+
+    The same models, runtimes and measurements as PlotMultiRuntimes (it measures what is
+    missing, and reuses what PlotMultiRuntimes measured). The y axis is logarithmic when the
+    throughputs span more than a decade (``--y-log True/False`` forces it).
+    """
+
+    # not parameters here: a throughput is per event and in events per second (no --y-min or
+    # --y-max in ms, no per-batch variant, no efficiency axis), and interleaved rounds give
+    # speed-ups (PlotMultiRuntimes --interleave), not throughputs
+    bs_normalized = True
+    y_axis = "latency"
+    y_min = None
+    y_max = None
+    interleave = 0
+
+    def output(self):
+        return self.plot_targets("_".join(["throughput"] + self.curves_stem()),
+                                 tuple(self.model_labels))
+
+    def run(self):
+        from mlprof.measure.stats import read_stats_csv
+        from mlprof.plotting import Curve
+        from mlprof.plotting.dashboard import plot_throughput
+        from mlprof.plotting.labels import corner_label, curve_labels
+
+        yield [m for _, m in self._merges()]
+        pairs = self.curve_infos()
+        infos = [info for info, _ in pairs]
+        options = self.plot_options()
+        curves = [Curve(label, read_stats_csv(m.output()["stats"].path))
+                  for label, (_, m) in zip(curve_labels(infos), pairs, strict=True)]
+        _save(self, plot_throughput(
+            curves, x_log=options["x_log"], y_log=options["y_log"],
+            error_style=options["error_style"], caption=self.caption(),
+            top_right_label=options["top_right_label"] or corner_label(
+                infos, self.device, self.threads)))
+
+
+class PlotSpeedup(PlotMultiRuntimes):
+    """Speed-up over a reference runtime vs batch size: the reference's median latency over
+    each other curve's, per model (> 1: faster than the reference).
+
+    ``--reference-runtime`` (default: onnxruntime; its newest version when ``--runtime-versions``
+    gives several) must be one of the runtimes. Without ``--runtimes``: the reference and every
+    installed runtime that measures the models as they are (not through an ONNX export). A
+    model script is compared on its measurement settings: ONNX Runtime measures its ONNX
+    export (whose settings are in the caption under the plot), PyTorch the script itself, both
+    with the same calls, events, warm-up and threads.
+    """
+
+    reference_runtime = RuntimeParameter(default=DEFAULT_RUNTIME, description="the runtime "
+                                         "speed-ups are relative to; default: "
+                                         f"{DEFAULT_RUNTIME}")
+    runtimes = RuntimesParameter(default=(), description="comma-separated runtimes, the "
+                                 "reference among them; default: the reference and every "
+                                 "installed runtime that measures the models as they are "
+                                 "(ONNX: openvino; scripts: torch, torch-compile)")
+
+    # not parameters here (see PlotThroughput); a speed-up has no band either, and an AOT
+    # TensorFlow model is measured by tfaot alone (nothing to compare it with)
+    bs_normalized = True
+    y_axis = "latency"
+    y_min = None
+    y_max = None
+    interleave = 0
+    error_style = "band"
+    tfaot_batch_rules = ""
+
+    def _runtime_pairs(self, entries: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+        """As PlotMultiRuntimes', where a bare version (``1.20.1``) is one of the reference
+        runtime's: ``--runtime-versions 1.20.1`` compares the installed runtimes with that
+        version of the reference."""
+        if entries is None:
+            entries = tuple(e if "==" in str(e) else f"{self.reference_runtime}=={e}"
+                            for e in self.runtime_versions)
+        return super()._runtime_pairs(entries)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        fld = "--reference-runtime"
+        ref = self.reference_runtime
+        if ref not in self.resolved_runtimes:
+            raise MLProfError(f"{ref} is not one of the runtimes "
+                              f"({', '.join(self.resolved_runtimes)})", field=fld)
+        for spec, pairs in zip(self._specs, self._model_pairs, strict=True):
+            if not any(rt == ref for rt, _ in pairs):
+                raise MLProfError(f"{ref} does not measure this model; a speed-up needs the "
+                                  "reference on every model", spec.spec_file, fld)
+            if len(pairs) < 2:
+                raise MLProfError(f"only {ref} measures this model: a speed-up needs a second "
+                                  "runtime or version (--runtimes, --runtime-versions)",
+                                  spec.spec_file, "--runtimes")
+
+    @property
+    def resolved_runtimes(self) -> tuple[str, ...]:
+        """--runtimes, or the reference and every installed runtime that measures one of the
+        models as it is (not through an ONNX export) on --device, once the model files are
+        read."""
+        if self.runtimes:
+            return super().resolved_runtimes
+        pairs = getattr(self, "_model_pairs", None)
+        if pairs is not None:
+            return tuple(dict.fromkeys(rt for rt, _ in self._all_pairs()))
+        specs = getattr(self, "_specs", None)
+        if specs is None:
+            return (self.reference_runtime,)
+        from mlprof.runtimes import check_device, check_installed, runtime_info, runtime_names
+
+        found = [self.reference_runtime]
+        for rt in runtime_names():
+            # those that measure the models as they are (an ONNX file, a script), not through
+            # an export the reference measures already
+            if rt in found or not any(s.model_kind in runtime_info(rt).model_kinds
+                                      for s in specs):
+                continue
+            try:
+                check_installed(rt)
+                check_device(rt, self.device)
+            except MLProfError:
+                continue
+            found.append(rt)
+        return tuple(found)
+
+    def output(self):
+        stem = ["speedup", "vs-" + self.reference_runtime]
+        if not self.runtimes:  # the automatic choice may grow with what is installed
+            stem.append("auto")
+        return self.plot_targets("_".join(stem + self.curves_stem()), tuple(self.model_labels))
+
+    def run(self):
+        from mlprof.measure.stats import read_stats_csv
+        from mlprof.plotting import Curve
+        from mlprof.plotting.dashboard import plot_speedup
+        from mlprof.plotting.labels import corner_label, curve_labels
+
+        yield [m for _, m in self._merges()]
+        merges = self._merges()
+        pairs = self.curve_infos()
+        infos = [info for info, _ in pairs]
+        curves = [Curve(label, read_stats_csv(m.output()["stats"].path))
+                  for label, (_, m) in zip(curve_labels(infos), pairs, strict=True)]
+        # per model (the model file and, for a script, the model in it): the reference runtime's
+        # newest version is the reference of that model's other curves
+        models = [m.model_file for _, m in merges]
+        refs: dict[str, int] = {}
+        for i, (info, _) in enumerate(pairs):
+            if info.runtime == self.reference_runtime:
+                j = refs.get(models[i])
+                if j is None or _version_key(info.version) > _version_key(pairs[j][0].version):
+                    refs[models[i]] = i
+        others = [i for i in range(len(pairs)) if refs.get(models[i]) not in (None, i)]
+        one_ref = len(set(refs.values())) == 1
+        ref_info = pairs[next(iter(refs.values()))][0]
+        options = self.plot_options()
+        fig = plot_speedup(
+            curves[next(iter(refs.values()))], [curves[i] for i in others],
+            references=[curves[refs[models[i]]] for i in others],
+            reference_label=None if one_ref else f"{ref_info.runtime} (each model's)",
+            x_log=options["x_log"], y_log=options["y_log"], caption=self.caption(),
+            top_right_label=options["top_right_label"] or corner_label(
+                infos, self.device, self.threads))
+        _save(self, fig)
+
+
+def _version_key(version: str) -> tuple:
+    """Sort key of a version string: 1.9.0 < 1.20.1 (numbers compared as numbers)."""
+    import re
+
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p)
+                 for p in re.split(r"[.+/-]", version))
