@@ -276,3 +276,94 @@ def test_notifications_when_configured_never_fail_the_run(tmp_path: Path) -> Non
     r = law_run("Nightly", "--version", "v2", "--experiments", str(exps), "--notify-slack",
                 "False", store=tmp_path / "store", env=env)
     assert r.returncode == 0 and "notification via transport" not in r.stdout + r.stderr
+
+
+# -- --fail-on-regression: the exit code for cron and CI ------------------------------------
+
+TINY = f"""
+title: Tiny watch
+model_files: [{REPO}/examples/dnn/model_onnx_l10u128.yaml]
+batch_sizes: [1]
+settings: {{n_calls: 10, warmup: 1, min_duration: 0}}
+"""
+
+#: the history is this much faster than tonight's measurement: +400 %, far beyond the 60 % a
+#: short history needs and beyond this machine's drift (up to 2x between runs)
+FAST_HISTORY = 0.2
+
+
+def copy_measurements(src: Path, dst: Path, version: str, timestamp: str, scale: float) -> None:
+    """The MeasureRuntime results of ``src`` as version ``version`` in ``dst`` (provenance
+    rewritten, samples scaled by ``scale``): an earlier night, as a nightly run writes it."""
+    dst.mkdir(parents=True)
+    for js in sorted(src.glob("runtime_bs_*.json")):
+        prov = json.loads(js.read_text())
+        prov["timestamp"] = timestamp
+        prov["task"]["version"] = prov["task"]["params"]["version"] = version
+        (dst / js.name).write_text(json.dumps(prov))
+        lines = js.with_suffix(".csv").read_text().splitlines()
+        rows = [",".join([*ln.split(",")[:3], repr(float(ln.split(",")[3]) * scale)])
+                for ln in lines[1:]]
+        (dst / js.with_suffix(".csv").name).write_text("\n".join([lines[0], *rows]) + "\n")
+
+
+def test_fail_on_regression_sets_the_exit_code(tmp_path: Path) -> None:
+    from mlprof.report.nightly import EXIT_NIGHT_FAILED
+
+    exps = make_experiments(tmp_path / "experiments", tiny=TINY)
+    # a first night: nothing to compare with, nothing fails
+    first = tmp_path / "first"
+    r = law_run("Nightly", "--version", "n0", "--experiments", str(exps),
+                "--fail-on-regression", store=first)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "fails (--fail-on-regression" not in r.stdout + r.stderr
+    # five earlier nights that were 5x faster than tonight will be: a regression tonight
+    store = tmp_path / "store"
+    (measured,) = first.glob("MeasureRuntime/*/*/*/n0")
+    rel = measured.parent.relative_to(first)
+    for i in range(1, 6):
+        copy_measurements(measured, store / rel / f"n{i}", f"n{i}",
+                          f"2000-01-0{i}T00:00:00+00:00", FAST_HISTORY)
+    args = ("Nightly", "--version", "n6", "--experiments", str(exps))
+    r = law_run(*args, "--fail-on-regression", store=store)
+    out = r.stdout + r.stderr
+    assert r.returncode == EXIT_NIGHT_FAILED, out[-3000:]
+    (why,) = [ln for ln in r.stderr.splitlines() if "fails (--fail-on-regression" in ln]
+    assert why.startswith("nightly n6 fails") and "1 new regression(s): dnn_l10u128 " \
+        "onnxruntime bs 1 +" in why
+    # the night itself is complete: summary, dashboard, the confirmation
+    (path,) = store.glob("Nightly/*/n6/nightly.json")
+    summary = json.loads(path.read_text())
+    assert [(r["batch_size"], r["version"]) for r in summary["new_regressions"]] == [
+        (1, "n6.confirm")]
+    assert Path(summary["dashboard"]).exists()
+    # the exit code is the night's verdict: the same when the night is done already
+    r = law_run(*args, "--fail-on-regression", store=store)
+    assert r.returncode == EXIT_NIGHT_FAILED and " running " not in r.stdout + r.stderr
+    # without the option (the default) the same night exits 0
+    r = law_run(*args, store=store)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "new regression(s): dnn_l10u128" in r.stdout
+
+
+def test_fail_on_regression_fails_a_night_with_a_failed_experiment(tmp_path: Path) -> None:
+    from mlprof.report.nightly import EXIT_NIGHT_FAILED
+
+    exps = make_experiments(tmp_path / "experiments", broken=BROKEN)
+    r = law_run("Nightly", "--version", "b1", "--experiments", str(exps),
+                "--fail-on-regression", store=tmp_path / "store")
+    assert r.returncode == EXIT_NIGHT_FAILED, (r.stdout + r.stderr)[-3000:]
+    assert "1 failed or partial experiment(s): broken (failed)" in r.stderr
+    assert "new regression" not in r.stderr.split("fails (--fail-on-regression", 1)[1]
+
+
+def test_improvements_and_inactive_experiments_never_fail_a_night() -> None:
+    from mlprof.report.nightly import failing_line, failing_reasons
+
+    night = {"version": "n5", "new_regressions": [],
+             "new_improvements": [{"model": "m", "runtime": "onnxruntime", "batch_size": 1,
+                                   "change": -0.4}],
+             "experiments": [{"name": "a", "status": "ok"}, {"name": "b", "status": "inactive"}]}
+    assert failing_reasons(night) == [] and failing_line(night) is None
+    night["experiments"].append({"name": "c", "status": "partial"})
+    assert failing_reasons(night) == ["1 failed or partial experiment(s): c (partial)"]

@@ -15,6 +15,15 @@ CONFIRM_SUFFIX = ".confirm"
 #: the statuses of an experiment, as counted in the summary
 STATUSES = ("ok", "partial", "failed", "inactive")
 
+#: exit code of ``law run Nightly --fail-on-regression`` when the night found a new regression
+#: or an experiment that failed (or partly failed); apart from luigi's own codes (10-40, see
+#: ``[luigi_retcode]`` in law.cfg), so that cron and CI can tell "the night found something"
+#: from "mlprof could not run"
+EXIT_NIGHT_FAILED = 50
+
+#: the experiment statuses that fail a night under ``--fail-on-regression``
+FAILING_STATUSES = ("failed", "partial")
+
 
 def now() -> str:
     """The current UTC time, ISO 8601 to the second."""
@@ -107,3 +116,30 @@ def summary_line(summary: Mapping[str, Any]) -> str:
             f"regression(s){': ' + regs if regs else ''}; "
             f"{len(summary['new_improvements'])} improvement(s); dashboard: "
             f"file://{summary['dashboard']}")
+
+
+def failing_reasons(summary: Mapping[str, Any]) -> list[str]:
+    """Why a night fails under ``--fail-on-regression`` (empty: it does not): its new confirmed
+    regressions and its failed or partial experiments, each as a short phrase. Improvements
+    and inactive experiments never fail a night."""
+    reasons = []
+    regs = summary.get("new_regressions") or []
+    if regs:
+        reasons.append(f"{len(regs)} new regression(s): " + ", ".join(
+            f"{r['model']} {r['runtime']} bs {r['batch_size']} {100 * r['change']:+.0f}%"
+            for r in regs))
+    bad = [e for e in summary.get("experiments") or [] if e.get("status") in FAILING_STATUSES]
+    if bad:
+        reasons.append(f"{len(bad)} failed or partial experiment(s): " + ", ".join(
+            f"{e.get('name') or e.get('title')} ({e['status']})" for e in bad))
+    return reasons
+
+
+def failing_line(summary: Mapping[str, Any]) -> str | None:
+    """The one line ``--fail-on-regression`` prints before exiting with
+    :data:`EXIT_NIGHT_FAILED` (None: the night passes)."""
+    reasons = failing_reasons(summary)
+    if not reasons:
+        return None
+    return (f"nightly {summary['version']} fails (--fail-on-regression, exit code "
+            f"{EXIT_NIGHT_FAILED}): {'; '.join(reasons)}")

@@ -8,31 +8,65 @@ import luigi
 
 from mlprof.layout import path_safe
 from mlprof.tasks.parameters import StoresMixin
-from mlprof.util import atomic_dir, atomic_path
+from mlprof.util import atomic_dir, atomic_path, short_hash
+
+
+def history_file_name(group: dict) -> str:
+    """The file name (without extension) of a configuration's history plot: readable parts
+    plus a hash of the whole configuration, so that two configurations that differ only in
+    what the name leaves out (CPU model, model hash, device) never share a file."""
+    from mlprof.report.history import GROUP_KEY
+
+    readable = path_safe(f"{group['model']}_{group['runtime']}-{group['runtime_version']}_"
+                         f"{group['host']}_{group['settings_key']}", 100)
+    return f"{readable}__{short_hash(*(group[k] for k in GROUP_KEY), length=6)}"
+
+
+def machine_text(group: dict) -> str:
+    """``AMD EPYC, 1 thread | host vm``: where a configuration was measured."""
+    from mlprof.plotting.labels import device_label
+
+    try:
+        threads = int(float(group["threads"]))
+    except (TypeError, ValueError):
+        return f"{group['device']}, threads {group['threads']} | host {group['host']}"
+    cpu = str(group.get("cpu_model") or "")
+    where = device_label(str(group["device"]), threads)
+    if cpu and cpu != "nan" and str(group["device"]).lower() == "cpu":
+        where = f"{cpu}, {where.split(', ', 1)[1]}"
+    return f"{where} | host {group['host']}"
 
 
 class PlotHistory(StoresMixin):
     """Plot ``--statistic`` over versions and list alerts, from the stores' measurements.
 
-    One plot per model, runtime (and version of it), device, host and settings, a line per
-    batch size; regressions and improvements found by the robust rule are marked and listed in
-    ``alerts.csv``. Only like is compared with like (see :mod:`mlprof.report.history`).
+    One figure (PDF and PNG) per model, runtime (and version of it), device, host and
+    settings, with a panel per batch size measured on at least two nights (``--view change``:
+    one axis, each batch size as its change vs its baseline); configurations with a single
+    night are not drawn. Confirming re-measurements (``<night>.confirm``) are hollow points of
+    their night; regressions and improvements found by the robust rule are marked, explained
+    in the legend and listed in ``alerts_<statistic>.csv``. Only like is compared with like
+    (see :mod:`mlprof.report.history`).
     """
 
     statistic = luigi.ChoiceParameter(default="median_ms", choices=(
         "median_ms", "mean_ms", "p84_ms", "p99_ms", "throughput"),
         description="the statistic to follow; default: median_ms")
+    view = luigi.ChoiceParameter(default="panels", choices=("panels", "change"),
+                                 description="panels: one panel per batch size, each with its "
+                                 "own y range; change: one axis, the change vs each batch "
+                                 "size's baseline in percent; default: panels")
 
     def store_parts(self):
         return {"model": self.stores_segment()}
 
     def output(self):
+        plots = f"history_{self.statistic}" + ("" if self.view == "panels" else f"__{self.view}")
         return {"alerts": self.local_target(f"alerts_{self.statistic}.csv"),
-                "plots": self.local_target(f"history_{self.statistic}")}
+                "plots": self.local_target(plots)}
 
     def run(self):
-        from mlprof.plotting import save_figure
-        from mlprof.plotting.history import plot_history
+        from mlprof.plotting.history import drawable, plot_history, save_history
         from mlprof.report import collect, to_frame
         from mlprof.report.history import alerts_table, history_groups
 
@@ -40,17 +74,21 @@ class PlotHistory(StoresMixin):
         alerts = alerts_table(report, self.statistic)
         out = self.output()
         groups = history_groups(report, alerts.to_dict("records"), self.statistic)
+        drawn = 0
         with atomic_dir(out["plots"].path) as tmp:
             for g, lines, marks in groups:
+                if not drawable(lines):  # no series with two nights: a point is no history
+                    continue
                 fig = plot_history(lines, statistic=self.statistic, alerts=marks,
-                                   title=f"{g['model']} on {g['runtime']} {g['runtime_version']}",
-                                   top_right_label=f"{g['device'].upper()}, {g['threads']} "
-                                   f"thread(s), {g['host']}")
-                name = path_safe(f"{g['model']}_{g['runtime']}-{g['runtime_version']}_"
-                                 f"{g['host']}_{g['settings_key']}", 120)
-                save_figure(fig, [os.path.join(tmp, f"{name}.pdf"),
-                                  os.path.join(tmp, f"{name}.png")])
+                                   view=self.view, title=f"{g['model']} on {g['runtime']} "
+                                   f"{g['runtime_version']}", top_right_label=machine_text(g),
+                                   caption=f"settings: {g['settings_key']}")
+                name = history_file_name(g)
+                save_history(fig, [os.path.join(tmp, f"{name}.pdf"),
+                                   os.path.join(tmp, f"{name}.png")])
+                drawn += 1
         with atomic_path(out["alerts"].path) as t:
             alerts.to_csv(t, index=False)
-        self.publish_message(f"{len(groups)} history plot(s), {len(alerts)} alert(s) -> "
-                             f"{out['plots'].path}")
+        self.publish_message(
+            f"{drawn} history plot(s) (PDF and PNG; {len(groups) - drawn} configuration(s) with "
+            f"a single night not drawn), {len(alerts)} alert(s) -> {out['plots'].path}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import time
 
 import law
@@ -100,6 +101,21 @@ class RunExperiment(BaseTask):
                 errors.append(str(e))
         return tasks, errors
 
+    def speedup_tasks(self, exp, tasks: list) -> list:
+        """A speed-up plot vs the experiment's ``reference_runtime`` per measurement task (the
+        same measurements; nothing is measured twice), when it compares runtimes."""
+        from mlprof.tasks.plotting import PlotSpeedup
+
+        if not exp.reference_runtime or len(exp.runtimes) < 2:
+            return []
+        out = []
+        for t in tasks:
+            try:
+                out.append(PlotSpeedup.req(t, reference_runtime=exp.reference_runtime))
+            except MLProfError:  # e.g. only one runtime measures it: its plot task says why
+                pass
+        return out
+
     def run(self):
         from mlprof.experiments import load_experiment
         from mlprof.report.nightly import experiment_status, finish_status, status_line
@@ -121,10 +137,12 @@ class RunExperiment(BaseTask):
                                  + f"{len(exp.model_files)} model file(s) x "
                                  f"{len(exp.runtimes)} runtime(s)")
             tasks, errors = self.measurement_tasks(exp)
-            build_isolated(tasks)
+            speedups = self.speedup_tasks(exp, tasks)
+            build_isolated(tasks + speedups)
             outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
                          "" if t.complete() else failure_reason(t)) for t in tasks]
-            plots = [p.path for t in tasks if t.complete() for p in t.output().values()]
+            plots = [p.path for t in tasks + speedups if t.complete()
+                     for p in t.output().values()]
             finish_status(status, len(exp.model_files), outcomes, errors, plots, t0,
                           time.time())
             if part is not None:  # the dashboard's "results" column shows it
@@ -219,6 +237,11 @@ class Nightly(_ExperimentsMixin):
     Output: ``nightly.json`` (experiment statuses, alerts, the dashboard's path). The summary
     line is sent via Slack, Telegram or mail when law.cfg's ``[notifications]`` configures them
     (or with ``--notify-slack`` etc.; ``--notify-slack False`` turns one off).
+
+    ``--fail-on-regression`` (for cron and CI): ``law run`` exits with
+    :data:`~mlprof.report.nightly.EXIT_NIGHT_FAILED` when the night has a new confirmed
+    regression or a failed or partial experiment, after one line saying which; also when the
+    night was done already (the exit code is the night's verdict, not the run's).
     """
 
     confirm = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
@@ -232,9 +255,17 @@ class Nightly(_ExperimentsMixin):
     notify_mail = law.NotifyMailParameter(significant=False,
                                           default=_configured("mail_recipient"))
 
-    exclude_params_req = {"notify_slack", "notify_telegram", "notify_mail"}
-    param_reasons = {n: "only sends the summary line somewhere; the results are the same"
-                     for n in exclude_params_req}
+    fail_on_regression = luigi.BoolParameter(
+        default=False, significant=False, description="exit with code 50 when the night has a "
+        "new confirmed regression or a failed or partial experiment (for cron and CI); "
+        "default: False")
+
+    exclude_params_req = {"notify_slack", "notify_telegram", "notify_mail", "fail_on_regression"}
+    param_reasons = {
+        **{n: "only sends the summary line somewhere; the results are the same"
+           for n in ("notify_slack", "notify_telegram", "notify_mail")},
+        "fail_on_regression": "only sets law run's exit code from the night's summary; the "
+        "night measures and writes the same"}
     reqs = Requirements(_ExperimentsMixin.reqs, ConfirmResults=ConfirmResults,
                         Dashboard=Dashboard)
 
@@ -249,12 +280,25 @@ class Nightly(_ExperimentsMixin):
         return self.local_target("nightly.json" if self.confirm else "nightly_noconfirm.json")
 
     def run_summary(self) -> str | None:
-        """The nightly summary line, on every run (also when the night was done already)."""
-        from mlprof.report.nightly import summary_line
+        """The nightly summary line, on every run (also when the night was done already).
+
+        Under ``--fail-on-regression``, a night with a new regression or a failed experiment
+        ends ``law run`` here, after the summary and one line saying why, with
+        :data:`~mlprof.report.nightly.EXIT_NIGHT_FAILED` (``law run`` is the only caller: the
+        Python API's ``luigi.build`` never exits).
+        """
+        from mlprof.report.nightly import EXIT_NIGHT_FAILED, failing_line, summary_line
 
         if not self.complete():
             return f"{self.task_family}: not complete: {failure_reason(self)}"
-        return summary_line(_load(self.output().path))
+        summary = _load(self.output().path)
+        line = summary_line(summary)
+        why = failing_line(summary) if self.fail_on_regression else None
+        if why is None:
+            return line
+        print(line, flush=True)
+        print(why, file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_NIGHT_FAILED)
 
     @law.decorator.notify
     def run(self):
