@@ -13,12 +13,14 @@ __version__ = "0.1.0"
 
 from mlprof.errors import MLProfError  # noqa: E402
 
-__all__ = ["MLProfError", "__version__", "benchmark_files", "benchmark_model", "export_onnx"]
+__all__ = ["MLProfError", "__version__", "benchmark_files", "benchmark_model",
+           "compare_interleaved", "export_onnx"]
 
 
 def __getattr__(name: str):
     # the Python API (mlprof.api) imports law and friends: only when asked for
-    if name in ("benchmark_files", "benchmark_model", "export_onnx", "BenchmarkResult"):
+    if name in ("benchmark_files", "benchmark_model", "compare_interleaved", "export_onnx",
+                "BenchmarkResult"):
         from mlprof import api
 
         return getattr(api, name)

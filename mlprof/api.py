@@ -237,6 +237,42 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     return results
 
 
+def compare_interleaved(model_files: str | Iterable[str], *, runtimes: Sequence[str] = ("ort",),
+                        batch_sizes: Sequence[int] = (1,), rounds: int = 20,
+                        version: str = "api", **settings: Any) -> Any:
+    """Compare model files (YAML or ONNX) and/or runtimes in ``rounds`` alternating rounds in
+    one process per batch size (the CompareInterleaved task behind ``law run
+    PlotMultiRuntimes --interleave``): configurations measured minutes apart on a machine that
+    drifts differ by the drift, interleaved ones by what they do.
+
+    The first model file on the first runtime is the reference. Returns a DataFrame with one
+    row per batch size and configuration: ``speedup`` over the reference (its median latency
+    over theirs, from paired rounds), the bootstrap 95 % interval ``ci_low``/``ci_high``,
+    ``significant`` (the interval excludes 1) and ``verdict``. ``settings``: the measurement
+    settings of :func:`benchmark_files` (``threads``, ``n_calls``, ``n_events``, ``warmup``,
+    ...; no ``min_duration``: a round is exactly ``n_calls`` calls per event).
+    """
+    _ensure_env()
+    import pandas as pd
+
+    from mlprof.measure.settings import check_batch_sizes
+    from mlprof.tasks.base import failure_error
+    from mlprof.tasks.compare import CompareInterleaved
+
+    if isinstance(model_files, str):
+        model_files = [model_files]
+    kw = _common(settings, CompareInterleaved, ("version", "model_files", "runtimes",
+                                                "batch_sizes", "interleave"))
+    task = CompareInterleaved(version=version, model_files=tuple(model_files),
+                              runtimes=tuple(runtimes), batch_sizes=check_batch_sizes(batch_sizes),
+                              interleave=rounds, **kw)
+    if not task.complete():
+        _build([task])
+    if not task.complete():
+        raise failure_error(task)
+    return pd.DataFrame(task.rows())
+
+
 def _result(task) -> BenchmarkResult:
     import json
 

@@ -93,3 +93,19 @@ def test_a_configuration_that_cannot_share_a_process_is_refused(store):
         PlotMultiRuntimes(version="v", model_files=(str(DNN),), interleave=4,
                           runtime_versions=("1.20.1",))
     assert "\n" not in str(e.value)
+
+
+def test_the_api_compares_interleaved(store, monkeypatch):
+    """mlprof.compare_interleaved: the same table as the task, through the API (10 vs 20
+    layers: a difference whose interval excludes 1), cached in the store like law runs."""
+    import mlprof
+
+    monkeypatch.setenv("MLP_STORE", str(store))
+    table = mlprof.compare_interleaved([DNN, DNN20], batch_sizes=[8], rounds=10, n_calls=30,
+                                       warmup=5, version="api-il")
+    assert list(table["verdict"]) == ["reference", "slower"]
+    deep = table.iloc[1]
+    assert deep["ci_high"] < 1.0 and bool(deep["significant"])
+    assert list(store.rglob("speedup_*il10*.csv"))
+    with pytest.raises(MLProfError, match="min_duration"):
+        mlprof.compare_interleaved([DNN], min_duration=1.0)
