@@ -192,7 +192,7 @@ def test_history_and_dashboard_skip_or_list_corrupt_rows(damaged: dict) -> None:
 
     proc = law_run("Dashboard", "--version", "d1", "--stores", str(store), store=root / "d")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (index,) = [p for p in files_in(root / "d") if p.name == "index.html"]
+    (index,) = [p for p in files_in(root / "d" / "Dashboard") if p.name == "index.html"]
     page = index.read_text()
     failures = page.split('id="failures-table"', 1)[1].split("</table>", 1)[0]
     for case, (path, message) in damaged["expected"].items():

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import FAST, law_run, open_page
+from conftest import FAST, REPO, law_run, open_page
 
 #: each string breaks out of another HTML context (attribute values, text, <script>, URLs,
 #: <title>, comments)
@@ -30,9 +31,15 @@ HOSTILE = [
 ]
 
 #: CSS classes the dashboard may put on a table cell
-CELL_CLASSES = {"num", "msg", "path", "st-ok", "st-failed", "st-timeout", "st-oom", "st-corrupt",
-                "st-partial", "st-inactive", "st-error", "st-regression", "st-improvement",
-                "st-other"}
+CELL_CLASSES = {"num", "msg", "path", "model", "worse", "better", "st-ok", "st-unstable",
+                "st-contended", "st-failed", "st-timeout", "st-oom", "st-corrupt",
+                "st-needs-network", "st-needs-package", "st-partial", "st-inactive",
+                "st-error", "st-regression", "st-improvement", "st-other"}
+#: the dashboard's other classes (layout, charts): fixed names, never text from a store
+PAGE_CLASSES = {"sortable", "scroll", "meta", "none", "plots", "nights", "tiles", "tile", "bad",
+                "warn", "good", "cards", "card", "what", "controls", "grouped", "gstart", "tall",
+                "link", "panels", "panel", "cfg", "spark", "hist", "box", "tick", "ttl",
+                "mark-regression", "mark-improvement", ""}
 
 
 def _name(text: str) -> str:
@@ -172,30 +179,33 @@ def test_html_has_no_raw_hostile_text(hostile_site: dict) -> None:
                 assert h not in text, (page, h)
         assert "onmouseover=" not in text.replace("onmouseover=&#x27;", "")
         for cls in re.findall(r'class="([^"]*)"', text):
-            assert set(cls.split()) <= CELL_CLASSES | {"sortable", "scroll", "meta", "none",
-                                                        "plots"}, (page, cls)
+            assert set(cls.split()) <= CELL_CLASSES | PAGE_CLASSES, (page, cls)
         for href in re.findall(r'(?:href|src)="([^"]*)"', text):
             assert not href.lower().startswith("javascript"), (page, href)
-            assert re.fullmatch(r"(\.\./)?(models/|img/)?[A-Za-z0-9._+-]+", href), (page, href)
+            assert re.fullmatch(r"(\.\./)?(models/|img/)?[A-Za-z0-9._+-]+(#[A-Za-z0-9_-]+)?",
+                                href), (page, href)
 
 
 # -- in Chromium ----------------------------------------------------------------------------
 
 
-#: every element with an ``on*`` attribute, a ``javascript:`` URL or an image not drawn by
-#: the dashboard; and the scripts
+#: every element with an ``on*`` attribute, a ``javascript:`` URL (a link's, an image's: a
+#: ``data-*`` attribute holding the text is no URL) or an image not drawn by the dashboard;
+#: and the scripts
 _INJECTED = """() => {
   const out = [];
   for (const el of document.querySelectorAll("*")) {
     for (const a of el.attributes) {
       const v = a.value.trim().toLowerCase();
-      if (a.name.toLowerCase().startsWith("on") || v.startsWith("javascript:")) {
+      const url = ["href", "src", "action", "formaction", "xlink:href"].includes(
+        a.name.toLowerCase());
+      if (a.name.toLowerCase().startsWith("on") || (url && v.startsWith("javascript:"))) {
         out.push(el.tagName + " " + a.name + "=" + a.value);
       }
     }
   }
   for (const img of document.images) {
-    if (!/\\/img\\/[A-Za-z0-9._+-]+\\.png$/.test(img.src)) { out.push("img " + img.src); }
+    if (!/\\/img\\/[A-Za-z0-9._+-]+\\.(png|svg)$/.test(img.src)) { out.push("img " + img.src); }
   }
   out.push("scripts: " + document.scripts.length);
   return out;
@@ -253,7 +263,7 @@ def test_no_script_runs_in_chromium(browser, hostile_site: dict) -> None:
         assert h in fails, h
     assert "regression" in alerts and HOSTILE[3] in alerts
     # every link stays in the site; every model page is as inert
-    model_pages = [u for u in links if "/models/" in u]
+    model_pages = sorted({u.split("#")[0] for u in links if "/models/" in u})
     assert len(model_pages) == len(hostile_site["summary"]["pages"]) - 1
     for url in links:
         assert url.startswith(site.as_uri() + "/"), url
@@ -266,3 +276,201 @@ def test_no_script_runs_in_chromium(browser, hostile_site: dict) -> None:
         hostile_here = [h for h in HOSTILE if h in prov]
         assert hostile_here, url  # each page shows some hostile text, as text
         _check(browser, path, hostile_here)
+
+
+# -- a multi-night store: entry point, filters, regressions, grouped failures ---------------
+
+
+def _scenario():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import dashboard_scale
+
+    return dashboard_scale, dashboard_scale.Scenario(
+        models=3, nights=8, batch_sizes=(1, 8, 64), runtimes=dashboard_scale.RUNTIMES[:2],
+        samples=40, regressions=1, improvements=0, unstable=1, contended=1, failing_model=1,
+        script_model=2)
+
+
+@pytest.fixture(scope="module")
+def nights_site(tmp_path_factory) -> dict:
+    """Eight nights written as MeasureRuntime writes them (benchmarks/dashboard_scale.py; the
+    last with a regression, an unstable, a contended and a damaged result, and the same
+    failure at two batch sizes), then ``law run Dashboard`` for the last two nights."""
+    bench, sc = _scenario()
+    store = tmp_path_factory.mktemp("nights") / "store"
+    info = bench.write_store(store, sc)
+    for night in sc.versions[-2:]:
+        current = [night] + ([f"{night}.confirm"] if night == sc.versions[-1] else [])
+        proc = law_run("Dashboard", "--version", night, "--current", ",".join(current),
+                       store=store)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"store": store, "root": store / "dashboard", "info": info, "sc": sc,
+            "bench": bench}
+
+
+def test_failures_group_by_message_and_numbers_are_readable() -> None:
+    from mlprof.report.dashboard import failure_message_key, group_failures
+    from mlprof.report.dashboard_svg import readable
+
+    rows = [{"status": "failed", "error": f"/s/x/v1/runtime_bs_{b}.json: batch size {b} "
+             "needs more memory", "batch_size": b, "model": "m", "version": "v1"}
+            for b in (8, 16, 32)]
+    rows.append({"status": "failed", "error": "another error", "batch_size": 8, "model": "m"})
+    rows += [{"status": "corrupt", "error": "/s/a.csv: is empty", "batch_size": 8},
+             {"status": "corrupt", "error": "/s/a.csv: is empty", "batch_size": 8}]
+    groups = group_failures(rows)
+    assert [(g["count"], g["status"]) for g in groups] == [
+        (3, "failed"), (1, "corrupt"), (1, "corrupt"), (1, "failed")]
+    assert groups[0]["batch_sizes"] == "8, 16, 32"
+    assert failure_message_key(rows[0]["error"]) == (
+        "runtime_bs_N.json: batch size N needs more memory")
+    assert [readable(v) for v in (69830.2, 0.0001234, 1024.0, 12.3456, 2.5e7)] == [
+        "69,830", "0.0001234", "1,024", "12.35", "25,000,000"]
+
+
+def test_results_csv_has_shown_statuses_and_changes(nights_site: dict) -> None:
+    import pandas as pd
+
+    night = nights_site["root"] / nights_site["sc"].versions[-1]
+    res = pd.read_csv(night / "results.csv")
+    statuses = res["status"].value_counts().to_dict()
+    # the unstable point (CV far above 10 %) and the contended one are not "ok"
+    assert statuses["unstable"] == 1 and statuses["contended"] == 1, statuses
+    assert res.loc[res["status"] == "unstable", "cv"].iloc[0] > 0.5
+    assert statuses["corrupt"] == 1 and statuses["failed"] == 2
+    (i, rt, bs) = nights_site["info"]["regressions"][0]
+    reg = res[(res["model"] == f"synth_m{i:02d}") & (res["runtime"] == rt)
+              & (res["batch_size"] == bs)]
+    assert reg["change"].iloc[0] > 0.4  # +60 % vs the baseline of the earlier nights
+    # labels: the YAML's, a script model's name
+    assert set(res["label"].dropna()) >= {"Synthetic DNN 00 (4x64)", "synth_m02"}
+
+
+@pytest.mark.browser
+def test_entry_point_lists_both_nights_and_links_them(browser, nights_site: dict) -> None:
+    root: Path = nights_site["root"]
+    n5, n6 = nights_site["sc"].versions[-2:]
+    page, problems, _ = open_page(browser, root / "index.html")
+    assert problems == []
+    links = page.eval_on_selector_all("#nights-table a", "as => as.map(a => a.href)")
+    assert links == [(root / n6 / "index.html").as_uri(), (root / n5 / "index.html").as_uri()]
+    assert n6 in page.inner_text("#latest")
+    page.close()
+    # latest.html forwards to the newest night
+    page, problems, _ = open_page(browser, root / "latest.html")
+    page.wait_for_url(f"**/{n6}/index.html")
+    assert problems == []
+    # previous/next between consecutive nights, both ways
+    prev = page.eval_on_selector("#nights a[rel=prev]", "a => a.href")
+    assert prev == (root / n5 / "index.html").as_uri()
+    assert page.locator("#nights a[rel=next]").count() == 0
+    page.goto(prev)
+    assert page.eval_on_selector("#nights a[rel=next]", "a => a.href") == (
+        root / n6 / "index.html").as_uri()
+    page.close()
+
+
+@pytest.mark.browser
+def test_filter_hides_rows(browser, nights_site: dict) -> None:
+    page, problems, _ = open_page(browser, nights_site["root"] / nights_site["sc"].versions[-1]
+                                  / "index.html")
+
+    def visible() -> list[list[str]]:
+        return page.eval_on_selector_all(
+            "#results-table tbody tr:not([hidden])",
+            "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+
+    total = len(visible())
+    assert total == 3 * 2 * 3  # models x runtimes x batch sizes
+    page.fill("#filter", "torch")
+    rows = visible()
+    assert 0 < len(rows) < total and all(r[1] == "torch" for r in rows)
+    page.fill("#filter", "synth_m00 TORCH")  # every word, in any cell, any case
+    assert {(r[0], r[1]) for r in visible()} == {("synth_m00", "torch")}
+    assert sorted(int(r[5]) for r in visible()) == [1, 8, 64]
+    assert page.inner_text("#filter-count").startswith(f"{len(visible())} of {total}")
+    page.fill("#filter", "")
+    page.select_option("#status-filter", "failures")
+    assert sorted(r[11] for r in visible()) == ["corrupt", "failed", "failed"]
+    page.select_option("#status-filter", "unstable")
+    assert [r[11] for r in visible()] == ["unstable"]
+    page.select_option("#status-filter", "")
+    # a model's "show results" button selects its rows only
+    page.click("#models-table button[data-model='synth_m00']")
+    assert {r[0] for r in visible()} == {"synth_m00"} and len(visible()) == 6
+    # the unstable status has its own colour, not the green of "ok"
+    ok_color = page.eval_on_selector("#results-table td.st-ok", "c => getComputedStyle(c).color")
+    unstable = page.eval_on_selector("#results-table td.st-unstable",
+                                     "c => [getComputedStyle(c).color, "
+                                     "getComputedStyle(c).backgroundColor]")
+    assert unstable[0] != ok_color and unstable[1] != "rgba(0, 0, 0, 0)"
+    assert problems == []
+    page.close()
+
+
+@pytest.mark.browser
+def test_regression_links_to_a_history_that_shows_it(browser, nights_site: dict) -> None:
+    night = nights_site["root"] / nights_site["sc"].versions[-1]
+    (i, rt, bs) = nights_site["info"]["regressions"][0]
+    page, problems, _ = open_page(browser, night / "index.html")
+    row = page.locator("#alerts-table tbody tr", has_text="regression")
+    assert row.count() == 1
+    cells = row.locator("td").all_inner_texts()
+    assert cells[2] == f"synth_m{i:02d}" and cells[3] == rt and cells[6] == str(bs)
+    assert row.locator("svg.spark").count() == 1  # its trend
+    row.locator("a", has_text="history").click()
+    page.wait_for_load_state("load")
+    assert f"models/synth_m{i:02d}__" in page.url and "#h-" in page.url
+    target = page.locator(":target")
+    assert target.count() == 1
+    assert target.locator("text.ttl").text_content() == f"batch size {bs}"
+    assert target.locator("polygon.mark-regression").count() >= 1
+    tips = target.locator("circle title").all_text_contents()
+    assert any("regression" in t for t in tips), tips
+    # the configuration's history plot (PNG) is there too, and the page names the model by
+    # its label
+    fig = page.locator(f"figure[id^=hist-] img[src*='synth_m{i:02d}']")
+    assert fig.count() == 1
+    assert page.title() == f"Synthetic DNN {i:02d} ({4 + i % 7}x{64 * (1 + i % 4)})"
+    assert images_not_loaded(page) == [] and problems == []
+    page.close()
+
+
+@pytest.mark.browser
+def test_failures_are_grouped(browser, nights_site: dict) -> None:
+    page, problems, _ = open_page(browser, nights_site["root"] / nights_site["sc"].versions[-1]
+                                  / "index.html")
+    rows = page.eval_on_selector_all(
+        "#failures-table tbody tr",
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+    bench = nights_site["bench"]
+    same = [r for r in rows if r[4] == bench.FAILURE_MESSAGE]
+    assert len(same) == 1 and same[0][0] == "2" and same[0][3] == "8, 64", rows
+    assert [r[1] for r in rows].count("corrupt") == 1 and len(rows) == 2
+    assert problems == []
+    page.close()
+
+
+def images_not_loaded(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+
+
+@pytest.mark.browser
+def test_every_page_loads_without_errors_and_with_its_images(browser, nights_site: dict
+                                                              ) -> None:
+    root: Path = nights_site["root"]
+    pages = [root / "index.html"] + [p for n in nights_site["sc"].versions[-2:]
+                                     for p in [root / n / "index.html",
+                                               *sorted((root / n / "models").glob("*.html"))]]
+    assert len(pages) == 1 + 2 * 4
+    n_images = 0
+    for path in pages:
+        page, problems, dialogs = open_page(browser, path)
+        page.locator("#results-table thead th").nth(6).click() if page.locator(
+            "#results-table").count() else None  # sorting runs without errors too
+        assert problems == [] and dialogs == [], (path, problems)
+        assert images_not_loaded(page) == [], path
+        n_images += page.locator("img").count()
+        page.close()
+    assert n_images >= 2 * 3 * 4  # latency, throughput, distributions (+ speed-up, history)

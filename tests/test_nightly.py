@@ -32,6 +32,9 @@ batch_sizes: [1, 512]
 settings: {{n_calls: 10, warmup: 2, min_duration: 1.0}}
 """
 
+#: the statuses of a measured result in results.csv (flagged ones were measured too)
+MEASURED = ("ok", "unstable", "contended")
+
 
 #: busy loops beside the n3 run: 9 runnable processes on 2 cores leave the measurement about
 #: 2/9 of a core (3 loops gave only +54 % in one run, below the 60 % a short history
@@ -140,7 +143,9 @@ def test_same_configuration_thrice_gives_no_alert(quiet_runs: dict) -> None:
     assert read_csv(site(n3) / "alerts.csv") == []
     assert "no regressions or improvements" in (site(n3) / "index.html").read_text()
     results = read_csv(site(n3) / "results.csv")
-    assert len(results) == 2 and {r["status"] for r in results} == {"ok"}
+    # a measured result's status is ok, or says how it was measured (flagged, still measured)
+    assert len(results) == 2 and {r["status"] for r in results} <= {"ok", "unstable",
+                                                                       "contended"}
 
 
 def test_broken_experiment_does_not_stop_the_good_one(broken_run: dict) -> None:
@@ -159,12 +164,12 @@ def test_broken_experiment_does_not_stop_the_good_one(broken_run: dict) -> None:
     results = read_csv(site(s) / "results.csv")
     good = [r for r in results if r["model"] == "dnn_l20u256"]
     assert sorted(int(r["batch_size"]) for r in good) == [1, 512]
-    assert all(r["status"] == "ok" and float(r["median_ms"]) > 0 for r in good)
+    assert all(r["status"] in MEASURED and float(r["median_ms"]) > 0 for r in good)
     # a measurement that failed inside an experiment: its error, and what did work
     partial = by_name["partial"]
     assert partial["status"] == "failed" and "fixed batch dimension of 1" in partial["errors"][0]
     fixed = {int(r["batch_size"]): r for r in results if r["model"] == "fixed"}
-    assert fixed[1]["status"] == "ok" and fixed[128]["status"] == "failed"
+    assert fixed[1]["status"] in MEASURED and fixed[128]["status"] == "failed"
     failures = index.split('id="failures-table"', 1)[1].split("</table>", 1)[0]
     assert "fixed batch dimension of 1" in failures and ">128<" in failures
 

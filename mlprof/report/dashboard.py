@@ -1,110 +1,238 @@
 """A static HTML dashboard over a report: plain files that open from ``file://``.
 
-No server, no CDN, no ``fetch``: every table is in the HTML, every plot a PNG next to it, the
-little JavaScript there is (sortable tables) is inline. Pages:
+No server, no CDN, no ``fetch``: every table is in the HTML, the small charts are inline SVG,
+the larger plots PNG (and SVG) files next to the pages, and the little JavaScript there is
+(sorting, filtering) is inline. Pages:
 
-- ``index.html``: experiments and their status, regressions and improvements, failures with
-  their messages, and a sortable table of the current results (also ``results.csv``);
-- ``models/<model>.html``: per model, latency and throughput vs batch size, latency
-  distributions, speed-up vs the reference runtime, history, alerts and the provenance of each
-  result.
+- ``index.html``, the front page: counts, experiments and their status, regressions and
+  improvements (each with its trend and a link to its history), a trend line per series that
+  changed, failures grouped by message with counts, and the results: a table of models (each
+  with its counts and worst change) and a filterable, sortable table of every current result
+  with its change vs its baseline (also ``results.csv``);
+- ``models/<model>__<hash>.html``, titled by the model's label: latency, throughput and
+  speed-up vs batch size (speed-ups compare like with like on the measurement settings, so a
+  script measured through its ONNX export is compared too; the export is in the caption),
+  latency distributions, the history of every configuration (a panel per batch size, the PNG
+  history plot where an alert was raised), alerts, results and provenance.
+
+:mod:`mlprof.report.dashboard_archive` publishes each site under ``$MLP_STORE/dashboard/`` with an
+index of all nights and links between consecutive ones.
+
+Whatever comes from the stores (names, versions, hosts, messages, statuses) is escaped text;
+a status or alert kind only picks one of :data:`STATE_CLASSES`; links point only at the site's
+own files (:data:`_SAFE_HREF`).
 """
 
 from __future__ import annotations
 
 import datetime
 import html
+import json
+import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mlprof import layout
-from mlprof.report.alerts import AlertRule
-from mlprof.report.history import alerts_table, history_groups
+from mlprof.report.alerts import TRIM, AlertRule
+from mlprof.report.dashboard_svg import (
+    XYCurve,
+    box_plot,
+    history_panel,
+    line_chart,
+    readable,
+    sparkline,
+)
+from mlprof.report.history import HIGHER_IS_BETTER, SERIES_KEY, alerts_table
+from mlprof.report.nightly import CONFIRM_SUFFIX
 from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.util import short_hash
 
 #: what identifies a result in the store's layout (present for failures too)
 RESULT_KEY = ["model", "model_hash", "runtime", "runtime_version", "device", "settings_key",
               "batch_size"]
-#: columns of the results table (and results.csv)
+#: columns of the results table; ``status`` is the shown status (:func:`shown_status`) and
+#: ``change`` the change of the dashboard's statistic vs its baseline (:func:`baseline_of`)
 TABLE_COLUMNS = ["model", "runtime", "runtime_version", "device", "threads", "batch_size",
                  "median_ms", "p16_ms", "p84_ms", "throughput", "cv", "status", "version",
-                 "timestamp"]
+                 "change"]
+#: columns of results.csv: the table's, and what a script reading it needs besides
+CSV_COLUMNS = [*TABLE_COLUMNS, "baseline", "label", "model_hash", "settings_key", "host",
+               "timestamp", "error"]
 #: column headers shown instead of the CSV names
 HEADERS = {"runtime_version": "runtime version", "batch_size": "batch size",
            "median_ms": "median [ms]", "p16_ms": "p16 [ms]", "p84_ms": "p84 [ms]",
-           "throughput": "throughput [1/s]", "cv": "CV", "first_version": "from version",
+           "throughput": "throughput [events/s]", "cv": "CV", "first_version": "from version",
            "session_creation_ms": "session creation [ms]", "peak_rss_mb": "peak RSS [MB]",
            "settings_key": "settings", "cpu_model": "CPU", "min_duration": "min duration [s]",
-           "git_commit": "git commit", "mlprof_version": "mlprof"}
-_NUMERIC = {"threads", "batch_size", "median_ms", "p16_ms", "p84_ms", "throughput", "cv"}
+           "git_commit": "git commit", "mlprof_version": "mlprof", "change": "change",
+           "n_results": "results", "worst": "largest change", "trend": "trend",
+           "count": "count", "batch_sizes": "batch sizes", "where": "where",
+           "n_alerts": "alerts"}
+_NUMERIC = {"threads", "batch_size", "median_ms", "p16_ms", "p84_ms", "throughput", "cv",
+            "value", "baseline", "change", "z", "count", "n_results", "ok", "unstable",
+            "contended", "failed", "worst", "n_alerts", "session_creation_ms", "peak_rss_mb"}
+#: a change at least this large (either way) puts a series among the front page's trends
+CHANGE_SHOWN = 0.10
+#: at most this many trend lines on the front page (the results table has every change)
+MAX_TRENDS = 60
+#: points of a trend line
+TREND_POINTS = 30
+#: at most this many history plots (PNG, :mod:`mlprof.plotting.history`) per dashboard: one per
+#: configuration with an alert, new alerts first (each costs about a second to draw; the SVG
+#: panels show every configuration anyway)
+MAX_HISTORY_PNGS = 12
+#: statuses of a result that was measured (the others are failures)
+MEASURED = ("ok", "unstable", "contended")
+
+#: statuses and alert kinds that have a style; the CSS class of any other value (a store file
+#: may hold anything) is ``st-other``: no text from a store ever becomes a class name
+STATE_CLASSES = {s: f"st-{s}" for s in (
+    "ok", "unstable", "contended", "failed", "timeout", "oom", "corrupt", "error",
+    "needs-network", "needs-package", "partial", "inactive", "regression", "improvement")}
+#: what a link may point at: a file of the site, as :mod:`mlprof.layout` names them, with an
+#: anchor of the dashboard's own
+_SAFE_HREF = re.compile(r"(?:\.\./)?(?:models/|img/)?[A-Za-z0-9_+-][A-Za-z0-9._+-]*"
+                        r"(?:#[A-Za-z0-9_-]+)?")
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2330;
 background:#f6f7f9}
-header{background:#1d2330;color:#fff;padding:14px 24px}header h1{margin:0;font-size:1.4em}
-header .meta{color:#c7cbd4;font-size:.85em;margin-top:4px}
-header a{color:#9cc3ff}
+header{background:#1d2330;color:#fff;padding:12px 24px}header h1{margin:0;font-size:1.4em}
+header .meta{color:#c7cbd4;font-size:.85em;margin-top:4px}header a{color:#9cc3ff}
+nav.nights{font-size:.9em;margin-top:6px;color:#c7cbd4}nav.nights a{margin-right:14px}
 main{padding:16px 24px;max-width:1500px}
 section{background:#fff;border:1px solid #e1e4ea;border-radius:6px;padding:12px 16px;
 margin-bottom:16px}
-h2{font-size:1.15em;margin:0 0 10px}
+h2{font-size:1.15em;margin:0 0 10px}h3{font-size:1em;margin:14px 0 6px}
 table{border-collapse:collapse;width:100%;font-size:.86em}
 th,td{border-bottom:1px solid #e8eaef;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f0f2f5;position:sticky;top:0}
+th{background:#f0f2f5;position:sticky;top:0;z-index:1}
 table.sortable th{cursor:pointer;user-select:none}
 table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}
 table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-.st-ok{color:#1a7f37}.st-failed,.st-timeout,.st-oom,.st-corrupt,.st-error,.st-regression{
-color:#c62828;font-weight:600}
-.st-improvement{color:#1a7f37;font-weight:600}.st-inactive,.st-partial,.st-other{color:#9a6700;
-font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.st-ok{color:#1a7f37}
+.st-unstable{color:#7a4d00;background:#fff1c2;font-weight:600}
+.st-contended{color:#5a2d91;background:#efe6fb;font-weight:600}
+.st-corrupt{color:#fff;background:#7b1c2e;font-weight:600}
+.st-failed,.st-timeout,.st-oom,.st-error,.st-regression{color:#c62828;font-weight:600}
+.st-needs-network,.st-needs-package{color:#0b5cad;font-weight:600}
+.st-improvement{color:#1a7f37;font-weight:600}
+.st-inactive,.st-partial,.st-other{color:#9a6700;font-weight:600}
+.worse{color:#c62828;font-weight:600}.better{color:#1a7f37;font-weight:600}
 .msg{font-family:ui-monospace,monospace;font-size:.92em;white-space:pre-wrap;
 word-break:break-word}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plots figure{margin:0;flex:1 1 440px;
 max-width:640px}
 .plots img{width:100%;border:1px solid #e1e4ea}figcaption{font-size:.85em;color:#555}
 .none{color:#666;font-style:italic}.scroll{overflow-x:auto}
+.tall{max-height:80vh;overflow:auto}
+p.path{font-family:ui-monospace,monospace;font-size:.8em;color:#555;margin:0 0 4px}
 td.path{font-family:ui-monospace,monospace;font-size:.85em;word-break:break-all;min-width:20em}
+.tiles{display:flex;flex-wrap:wrap;gap:10px}.tile{border:1px solid #e1e4ea;border-radius:6px;
+padding:8px 14px;min-width:9em;background:#fff}.tile b{display:block;font-size:1.5em}
+.tile.bad b{color:#c62828}.tile.warn b{color:#9a6700}.tile.good b{color:#1a7f37}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:8px}
+.card{display:block;border:1px solid #e1e4ea;border-radius:5px;padding:6px 8px;
+text-decoration:none;color:inherit;font-size:.82em}.card:hover{border-color:#0072b2}
+.card .what{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.controls{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:6px 0 8px}
+.controls input[type=search]{min-width:22em;padding:4px 6px}
+#results-table.grouped tr.gstart td{border-top:2px solid #9aa3b2}
+#results-table.grouped tr:not(.gstart) td.model a{color:#8b93a1}
+.panels{display:flex;flex-wrap:wrap;gap:4px}.panel{border:2px solid transparent;
+border-radius:4px}.panel:target{border-color:#c62828;background:#fff5f5}
+figure:target{outline:3px solid #c62828}
+svg text.tick{font-size:10px;fill:#4a5160}svg text.ttl{font-size:11px;font-weight:600;
+fill:#1d2330}
+details summary{cursor:pointer;color:#0b5cad}
+button.link{border:0;background:none;color:#0b5cad;cursor:pointer;padding:0;font:inherit}
 """
 
 _JS = """
-document.querySelectorAll("table.sortable").forEach(function (table) {
-  var heads = table.tHead.rows[0].cells;
-  Array.prototype.forEach.call(heads, function (th, col) {
-    th.addEventListener("click", function () {
-      var asc = th.getAttribute("aria-sort") !== "ascending";
-      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
-      th.setAttribute("aria-sort", asc ? "ascending" : "descending");
-      var body = table.tBodies[0];
-      var rows = Array.prototype.slice.call(body.rows);
-      var key = function (row) {
-        var cell = row.cells[col];
-        var v = cell.getAttribute("data-v");
-        if (v !== null) { var f = parseFloat(v); return isNaN(f) ? Infinity : f; }
-        return cell.textContent.trim().toLowerCase();
-      };
-      rows.sort(function (a, b) {
-        var x = key(a), y = key(b);
-        if (x === y) { return 0; }
-        return (x < y ? -1 : 1) * (asc ? 1 : -1);
+(function () {
+  function key(row, col) {
+    var cell = row.cells[col];
+    if (!cell) { return ""; }
+    var v = cell.getAttribute("data-v");
+    if (v !== null) { var f = parseFloat(v); return isNaN(f) ? Infinity : f; }
+    return cell.textContent.trim().toLowerCase();
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var heads = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(heads, function (th, col) {
+      th.addEventListener("click", function () {
+        var asc = th.getAttribute("aria-sort") !== "ascending";
+        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        table.classList.remove("grouped");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = key(a, col), y = key(b, col);
+          if (x === y) { return 0; }
+          return (x < y ? -1 : 1) * (asc ? 1 : -1);
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
       });
-      rows.forEach(function (r) { body.appendChild(r); });
     });
   });
-});
+  var table = document.getElementById("results-table");
+  var q = document.getElementById("filter");
+  if (!table || !q) { return; }
+  var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+  var text = rows.map(function (r) { return r.textContent.toLowerCase(); });
+  var status = document.getElementById("status-filter");
+  var changed = document.getElementById("changed-only");
+  var count = document.getElementById("filter-count");
+  function apply() {
+    var terms = q.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    var s = status.value, shown = 0;
+    rows.forEach(function (r, i) {
+      var ok = terms.every(function (w) {
+        if (w.indexOf("model=") === 0) {
+          return (r.getAttribute("data-m") || "").toLowerCase() === w.slice(6);
+        }
+        return text[i].indexOf(w) >= 0;
+      });
+      var st = r.getAttribute("data-s");
+      if (ok && s === "failures") { ok = ["ok", "unstable", "contended"].indexOf(st) < 0; }
+      else if (ok && s) { ok = st === s; }
+      if (ok && changed.checked) { ok = r.getAttribute("data-c") === "1"; }
+      r.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    count.textContent = shown + " of " + rows.length + " results shown";
+  }
+  q.addEventListener("input", apply);
+  status.addEventListener("change", apply);
+  changed.addEventListener("change", apply);
+  document.querySelectorAll("button[data-model]").forEach(function (b) {
+    b.addEventListener("click", function () {
+      q.value = "model=" + b.getAttribute("data-model");
+      apply();
+      table.scrollIntoView();
+    });
+  });
+  var regroup = document.getElementById("regroup");
+  regroup.addEventListener("click", function () {
+    var body = table.tBodies[0];
+    rows.slice().sort(function (a, b) {
+      return parseInt(a.getAttribute("data-i"), 10) - parseInt(b.getAttribute("data-i"), 10);
+    }).forEach(function (r) { body.appendChild(r); });
+    table.classList.add("grouped");
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) {
+      h.removeAttribute("aria-sort");
+    });
+  });
+  apply();
+})();
 """
-
-
-#: statuses and alert kinds that have a style; the CSS class of any other value (a store file
-#: may hold anything) is ``st-other``: no text from a store ever becomes a class name
-STATE_CLASSES = {s: f"st-{s}" for s in (
-    "ok", "failed", "timeout", "oom", "corrupt", "error", "partial", "inactive", "regression",
-    "improvement")}
-#: what a link may point at: a file of the site, as :mod:`mlprof.layout` names them
-_SAFE_HREF = re.compile(r"(?:\.\./)?(?:models/|img/)?[A-Za-z0-9_+-][A-Za-z0-9._+-]*")
 
 
 def _esc(value: Any) -> str:
@@ -136,70 +264,114 @@ def _number(value: Any) -> float | None:
     return None if f != f else f
 
 
+def _flag(value: Any) -> bool:
+    """A boolean column's value (True, "True", 1); missing and NaN are False."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    num = _number(value)
+    return bool(num) if num is not None else False
+
+
+def shown_status(row: Mapping[str, Any]) -> str:
+    """The status a result is shown with: a measurement that was ``contended`` (other
+    processes used the CPUs) or ``unstable`` (CV above 10 %) says so instead of ``ok``: its
+    mean and spread should not be quoted. Failures keep their own status."""
+    status = row.get("status")
+    if status != "ok":
+        return status if isinstance(status, str) else str(status)
+    if _flag(row.get("contended")):
+        return "contended"
+    if _flag(row.get("unstable")):
+        return "unstable"
+    return "ok"
+
+
 def _fmt(col: str, value: Any) -> str:
-    """Display text of a table cell (a value that should be a number and is not: as it is)."""
+    """Display text of a table cell: numbers readable (no e-notation, thousands separated),
+    anything that should be a number and is not: as it is (a version "1.30" stays text)."""
     if value is None or (isinstance(value, float) and value != value):
         return ""
     num = _number(value)
-    if num is not None:
-        if col in ("median_ms", "p16_ms", "p84_ms", "value", "baseline", "throughput"):
-            return f"{num:.4g}"
-        if col == "change":
-            return f"{100 * num:+.1f}%"
-        if col == "cv":
-            return f"{100 * num:.1f}%"
-        if col == "z":
-            return f"{num:+.1f}"
-        if col in ("threads", "batch_size") and num.is_integer():
-            return str(int(num))
-        if isinstance(value, float):
-            return f"{value:.4g}"
-    return str(value)
+    numeric_value = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, bool)
+    if num is None or not (col in _NUMERIC or numeric_value):
+        return str(value)
+    if col in ("change", "worst"):
+        return f"{100 * num:+.1f}%"
+    if col == "cv":
+        return f"{100 * num:.1f}%"
+    if col == "z":
+        return f"{num:+.1f}"
+    if col == "batch_size" and num.is_integer():
+        return str(int(num))
+    if col in ("threads", "count", "n_results", "ok", "unstable", "contended", "failed",
+               "n_alerts") and num.is_integer():
+        return f"{int(num):,}"
+    return readable(num, 4)
 
 
-def _cell(col: str, value: Any, link: str | None = None) -> str:
-    text = _esc(_fmt(col, value))
+def _cell(col: str, value: Any, link: str | None = None, *, worse_up: bool = True,
+          raw: str | None = None) -> str:
+    """One ``<td>``; ``raw`` is trusted HTML made here (a sparkline) instead of the value."""
+    text = raw if raw is not None else _esc(_fmt(col, value))
     href = _href(link) if link else None
     if href:
         text = f'<a href="{href}">{text}</a>'
     cls = []
     attrs = ""
-    if col in _NUMERIC or col in ("value", "baseline", "change", "z"):
+    if col in _NUMERIC:
         cls.append("num")
         num = _number(value)
         attrs = ' data-v="NaN"' if num is None else f' data-v="{num!r}"'
+        if col in ("change", "worst") and num is not None and abs(num) >= 0.05:
+            cls.append("worse" if (num > 0) == worse_up else "better")
     if col in ("status", "kind"):
         cls.append(state_class(value))
     if col in ("error", "message", "description"):
         cls.append("msg")
     if col in ("path", "settings_key", "file"):
         cls.append("path")
+    if col == "model":
+        cls.append("model")
     c = f' class="{" ".join(cls)}"' if cls else ""
     return f"<td{c}{attrs}>{text}</td>"
 
 
-def _table(rows: Sequence[dict], cols: Sequence[str], *, table_id: str, sortable: bool = True,
-           headers: dict[str, str] | None = None, links: dict[str, Any] | None = None,
-           empty: str = "none") -> str:
+def _table(rows: Sequence[Mapping], cols: Sequence[str], *, table_id: str,
+           sortable: bool = True, headers: Mapping[str, str] | None = None,
+           links: Mapping[str, Any] | None = None, raw: Mapping[str, Any] | None = None,
+           row_attrs: Any = None, table_class: str = "", empty: str = "none",
+           worse_up: bool = True, titles: Mapping[str, str] | None = None) -> str:
+    """A table of ``rows``; ``links[col](row)`` a link for a cell, ``raw[col](row)`` trusted
+    HTML for it, ``row_attrs(i, row)`` trusted attributes (and class) of a row."""
     if not rows:
         return f'<p class="none" id="{table_id}-empty">{_esc(empty)}</p>'
     headers = {**HEADERS, **(headers or {})}
-    links = links or {}
-    head = "".join(f"<th>{_esc(headers.get(c, c))}</th>" for c in cols)
+    links, raw, titles = links or {}, raw or {}, titles or {}
+    head = "".join(
+        f"<th{' title=' + chr(34) + _esc(titles[c]) + chr(34) if c in titles else ''}>"
+        f"{_esc(headers.get(c, c))}</th>" for c in cols)
     body = []
-    for r in rows:
-        cells = "".join(_cell(c, r.get(c), links[c](r) if c in links else None) for c in cols)
-        body.append(f"<tr>{cells}</tr>")
-    cls = ' class="sortable"' if sortable else ""
+    for i, r in enumerate(rows):
+        cells = "".join(_cell(c, r.get(c), links[c](r) if c in links else None,
+                              worse_up=worse_up, raw=raw[c](r) if c in raw else None)
+                        for c in cols)
+        attrs = row_attrs(i, r) if row_attrs else ""
+        body.append(f"<tr{attrs}>{cells}</tr>")
+    classes = " ".join(c for c in ("sortable" if sortable else "", table_class) if c)
+    cls = f' class="{classes}"' if classes else ""
     return (f'<div class="scroll"><table id="{table_id}"{cls}><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
-def _page(title: str, meta: str, body: str) -> str:
+def _page(title: str, meta: str, body: str, nav: str = "") -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
-            f"<header><h1>{_esc(title)}</h1><div class=\"meta\">{meta}</div></header>"
+            f"<header><h1>{_esc(title)}</h1><div class=\"meta\">{meta}</div>"
+            f'<nav class="nights" id="nights">{nav}</nav></header>'
             f"<main>{body}</main><script>{_JS}</script></body></html>\n")
 
 
@@ -223,16 +395,180 @@ def current_results(report, versions: Iterable[str] | None = None):
         kind="stable", ignore_index=True)
 
 
-def _curve_label(row: dict, vary: set[str], common: set[str] = frozenset()) -> str:
-    parts = [f"{row['runtime']} {row['runtime_version']}"]
+# -- series: one configuration and batch size over time ---------------------------------------
+
+
+def _norm(value: Any) -> str:
+    """A key part: missing -> "", whole floats as integers (pandas turns ints with gaps into
+    floats), anything else as text."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def series_key(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The :data:`~mlprof.report.history.SERIES_KEY` of a row, normalized (:func:`_norm`)."""
+    return tuple(_norm(row.get(k)) for k in SERIES_KEY)
+
+
+def _base_version(version: str) -> str:
+    """A night's version for its confirming re-measurement (``n3.confirm`` -> ``n3``)."""
+    v = str(version)
+    return v[: -len(CONFIRM_SUFFIX)] if v.endswith(CONFIRM_SUFFIX) else v
+
+
+@dataclass
+class Series:
+    """The successful results of one series, oldest first."""
+
+    versions: list[str] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    timestamps: list[str] = field(default_factory=list)
+    #: point index -> alert kind
+    alerts: dict[int, str] = field(default_factory=dict)
+
+    def points(self) -> list[tuple[str, float, bool]]:
+        """``(version, value, is_confirmation)`` of each point."""
+        return [(v, x, v.endswith(CONFIRM_SUFFIX)) for v, x in zip(self.versions, self.values,
+                                                                   strict=True)]
+
+
+def build_series(report, statistic: str) -> dict[tuple[str, ...], Series]:
+    """Every series of ``report``'s successful results (by timestamp), keyed by
+    :func:`series_key`."""
+    out: dict[tuple[str, ...], Series] = {}
+    if report.empty:
+        return out
+    ok = report[report["status"] == "ok"]
+    ok = ok.assign(_ts=ok["timestamp"].fillna("").astype(str)).sort_values("_ts",
+                                                                          kind="stable")
+    cols = [*SERIES_KEY, "version", "_ts", statistic]
+    for rec in ok[cols].itertuples(index=False, name=None):
+        value = _number(rec[-1])
+        if value is None:
+            continue
+        s = out.setdefault(tuple(_norm(v) for v in rec[:len(SERIES_KEY)]), Series())
+        s.versions.append(str(rec[-3]))
+        s.timestamps.append(rec[-2])
+        s.values.append(value)
+    return out
+
+
+def baseline_of(s: Series, version: str, timestamp: str, window: int) -> float | None:
+    """The baseline of a result: the alert rule's level (the 10 % trimmed mean) of up to
+    ``window`` earlier results of its series, other nights only (a confirming re-measurement
+    of the same night is no baseline). None without any."""
+    night = _base_version(version)
+    past = [v for ver, ts, v in zip(s.versions, s.timestamps, s.values, strict=True)
+            if ts < timestamp and _base_version(ver) != night][-window:]
+    if not past:
+        return None
+    arr = np.sort(np.asarray(past, dtype=float))
+    k = int(TRIM * len(arr))
+    return float(arr[k:len(arr) - k].mean())
+
+
+def _cfg_id(key: tuple[str, ...]) -> str:
+    """The anchor of a configuration (the series key without the batch size) on its page."""
+    return short_hash(*key[:-1])
+
+
+def _anchor(key: tuple[str, ...]) -> str:
+    """The anchor of a series' history panel: ``h-<configuration>-bs<N>``."""
+    return f"h-{_cfg_id(key)}-bs{layout.path_safe(key[-1], 12)}"
+
+
+# -- failures ----------------------------------------------------------------------------------
+
+_BS_TEXT = re.compile(r"(?<![A-Za-z])(batch[ _]size|bs)([ _=:]*)\d+", re.IGNORECASE)
+_ABS_PATH = re.compile(r"(?<![\w.])/(?:[^\s/:'\"]+/)+([^\s/:'\"]+)")
+
+
+def failure_message_key(message: str) -> str:
+    """A failure's message with what differs between batch sizes and places taken out
+    (``batch size 128`` -> ``batch size N``, ``/a/b/runtime_bs_8.csv`` -> ``runtime_bs_N.csv``):
+    the same failure at several batch sizes or versions is one group."""
+    text = _ABS_PATH.sub(lambda m: m.group(1), str(message or ""))
+    return _BS_TEXT.sub(lambda m: f"{m.group(1)}{m.group(2)}N", text).strip()
+
+
+def group_failures(failures: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Failures grouped by status, cause and message (:func:`failure_message_key`), largest
+    group first. A damaged record (``corrupt``) is one group of its own: each names the file to
+    repair. Each group has ``count``, ``status``, ``cause``, ``message`` (the first one's,
+    unchanged), ``batch_sizes``, ``versions`` and ``rows``."""
+    groups: dict[tuple, dict] = {}
+    for i, r in enumerate(failures):
+        status = r.get("status")
+        status = status if isinstance(status, str) else str(status)
+        message = str(r.get("error") if isinstance(r.get("error"), str) else "")
+        cause = r.get("cause") if isinstance(r.get("cause"), str) else ""
+        detail = r.get("cause_detail") if isinstance(r.get("cause_detail"), str) else ""
+        if status == "corrupt":
+            key: tuple = ("corrupt", i)
+            cause = ""  # the status says it
+        else:
+            key = (status, cause, detail, failure_message_key(message))
+        g = groups.setdefault(key, {"status": status, "cause": ": ".join(
+            p for p in (cause, detail) if p), "message": message, "rows": []})
+        g["rows"].append(r)
+    out = []
+    for g in groups.values():
+        sizes = sorted({int(b) for b in (_number(r.get("batch_size")) for r in g["rows"])
+                        if b is not None})
+        g["count"] = len(g["rows"])
+        g["batch_sizes"] = ", ".join(map(str, sizes))
+        g["versions"] = sorted({str(r.get("version")) for r in g["rows"]
+                                if r.get("version") is not None})
+        out.append(g)
+    out.sort(key=lambda g: (-g["count"], g["status"], g["message"]))
+    return out
+
+
+# -- the site ----------------------------------------------------------------------------------
+
+
+def _model_labels(current) -> dict[tuple[str, str], str]:
+    """``{(model, hash): label}``: the ``model.label`` of a result's provenance (the YAML's
+    label; a script model's name), the model name where there is none."""
+    labels: dict[tuple[str, str], str] = {}
+    ok = current[current["status"] == "ok"]
+    for (model, mhash), g in ok.groupby(["model", "model_hash"], sort=False, dropna=False):
+        label = None
+        for path in g["path"].head(3):
+            try:
+                with open(str(path), "rb") as f:
+                    prov = json.loads(f.read())
+            except (OSError, ValueError, RecursionError):
+                continue
+            m = prov.get("model") if isinstance(prov, dict) else None
+            if isinstance(m, dict) and isinstance(m.get("label"), str) and m["label"].strip():
+                label = m["label"].strip()
+                break
+        labels[(model, mhash)] = label or str(model)
+    return labels
+
+
+def _settings_parts(settings_key: Any) -> tuple[str, str]:
+    """``(measurement settings, export settings)`` of a settings segment (export: "" for a
+    model measured as it is)."""
+    parts = str(settings_key or "").split("__", 1)
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _curve_label(row: Mapping[str, Any], vary: set[str], common: set[str]) -> str:
+    """A legend label: runtime and version, then only what differs between the curves."""
+    parts = [f"{row['runtime']} {row['runtime_version']}".strip()]
     if "device" in vary:
         parts.append(str(row["device"]))
     if "threads" in vary:
-        parts.append(f"{_fmt('threads', row['threads'])} thr")
+        parts.append(f"{_fmt('threads', row['threads'])} threads")
     if "settings_key" in vary:  # only what differs, e.g. "calls20 warmup1"
-        tokens = re.split(r"_+", str(row["settings_key"]))
-        parts.append(" ".join(t for t in tokens if t not in common)[:40])
-    return ", ".join(parts)
+        tokens = [t for t in re.split(r"_+", str(row["settings_key"])) if t not in common]
+        parts.append(" ".join(tokens)[:40])
+    return ", ".join(p for p in parts if p.strip())
 
 
 def _version_key(version: str) -> tuple:
@@ -241,26 +577,35 @@ def _version_key(version: str) -> tuple:
                  for p in re.split(r"[.+-]", version))
 
 
-def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
-                 reference_runtime: str, statistic: str) -> list[tuple[str, str]]:
-    """Write the model's plots; ``[(file name, caption)]``."""
-    from mlprof.measure.results import CorruptResult, read_branch
-    from mlprof.plotting import Curve, plot_runtimes, save_figure
-    from mlprof.plotting.dashboard import plot_distributions, plot_speedup, plot_throughput
-    from mlprof.plotting.history import plot_history
+def _figure(src: str, caption: str, fid: str = "") -> str:
+    href = _href(src)
+    if not href:
+        return ""
+    ident = f' id="{fid}"' if fid else ""
+    return (f'<figure{ident}><img src="{href}" alt="{_esc(caption)}" decoding="async">'
+            f"<figcaption>{_esc(caption)}</figcaption></figure>")
 
-    out: list[tuple[str, str]] = []
+
+def _model_plots(rows, img_dir: str, slug: str, reference_runtime: str) -> list[str]:
+    """The model's plots as ``<figure>`` HTML, each an SVG file (:mod:`dashboard_svg`: cheap
+    at the corpus scale): latency, throughput and speed-up vs batch size and the latency
+    distributions."""
+    from mlprof.measure.results import CorruptResult, read_branch
+
     ok = rows[rows["status"] == "ok"]
+    if ok.empty:
+        return []
     group_cols = ["runtime", "runtime_version", "device", "threads", "settings_key"]
     vary = {c for c in ("device", "threads", "settings_key") if ok[c].nunique() > 1}
-    curves, samples, curve_rt = [], {}, []
     token_sets = [set(re.split(r"_+", str(k))) for k in ok["settings_key"].unique()]
     common = set.intersection(*token_sets) if token_sets else set()
+    curves: list[tuple[str, Any, dict]] = []  # (label, stats, first row)
+    samples: dict[str, dict[int, np.ndarray]] = {}
     for _, g in ok.groupby(group_cols, sort=True, dropna=False):
         g = g.sort_values("batch_size")
-        label = _curve_label(g.iloc[0].to_dict(), vary, common)
-        curves.append(Curve(label, g))
-        curve_rt.append(g.iloc[0]["runtime"])
+        first = g.iloc[0].to_dict()
+        label = _curve_label(first, vary, common)
+        curves.append((label, g, first))
         per = {}
         for r in g.itertuples():
             branch = layout.parse_branch_file(str(r.path))
@@ -270,49 +615,159 @@ def _model_plots(rows, report, alerts, model_slug: str, img_dir: str,
                                     layout.branch_files(branch[0])["csv"])
             try:  # validated like every result (changed since the report was read?)
                 per[int(r.batch_size)] = read_branch(csv_path, str(r.path))[0]
-            except CorruptResult:
+            except (CorruptResult, OSError):
                 continue
         if per:
             samples[label] = per
+    out: list[str] = []
 
-    def save(fig, name: str, caption: str) -> None:
-        fname = f"{model_slug}_{name}.png"
-        save_figure(fig, [os.path.join(img_dir, fname)])
-        out.append((fname, caption))
+    def save(svg: str, name: str, caption: str) -> None:
+        if svg:
+            fname = f"{slug}_{name}.svg"
+            with open(os.path.join(img_dir, fname), "w") as f:
+                f.write(svg)
+            out.append(_figure("../img/" + fname, caption, f"plot-{name}"))
 
-    if curves:
-        save(plot_runtimes(curves, x_log=True), "latency",
-             "Latency per event vs batch size (median, 16-84% band)")
-        save(plot_throughput(curves), "throughput", "Throughput vs batch size")
-        # the reference: the reference runtime (its newest version when several are measured)
-        refs = [(i, c) for i, (c, rt) in enumerate(zip(curves, curve_rt, strict=True))
-                if rt == reference_runtime]
-        refs.sort(key=lambda t: _version_key(str(t[1].stats.iloc[0]["runtime_version"])))
-        ref = [refs[-1][1]] if refs else []
-        # like with like: the same device, threads and settings as the reference
-        same = ("device", "threads", "settings_key")
-        others = [c for c in curves if ref and c is not ref[0] and all(
-            str(c.stats.iloc[0][k]) == str(ref[0].stats.iloc[0][k]) for k in same)]
-        if ref and others:
-            try:
-                save(plot_speedup(ref[0], others), "speedup",
-                     f"Speed-up vs {ref[0].label} (reference)")
-            except ValueError:
-                pass
+    def col(g, name: str) -> list[float]:
+        return [v if v is not None else math.nan for v in map(_number, g[name])]
+
+    def untrusted(g) -> list[bool]:
+        return [_flag(u) or _flag(c) for u, c in zip(g["unstable"], g["contended"],
+                                                     strict=True)]
+
+    lat, thr = [], []
+    for label, g, _ in curves:
+        bs = col(g, "batch_size")
+        per = [lambda v, b=b: v / b for b in bs]
+        lat.append(XYCurve(label, bs, [f(v) for f, v in zip(per, col(g, "median_ms"),
+                                                            strict=True)],
+                           [f(v) for f, v in zip(per, col(g, "p16_ms"), strict=True)],
+                           [f(v) for f, v in zip(per, col(g, "p84_ms"), strict=True)],
+                           untrusted(g)))
+        thr.append(XYCurve(label, bs, col(g, "throughput"), open=untrusted(g)))
+    save(line_chart(lat, x_label="batch size", y_label="latency per event [ms] (median, "
+                    "16-84% band)", title="latency per event vs batch size"), "latency",
+         "Latency per event vs batch size (median, 16-84% band)")
+    save(line_chart(thr, x_label="batch size", y_label="throughput [events/s]",
+                    title="throughput vs batch size"), "throughput",
+         "Throughput vs batch size (events/s, the results table's column)")
+    # speed-up: like with like on the *measurement* settings (device, threads, calls, ...);
+    # a script measured through its ONNX export differs only in the export, which the
+    # caption names
+    refs = [(label, g, first) for label, g, first in curves
+            if first["runtime"] == reference_runtime]
+    refs.sort(key=lambda t: _version_key(str(t[2]["runtime_version"])))
+    if refs:
+        rlabel, rg, rfirst = refs[-1]
+
+        def same(first: Mapping[str, Any]) -> bool:
+            return (str(first["device"]) == str(rfirst["device"])
+                    and _norm(first["threads"]) == _norm(rfirst["threads"])
+                    and _settings_parts(first["settings_key"])[0]
+                    == _settings_parts(rfirst["settings_key"])[0])
+
+        ref = dict(zip(col(rg, "batch_size"), col(rg, "median_ms"), strict=True))
+        spd, used = [], [(rlabel, rfirst)]
+        for label, g, first in curves:
+            if label == rlabel or not same(first):
+                continue
+            pts = [(b, ref[b] / m) for b, m in zip(col(g, "batch_size"), col(g, "median_ms"),
+                                                   strict=True)
+                   if b in ref and m and m > 0 and math.isfinite(ref[b])]
+            if pts:
+                spd.append(XYCurve(label, [b for b, _ in pts], [v for _, v in pts]))
+                used.append((label, first))
+        if spd:
+            exports = sorted({f"{f['runtime']} {_settings_parts(f['settings_key'])[1]}"
+                              for _, f in used if _settings_parts(f["settings_key"])[1]})
+            caption = (f"Speed-up vs {rlabel} (reference): its median latency / the curve's; "
+                       "same device, threads and measurement settings")
+            if exports:
+                caption += "; measured on the ONNX export: " + ", ".join(exports)
+            save(line_chart(spd, x_label="batch size", y_label=f"speed-up vs {rlabel}",
+                            y_log=False, reference=1.0, reference_label=f"{rlabel} "
+                            "(reference)", title="speed-up vs the reference runtime"),
+                 "speedup", caption)
     if samples:
-        save(plot_distributions(samples), "distributions",
-             "Latency per call distributions per batch size")
-    # history: the statistic over versions, one plot per configuration with > 1 version
-    model_report = report[(report["model"] == rows.iloc[0]["model"])
-                          & (report["model_hash"] == rows.iloc[0]["model_hash"])]
-    for i, (g, lines, marks) in enumerate(history_groups(model_report, alerts, statistic,
-                                                         min_points=2)):
-        fig = plot_history(lines, statistic=statistic, alerts=marks,
-                           top_right_label=f"{g['runtime']} {g['runtime_version']}, "
-                           f"{g['device']}, {g['threads']} thr")
-        save(fig, f"history{i}", f"History of {statistic} over versions: {g['runtime']} "
-             f"{g['runtime_version']} on {g['host']} ({g['settings_key']})")
+        svg = box_plot(samples)
+        if svg:
+            save(svg.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" '
+                             'font-family="system-ui,sans-serif" ', 1), "distributions",
+                 "Latency per call: distribution per batch size (box 16-84%, median, "
+                 "whiskers 1-99%)")
     return out
+
+
+def _history_html(model_report, series: Mapping[tuple, Series], alerts: Sequence[dict],
+                  statistic: str, img_dir: str, slug: str, png_configs: set[tuple]) -> str:
+    """Every configuration of the model over time: a panel per batch size (anchors
+    ``h-<configuration>-bs<N>``, the targets of the alert links), and the PNG history plot of
+    :mod:`mlprof.plotting.history` where an alert was raised."""
+    unit = "events/s" if statistic == "throughput" else "ms"
+    def order(k: tuple[str, ...]) -> tuple:
+        bs = _number(k[-1])
+        return (k[:-1], bs if bs is not None else math.inf, k[-1])
+
+    keys = sorted({series_key(r) for r in model_report[model_report["status"] == "ok"]
+                   .to_dict("records")}, key=order)
+    configs: dict[tuple, list[tuple]] = {}
+    for k in keys:
+        if k in series:
+            configs.setdefault(k[:-1], []).append(k)
+    blocks = []
+    for n, (ckey, skeys) in enumerate(configs.items()):
+        panels = []
+        for k in skeys:
+            s = series[k]
+            if len(s.values) < 2:
+                continue  # a single point is no history (the results table has it)
+            base = baseline_of(s, s.versions[-1], s.timestamps[-1], AlertRule().window)
+            panels.append(f'<div class="panel" id="{_anchor(k)}">' + history_panel(
+                s.points(), title=f"batch size {k[-1]}", unit=unit, baseline=base,
+                alerts=s.alerts) + "</div>")
+        if not panels:
+            continue
+        cfg = dict(zip(SERIES_KEY, (*ckey, ""), strict=True))
+        head = (f"{cfg['runtime']} {cfg['runtime_version']} on {cfg['device']}, "
+                f"{cfg['threads']} thread(s), host {cfg['host']} ({cfg['cpu_model']})")
+        fig = ""
+        c_alerts = [a for a in alerts if series_key(a)[:-1] == ckey]
+        if c_alerts and ckey in png_configs:
+            fig = _history_png(model_report, c_alerts, statistic, img_dir, slug, n, cfg)
+        blocks.append(f'<div class="cfg" id="cfg-{_cfg_id((*ckey, ""))}"><h3>{_esc(head)}</h3>'
+                      f'<p class="path">{_esc(cfg["settings_key"])}</p>{fig}'
+                      f'<div class="panels">{"".join(panels)}</div></div>')
+    if not blocks:
+        return '<p class="none">no configuration has more than one result yet</p>'
+    return "".join(blocks)
+
+
+def _history_png(model_report, c_alerts: Sequence[dict], statistic: str, img_dir: str,
+                 slug: str, n: int, cfg: Mapping[str, str]) -> str:
+    """The history plot (PNG) of one configuration with alerts."""
+    from mlprof.plotting import save_figure, use_backend
+    from mlprof.plotting.history import plot_history
+    from mlprof.report.history import history_groups
+
+    plt = use_backend()
+    ckey = series_key(c_alerts[0])[:-1]
+    for g, lines, marks in history_groups(model_report, list(c_alerts), statistic,
+                                          min_points=2):
+        if tuple(_norm(g.get(k)) for k in SERIES_KEY[:-1]) != ckey:
+            continue
+        fig = plot_history(lines, statistic=statistic, alerts=marks, top_right_label=(
+            f"{g['runtime']} {g['runtime_version']}, {g['device']}, {g['threads']} thr"))
+        fname = f"{slug}_history{n}.png"
+        try:
+            save_figure(fig, [os.path.join(img_dir, fname)])
+        finally:
+            plt.close(fig)
+        what = "; ".join(f"{a.get('kind')} at batch size {_norm(a.get('batch_size'))} from "
+                         f"{a.get('first_version')}" for a in c_alerts)
+        return _figure("../img/" + fname, f"History of {statistic}, "
+                       f"{cfg['runtime']} {cfg['runtime_version']}: {what}",
+                       f"hist-{_cfg_id((*ckey, ''))}")
+    return ""
 
 
 def build_dashboard(report, out_dir: str | os.PathLike, *,
@@ -324,43 +779,71 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     """Write the dashboard for ``report`` (a DataFrame of :func:`mlprof.report.to_frame`).
 
     ``experiments`` are status dicts (title, file, status, errors, ...) as written by the
-    nightly run. Returns a summary: counts of results, failures and alerts, and the pages.
+    nightly run; ``plots=False`` leaves out the matplotlib history plots of configurations with
+    an alert (every other chart is SVG, drawn here).
+    Returns a summary: counts of results, failures and alerts, the pages and what the archive
+    (:mod:`mlprof.report.dashboard_archive`) lists.
     """
+    rule = rule or AlertRule()
     out_dir = os.fspath(out_dir)
+    img_dir = os.path.join(out_dir, "img")
     os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
-    os.makedirs(os.path.join(out_dir, "img"), exist_ok=True)
+    os.makedirs(img_dir, exist_ok=True)
+    worse_up = statistic not in HIGHER_IS_BETTER
     current = current_results(report, current_versions)
+    series = build_series(report, statistic)
     alerts_df = alerts_table(report, statistic, rule)
     alerts = alerts_df.to_dict("records")
     current_set = set(current_versions or [])
     for a in alerts:
         a["new"] = "yes" if (a["version"] in current_set or a["first_version"] in current_set
                              ) else ""
+        s = series.get(series_key(a))
+        if s is not None and a["version"] in s.versions:
+            s.alerts[s.versions.index(a["version"])] = str(a["kind"])
     alerts.sort(key=lambda a: (a["new"] != "yes", str(a["version"])), reverse=False)
+    png_configs: set[tuple] = set()
+    for a in sorted(alerts, key=lambda a: (a["new"] != "yes", -abs(_number(a["change"]) or 0))):
+        if plots and len(png_configs) < MAX_HISTORY_PNGS:
+            png_configs.add(series_key(a)[:-1])
 
-    # the files behind the tables
-    table_rows = current[TABLE_COLUMNS].to_dict("records") if len(current) else []
-    current[TABLE_COLUMNS].to_csv(os.path.join(out_dir, "results.csv"), index=False)
-    report.to_csv(os.path.join(out_dir, "report.csv"), index=False)
-    alerts_df.to_csv(os.path.join(out_dir, "alerts.csv"), index=False)
-
-    # one page per model (name and hash)
+    # one page per model (name and hash), titled by its label
+    labels = _model_labels(current) if len(current) else {}
     model_pages: dict[tuple[str, str], str] = {}
     for (model, mhash), _rows in current.groupby(["model", "model_hash"], sort=True,
                                                  dropna=False):
         model_pages[(model, mhash)] = layout.model_page(
             model, mhash if isinstance(mhash, str) and mhash else None)
 
-    def model_link(r: dict, prefix: str = "") -> str | None:
+    def model_link(r: Mapping[str, Any], anchor: str = "") -> str | None:
         page = model_pages.get((r.get("model"), r.get("model_hash")))
-        return prefix + page if page else None
+        return page + (f"#{anchor}" if page and anchor else "") if page else None
 
-    cur_by_row = current.to_dict("records")
-    link_rows = []
-    for r, full in zip(table_rows, cur_by_row, strict=True):
-        link_rows.append({**r, "model_hash": full["model_hash"]})
+    # the current results, each with its shown status and its change vs baseline
+    cur = current.to_dict("records")
+    for r in cur:
+        r["status"] = shown_status(r)
+        r["label"] = labels.get((r.get("model"), r.get("model_hash")), r.get("model"))
+        r["baseline"] = r["change"] = None
+        s = series.get(series_key(r)) if r["status"] in MEASURED else None
+        value = _number(r.get(statistic))
+        if s is not None and value is not None:
+            base = baseline_of(s, str(r.get("version")), str(r.get("timestamp") or ""),
+                               rule.window)
+            if base:
+                r["baseline"], r["change"] = base, value / base - 1
+    pd_current = current.assign(status=[r["status"] for r in cur],
+                                change=[r["change"] for r in cur],
+                                baseline=[r["baseline"] for r in cur],
+                                label=[r["label"] for r in cur])
+    for c in CSV_COLUMNS:
+        if c not in pd_current:
+            pd_current[c] = None
+    pd_current[CSV_COLUMNS].to_csv(os.path.join(out_dir, "results.csv"), index=False)
+    report.to_csv(os.path.join(out_dir, "report.csv"), index=False)
+    alerts_df.to_csv(os.path.join(out_dir, "alerts.csv"), index=False)
 
-    failures = [r for r in cur_by_row if r["status"] != "ok"]
+    failures = [r for r in cur if r["status"] not in MEASURED]
     # damaged records, current or not, are listed until they are measured again
     listed = {r["path"] for r in failures}
     failures += [r for r in report[report["status"] == "corrupt"].to_dict("records")
@@ -391,42 +874,51 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
             ' &middot; <a href="alerts.csv">alerts.csv</a>')
     n_reg = sum(1 for a in alerts if a["kind"] == "regression")
     n_imp = sum(1 for a in alerts if a["kind"] == "improvement")
-    alert_cols = ["new", "kind", "model", "runtime", "runtime_version", "threads", "batch_size",
-                  "first_version", "version", "baseline", "value", "change", "z", "host"]
-    alert_headers = {"first_version": "from version", "version": "confirmed by",
-                     "baseline": f"baseline {statistic}", "value": statistic}
-    body = []
+    new_reg = sum(1 for a in alerts if a["kind"] == "regression" and a["new"])
+    new_imp = sum(1 for a in alerts if a["kind"] == "improvement" and a["new"])
+    counts = {s: sum(1 for r in cur if r["status"] == s) for s in MEASURED}
+    groups = group_failures(failures)
+
+    def trend(key: tuple[str, ...], tip: str) -> str:
+        s = series.get(key)
+        if s is None or not s.values:
+            return ""
+        n0 = max(0, len(s.values) - TREND_POINTS)
+        base = baseline_of(s, s.versions[-1], s.timestamps[-1], rule.window)
+        return sparkline(s.values[n0:], baseline=base, worse_up=worse_up, title=tip,
+                         marks={i - n0: k for i, k in s.alerts.items() if i >= n0})
+
+    body = [_tiles(counts, len(cur), new_reg, n_reg, new_imp, n_imp, groups, exp_rows)]
     if experiments is not None:
         body.append('<section id="experiments"><h2>Experiments</h2>' + _table(
             exp_rows, ["title", "status", "results", "file", "message", "description"],
             table_id="experiments-table", empty="no experiment files") + "</section>")
-    r = rule or AlertRule()
-    body.append(f'<section id="regressions"><h2>Regressions ({n_reg}) and improvements '
-                f'({n_imp})</h2><p>Robust rule: trimmed mean and noise (residuals of a line) of '
-                f'up to {r.window} earlier results (a change &ge; '
-                f'{100 * r.short_z * r.prior_noise:g}% while fewer than {r.short_history}), '
-                f'then the mean of {r.persist} to {r.max_run} points beyond a Student-t '
-                f'threshold (|z| &ge; {r.z_min:g} for a long history), each &ge; '
-                f'{r.z_each:g} noise units and change &ge; {100 * r.min_change:g}%, '
-                f'confirmed by the next point or a re-measurement; statistic '
-                f'{_esc(statistic)}.</p>'
-                + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
-                         links={"model": lambda r: model_link(r)},
-                         empty="no regressions or improvements") + "</section>")
-    body.append('<section id="failures"><h2>Failures</h2>'
-                + _table(exp_failures, ["title", "file", "status", "message"],
-                         table_id="experiment-failures-table", empty="no experiment failed")
-                + _table(failures, ["model", "stage", "runtime", "runtime_version",
-                                    "batch_size", "status", "error", "version"],
-                         table_id="failures-table", links={"model": lambda r: model_link(r)},
-                         empty="no measurement failed")
-                + "</section>")
-    body.append(f'<section id="results"><h2>Results ({len(table_rows)})</h2>'
-                '<p>Click a column to sort. Latencies per call in ms; throughput in events/s '
-                'at the mean latency. <a href="results.csv">results.csv</a> has these rows.</p>'
-                + _table(link_rows, TABLE_COLUMNS, table_id="results-table",
-                         links={"model": lambda r: model_link(r)}, empty="no results")
-                + "</section>")
+    alert_cols = ["new", "kind", "model", "runtime", "runtime_version", "threads", "batch_size",
+                  "first_version", "version", "baseline", "value", "change", "z", "host",
+                  "trend", "history"]
+    alert_headers = {"first_version": "from version", "version": "confirmed by",
+                     "baseline": f"baseline {statistic}", "value": statistic,
+                     "history": "history"}
+    body.append(
+        f'<section id="regressions"><h2>Regressions ({n_reg}, {new_reg} new) and improvements '
+        f'({n_imp}, {new_imp} new)</h2><p>Robust rule: trimmed mean and noise (residuals of a '
+        f'line) of up to {rule.window} earlier results (a change &ge; '
+        f'{100 * rule.short_z * rule.prior_noise:g}% while fewer than {rule.short_history}), '
+        f'then the mean of {rule.persist} to {rule.max_run} points beyond a Student-t '
+        f'threshold (|z| &ge; {rule.z_min:g} for a long history), each &ge; '
+        f'{rule.z_each:g} noise units and change &ge; {100 * rule.min_change:g}%, '
+        f'confirmed by the next point or a re-measurement; statistic {_esc(statistic)}. '
+        "Each row links to its history.</p>"
+        + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
+                 links={"model": lambda r: model_link(r, _anchor(series_key(r))),
+                        "history": lambda r: model_link(r, _anchor(series_key(r)))},
+                 raw={"trend": lambda r: trend(series_key(r), f"{r['model']} "
+                                               f"{r['runtime']} bs {_norm(r['batch_size'])}"),
+                      "history": lambda r: "history"},
+                 worse_up=worse_up, empty="no regressions or improvements") + "</section>")
+    body.append(_trends_html(cur, series, trend, model_link, worse_up))
+    body.append(_failures_html(exp_failures, groups, model_link))
+    body.append(_results_html(cur, labels, model_pages, model_link, statistic, worse_up))
     with open(os.path.join(out_dir, "index.html"), "w") as f:
         f.write(_page(title, meta, "".join(body)))
 
@@ -435,38 +927,202 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                  "threads", "n_calls", "n_events", "warmup", "min_duration", "input_data",
                  "session_creation_ms", "peak_rss_mb", "version", "timestamp", "git_commit",
                  "mlprof_version", "settings_key", "path"]
+    by_model: dict[tuple, list[dict]] = {}
+    for r in cur:
+        by_model.setdefault((r["model"], r["model_hash"]), []).append(r)
     for (model, mhash), page in model_pages.items():
-        rows = current[(current["model"] == model) & (current["model_hash"] == mhash)]
-        mslug = os.path.splitext(os.path.basename(page))[0]
-        figs = _model_plots(rows, report, [a for a in alerts if a["model"] == model
-                                           and a["model_hash"] == mhash],
-                            mslug, os.path.join(out_dir, "img"), reference_runtime,
-                            statistic) if plots else []
-        rec = rows.to_dict("records")
+        sel = (current["model"] == model) & (
+            current["model_hash"] == mhash if isinstance(mhash, str)
+            else current["model_hash"].isna())
+        rows = current[sel]
+        slug = os.path.splitext(os.path.basename(page))[0]
+        rsel = (report["model"] == model) & (
+            report["model_hash"] == mhash if isinstance(mhash, str)
+            else report["model_hash"].isna())
+        model_report = report[rsel]
         m_alerts = [a for a in alerts if a["model"] == model and a["model_hash"] == mhash]
-        fig_html = "".join(
-            f'<figure><img src="{_href("../img/" + fn)}" alt="{_esc(cap)}">'
-            f"<figcaption>{_esc(cap)}</figcaption></figure>" for fn, cap in figs
-            if _href("../img/" + fn))
+        figs = _model_plots(rows, img_dir, slug, reference_runtime)
+        history = _history_html(model_report, series, m_alerts, statistic, img_dir, slug,
+                                png_configs)
+        rec = by_model.get((model, mhash), [])
+        label = labels.get((model, mhash), str(model))
         mfile = next((r.get("model_file") for r in rec if isinstance(r.get("model_file"), str)),
                      "")
+        exports = sorted({_settings_parts(r.get("settings_key"))[1] for r in rec} - {""})
         mbody = (f'<section><p><a href="../index.html">&larr; all results</a> &middot; model '
-                 f"hash {_esc(mhash)} &middot; {_esc(mfile)}</p></section>"
-                 f'<section id="plots"><h2>Plots</h2><div class="plots">'
-                 f'{fig_html or "<p class=none>no successful result to plot</p>"}</div>'
+                 f"{_esc(model)} &middot; hash {_esc(mhash)} &middot; {_esc(mfile)}"
+                 + (f" &middot; ONNX export: {_esc(', '.join(exports))}" if exports else "")
+                 + "</p></section>"
+                 '<section id="plots"><h2>Latency, throughput, speed-up and distributions'
+                 f'</h2><div class="plots">'
+                 f'{"".join(figs) or "<p class=none>no successful result to plot</p>"}'
+                 "</div></section>"
+                 f'<section id="history"><h2>History of {_esc(statistic)}</h2><p>One panel '
+                 "per batch size: dashed the baseline, open points confirming "
+                 "re-measurements, triangles alerts (red up: regression, green down: "
+                 f"improvement). Hover a point for its version and value.</p>{history}"
                  "</section>"
                  '<section id="model-alerts"><h2>Regressions and improvements</h2>'
-                 + _table(m_alerts, alert_cols, table_id="model-alerts-table",
-                          headers=alert_headers, empty="none") + "</section>"
+                 + _table(m_alerts, [c for c in alert_cols if c not in ("trend", "history")],
+                          table_id="model-alerts-table", headers=alert_headers,
+                          links={"model": lambda r: "#" + _anchor(series_key(r))},
+                          worse_up=worse_up, empty="none") + "</section>"
                  '<section id="model-results"><h2>Results</h2>'
                  + _table(rec, [c for c in TABLE_COLUMNS if c != "model"] + ["error"],
-                          table_id="model-results-table") + "</section>"
+                          table_id="model-results-table", worse_up=worse_up) + "</section>"
                  '<section id="provenance"><h2>Provenance</h2>'
                  + _table(rec, prov_cols, table_id="provenance-table") + "</section>")
         with open(os.path.join(out_dir, page), "w") as f:
-            f.write(_page(f"{model} ({mhash})", meta.replace('href="', 'href="../'), mbody))
-    return {"results": len(table_rows), "failures": len(failures) + len(exp_failures),
-            "regressions": n_reg, "improvements": n_imp,
-            "new_regressions": sum(1 for a in alerts if a["kind"] == "regression"
-                                   and a["new"]),
+            f.write(_page(label, f"{_esc(model)} &middot; " + meta.replace('href="',
+                                                                            'href="../'), mbody))
+    return {"results": len(cur), "failures": len(failures) + len(exp_failures),
+            "failure_groups": len(groups) + len(exp_failures),
+            "regressions": n_reg, "improvements": n_imp, "new_regressions": new_reg,
+            "new_improvements": new_imp, "counts": counts, "generated": now,
+            "current": list(current_versions or []), "title": title,
             "alerts": alerts, "pages": ["index.html", *model_pages.values()]}
+
+
+def _tiles(counts: Mapping[str, int], n: int, new_reg: int, n_reg: int, new_imp: int,
+           n_imp: int, groups: Sequence[dict], exp_rows: Sequence[dict]) -> str:
+    n_fail = sum(g["count"] for g in groups)
+    tiles = [("results", f"{n:,}", f"{counts['ok']:,} ok, {counts['unstable']:,} unstable, "
+              f"{counts['contended']:,} contended", "warn" if counts["unstable"]
+              + counts["contended"] else "good"),
+             ("regressions", f"{new_reg}", f"new ({n_reg} in the history)",
+              "bad" if new_reg else "good"),
+             ("improvements", f"{new_imp}", f"new ({n_imp} in the history)", ""),
+             ("failures", f"{n_fail:,}", f"in {len(groups)} group(s)", "bad" if n_fail
+              else "good")]
+    if exp_rows:
+        bad = sum(1 for e in exp_rows if e["status"] not in ("ok", "inactive"))
+        tiles.append(("experiments", f"{len(exp_rows)}", f"{bad} not ok", "bad" if bad
+                      else "good"))
+    return ('<section id="summary"><div class="tiles">' + "".join(
+        f'<div class="tile {cls}"><b>{_esc(v)}</b>{_esc(name)}: {_esc(sub)}</div>'
+        for name, v, sub, cls in tiles) + "</div></section>")
+
+
+def _trends_html(cur: Sequence[dict], series: Mapping[tuple, Series], trend, model_link,
+                 worse_up: bool) -> str:
+    """A trend line for each current series with an alert or a change of at least
+    :data:`CHANGE_SHOWN`, largest first."""
+    picked = []
+    for r in cur:
+        key = series_key(r)
+        s = series.get(key)
+        if s is None or r["status"] not in MEASURED:
+            continue
+        alerted = bool(s.alerts) and max(s.alerts) >= len(s.values) - 3
+        change = r.get("change")
+        if alerted or (change is not None and abs(change) >= CHANGE_SHOWN):
+            picked.append((not alerted, -abs(change or 0), r, key))
+    picked.sort(key=lambda t: (t[0], t[1]))
+    cards = []
+    for _, _, r, key in picked[:MAX_TRENDS]:
+        what = (f"{r['label']} · {r['runtime']} {r['runtime_version']} · batch size "
+                f"{_norm(r['batch_size'])}")
+        change = r.get("change")
+        ctext, ccls = "", ""
+        if change is not None:
+            ctext = f"{100 * change:+.1f}%"
+            ccls = ("worse" if (change > 0) == worse_up else "better") if abs(
+                change) >= 0.05 else ""
+        href = _href(model_link(r, _anchor(key)) or "")
+        inner = (f'<div class="what">{_esc(what)}</div>{trend(key, what)} '
+                 f'<span class="{ccls}">{_esc(ctext)}</span>')
+        cards.append(f'<a class="card" href="{href}">{inner}</a>' if href
+                     else f'<div class="card">{inner}</div>')
+    more = len(picked) - len(cards)
+    note = (f"<p>{more} more: filter the results table with &ldquo;changed only&rdquo;.</p>"
+            if more > 0 else "")
+    return (f'<section id="trends"><h2>Series that changed ({len(picked)})</h2><p>Each line '
+            f"is one model, runtime and batch size over its last {TREND_POINTS} results (dashed: "
+            f"its baseline); shown when it alerted or moved by &ge; "
+            f"{100 * CHANGE_SHOWN:g}% from its baseline. Click for its history.</p>"
+            + ('<div class="cards">' + "".join(cards) + "</div>" if cards
+               else '<p class="none">no series changed</p>') + note + "</section>")
+
+
+def _failures_html(exp_failures: Sequence[dict], groups: Sequence[dict], model_link) -> str:
+    def where(g: dict) -> str:
+        items = []
+        for r in g["rows"][:40]:
+            link = _href(model_link(r) or "")
+            name = _esc(r.get("model"))
+            name = f'<a href="{link}">{name}</a>' if link else name
+            bs = _number(r.get("batch_size"))
+            items.append(f"<li>{name} {_esc(r.get('runtime'))} {_esc(r.get('runtime_version'))}"
+                         + (f" bs <b>{int(bs)}</b>" if bs is not None else "")
+                         + f" ({_esc(r.get('version'))})</li>")
+        more = len(g["rows"]) - len(items)
+        if more > 0:
+            items.append(f"<li>and {more} more (results.csv has them all)</li>")
+        lst = "<ul>" + "".join(items) + "</ul>"
+        return lst if len(g["rows"]) <= 3 else (
+            f"<details><summary>{len(g['rows'])} results</summary>{lst}</details>")
+
+    return ('<section id="failures"><h2>Failures</h2>'
+            + _table(exp_failures, ["title", "file", "status", "message"],
+                     table_id="experiment-failures-table", empty="no experiment failed")
+            + "<p>Measurement failures, grouped by status, cause and message (batch sizes and "
+            "paths taken out); damaged records one by one.</p>"
+            + _table(groups, ["count", "status", "cause", "batch_sizes", "message", "where"],
+                     table_id="failures-table", raw={"where": where},
+                     empty="no measurement failed")
+            + "</section>")
+
+
+def _results_html(cur: Sequence[dict], labels, model_pages, model_link, statistic: str,
+                  worse_up: bool) -> str:
+    models = []
+    for model, mhash in model_pages:
+        rows = [r for r in cur if r["model"] == model and r["model_hash"] == mhash]
+        changes = [r["change"] for r in rows if r.get("change") is not None]
+        worst = (max(changes) if worse_up else min(changes)) if changes else None
+        models.append({"model": model, "model_hash": mhash, "label": labels.get(
+            (model, mhash), model), "n_results": len(rows),
+            **{s: sum(1 for r in rows if r["status"] == s) for s in MEASURED},
+            "failed": sum(1 for r in rows if r["status"] not in MEASURED), "worst": worst})
+    models_table = _table(
+        models, ["label", "model", "n_results", "ok", "unstable", "contended", "failed",
+                 "worst", "show"], table_id="models-table",
+        headers={"label": "model", "model": "name", "show": ""},
+        links={"label": lambda r: model_link(r)},
+        raw={"show": lambda r: f'<button class="link" data-model="{_esc(r["model"])}">show '
+             "results</button>"}, worse_up=worse_up, empty="no results")
+    prev = [None]
+
+    def attrs(i: int, r: Mapping[str, Any]) -> str:
+        start = (r["model"], r["model_hash"]) != prev[0]
+        prev[0] = (r["model"], r["model_hash"])
+        changed = r.get("change") is not None and abs(r["change"]) >= CHANGE_SHOWN
+        return (f' data-i="{i}" data-s="{_esc(r["status"])}" data-m="{_esc(r["model"])}" '
+                f'data-c="{int(changed)}"' + (' class="gstart"' if start else ""))
+
+    statuses = sorted({r["status"] for r in cur}, key=lambda s: (
+        s not in MEASURED, MEASURED.index(s) if s in MEASURED else 0, s))
+    options = "".join(f'<option value="{_esc(s)}">{_esc(s)}</option>' for s in statuses)
+    controls = (
+        '<div class="controls"><input type="search" id="filter" placeholder="filter: words '
+        'all rows must contain (model, runtime, status, version...)" aria-label="filter">'
+        '<select id="status-filter" aria-label="status"><option value="">all statuses'
+        f'</option><option value="failures">failures</option>{options}</select>'
+        '<label><input type="checkbox" id="changed-only"> changed only (&ge; '
+        f'{100 * CHANGE_SHOWN:g}%)</label><button id="regroup">group by model</button>'
+        '<span id="filter-count"></span></div>')
+    table = _table(cur, TABLE_COLUMNS, table_id="results-table", table_class="grouped",
+                   links={"model": lambda r: model_link(r)}, row_attrs=attrs,
+                   worse_up=worse_up, empty="no results",
+                   titles={"change": f"change of {statistic} vs its baseline: the trimmed "
+                           "mean of up to 20 earlier results of the same series",
+                           "status": "unstable: CV > 10 %; contended: other processes used "
+                           "the CPUs while measuring"})
+    return (f'<section id="results"><h2>Results ({len(cur):,})</h2>'
+            f"<h3>Models ({len(models)})</h3>"
+            f'<div class="scroll tall">{models_table}</div>'
+            "<h3>All results</h3><p>Grouped by model; click a column to sort, type to filter. "
+            "Latencies per call in ms; throughput in events/s; change: of "
+            f"{_esc(statistic)} vs the baseline of its series. "
+            '<a href="results.csv">results.csv</a> has these rows.</p>'
+            + (controls if cur else "") + table + "</section>")

@@ -14,12 +14,20 @@ from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.tasks.parameters import RuntimeParameter, StoresMixin
 from mlprof.util import atomic_dir
 
+#: where every Dashboard run publishes its site, below $MLP_STORE: ``<version>/``, the entry
+#: point ``index.html`` (all nights) and ``latest.html``
+ARCHIVE_DIR = "dashboard"
+
 
 class Dashboard(StoresMixin):
-    """Write ``dashboard/index.html`` (+ model pages, plots, CSVs) for ``--stores``.
+    """Write ``dashboard/index.html`` (+ model pages, plots, CSVs) for ``--stores``, and
+    publish it as ``$MLP_STORE/dashboard/<version>/`` next to the earlier ones.
 
     The current results are the latest of each configuration, or those of ``--current``
-    versions; the history and the alerts use every version in the stores.
+    versions; the history and the alerts use every version in the stores. The fixed entry
+    point ``$MLP_STORE/dashboard/index.html`` lists every published version (newest first),
+    ``latest.html`` opens the newest, and each version's front page links to the previous and
+    next one (:mod:`mlprof.report.dashboard_archive`).
     """
 
     current = law.CSVParameter(default=(), description="versions whose results are shown as "
@@ -58,6 +66,7 @@ class Dashboard(StoresMixin):
     def run(self):
         from mlprof.report import collect, to_frame
         from mlprof.report.dashboard import build_dashboard
+        from mlprof.report.dashboard_archive import publish, publishable
 
         experiments = None
         if self.experiments_file != law.NO_STR:
@@ -70,7 +79,17 @@ class Dashboard(StoresMixin):
                                       experiments=experiments,
                                       reference_runtime=self.reference_runtime,
                                       statistic=self.statistic, title=self.title)
+        record = {k: summary[k] for k in ("results", "failures", "failure_groups",
+                                          "regressions", "improvements", "new_regressions",
+                                          "new_improvements", "counts", "generated",
+                                          "current", "title")}
+        record["site"] = target
+        entry = ""
+        if publishable(self.version):  # (--version is checked: always, but for a dot name)
+            root = os.path.join(layout.store_base(), ARCHIVE_DIR)
+            publish(target, root, self.version, record)
+            entry = f"; all nights: file://{os.path.join(root, 'index.html')}"
         self.publish_message(
             f"dashboard: {summary['results']} result(s), {summary['failures']} failure(s), "
             f"{summary['regressions']} regression(s), {summary['improvements']} improvement(s)"
-            f" -> file://{os.path.join(target, 'index.html')}")
+            f" -> file://{os.path.join(target, 'index.html')}{entry}")

@@ -1,0 +1,234 @@
+"""The dashboard's fixed entry point: every night's site under one directory, with an index.
+
+The Dashboard task writes each site under a path that depends on its parameters (a new hash
+every night). :func:`publish` copies it (hard links: no extra space) to
+``<root>/<version>/`` (``root`` is ``$MLP_STORE/dashboard``) and rewrites:
+
+- ``<root>/index.html``: the entry point. The newest night's counts with a link to it, and a
+  table of every published night (newest first) with its counts;
+- ``<root>/latest.html``: a redirect to the newest night's front page (a bookmark that always
+  shows the latest);
+- ``<root>/<version>/index.html`` of the night and of its neighbours: "previous night" and
+  "next night" links in the header.
+
+Each published night holds ``dashboard.json`` (version, generation time, counts), which the
+index is rebuilt from at every publication, so a night whose directory was deleted simply
+disappears from the index. Nights are ordered by the date in their version
+(``nightly-2026-11-22``), else by when they were first published. Pure functions of files: no
+law here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from mlprof.util import write_text_atomic
+
+#: the record of a published night, in its directory
+RECORD = "dashboard.json"
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_NAV = re.compile(r'<nav class="nights" id="nights">.*?</nav>', re.DOTALL)
+
+
+def _esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _href(version: str, page: str = "index.html") -> str:
+    """A link from the root to a night's page: the version percent-encoded (any name the
+    store allows is a safe path segment then), then escaped for the attribute."""
+    return _esc(f"{quote(version, safe='')}/{page}")
+
+
+def publishable(version: str) -> bool:
+    """Whether ``version`` can name a directory of the archive (not hidden, no path)."""
+    return bool(version) and "/" not in version and "\0" not in version and \
+        not version.startswith(".") and version not in ("latest.html", "index.html")
+
+
+def _link_tree(src: str, dst: str) -> None:
+    """``dst`` as a copy of the tree ``src``: files hard-linked where the file system allows
+    (a night's site costs no space twice), copied otherwise."""
+    for dirpath, _, files in os.walk(src):
+        rel = os.path.relpath(dirpath, src)
+        target = os.path.join(dst, rel) if rel != "." else dst
+        os.makedirs(target, exist_ok=True)
+        for name in files:
+            s, d = os.path.join(dirpath, name), os.path.join(target, name)
+            try:
+                os.link(s, d)
+            except OSError:
+                shutil.copy2(s, d)
+
+
+def nights(root: str) -> list[dict]:
+    """The published nights under ``root``, oldest first: their ``dashboard.json`` records
+    (with ``version``; unreadable ones are left out)."""
+    out = []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    for e in entries:
+        if not e.is_dir(follow_symlinks=False) or not publishable(e.name):
+            continue
+        try:
+            with open(os.path.join(e.path, RECORD)) as f:
+                rec = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(rec, dict):
+            rec["version"] = e.name
+            out.append(rec)
+
+    def order(rec: dict) -> tuple:
+        m = _DATE.search(rec["version"])
+        first = str(rec.get("first_published") or rec.get("generated") or "")
+        return (m.group(1) if m else first[:10], first, rec["version"])
+
+    return sorted(out, key=order)
+
+
+def nav_html(prev: str | None, nxt: str | None, *, prefix: str = "../") -> str:
+    """The links of a night's header: all nights, the previous and the next night."""
+    parts = [f'<a href="{_esc(prefix)}index.html">all nights</a>',
+             f'<a href="{_esc(prefix)}latest.html">latest</a>']
+    if prev is not None:
+        parts.append(f'<a rel="prev" href="{_esc(prefix)}{_href(prev)}">&larr; previous night: '
+                     f"{_esc(prev)}</a>")
+    if nxt is not None:
+        parts.append(f'<a rel="next" href="{_esc(prefix)}{_href(nxt)}">next night: {_esc(nxt)} '
+                     "&rarr;</a>")
+    return "".join(parts)
+
+
+def _set_nav(root: str, version: str, prev: str | None, nxt: str | None) -> None:
+    """Rewrite the night's front page with its links (a new file: the hard link to the
+    Dashboard task's copy is broken, which keeps that copy as it was written)."""
+    path = os.path.join(root, version, "index.html")
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return
+    nav = f'<nav class="nights" id="nights">{nav_html(prev, nxt)}</nav>'
+    new, n = _NAV.subn(lambda _m: nav, text, count=1)
+    if n and new != text:
+        write_text_atomic(path, new)
+
+
+def _counts_cells(rec: Mapping[str, Any]) -> str:
+    counts = rec.get("counts") if isinstance(rec.get("counts"), dict) else {}
+
+    def num(v: Any) -> str:
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else ""
+
+    return "".join(f'<td class="num">{num(v)}</td>' for v in (
+        rec.get("results"), counts.get("unstable"), counts.get("contended"),
+        rec.get("new_regressions"), rec.get("new_improvements"), rec.get("failures")))
+
+
+def index_html(records: Sequence[Mapping[str, Any]], title: str = "mlprof dashboards") -> str:
+    """The entry point: the newest night first, then every night with its counts."""
+    latest = records[-1] if records else None
+    head = ("<th>night</th><th>generated</th><th>results</th><th>unstable</th>"
+            "<th>contended</th><th>new regressions</th><th>new improvements</th>"
+            "<th>failures</th>")
+    rows = "".join(f'<tr><td><a href="{_href(r["version"])}">{_esc(r["version"])}</a></td>'
+                   f'<td>{_esc(r.get("generated"))}</td>{_counts_cells(r)}</tr>'
+                   for r in reversed(records))
+    if latest is not None:
+        reg = latest.get("new_regressions")
+        top = (f'<section id="latest"><h2>Latest: <a href="{_href(latest["version"])}">'
+               f'{_esc(latest["version"])}</a></h2><p>{_esc(latest.get("title"))} &middot; '
+               f'{_esc(latest.get("results"))} result(s), {_esc(reg)} new regression(s), '
+               f'{_esc(latest.get("failures"))} failure(s) &middot; generated '
+               f'{_esc(latest.get("generated"))}</p></section>')
+    else:
+        top = '<section><p class="none">no dashboard published yet</p></section>'
+    css = ("body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}"
+           "header{background:#1d2330;color:#fff;padding:12px 24px}header h1{margin:0;"
+           "font-size:1.4em}main{padding:16px 24px;max-width:1100px}section{background:#fff;"
+           "border:1px solid #e1e4ea;border-radius:6px;padding:12px 16px;margin-bottom:16px}"
+           "h2{font-size:1.15em;margin:0 0 8px}table{border-collapse:collapse;width:100%;"
+           "font-size:.9em}th,td{border-bottom:1px solid #e8eaef;padding:4px 8px;"
+           "text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+           ".none{color:#666;font-style:italic}")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{_esc(title)}</title><style>{css}</style></head><body><header>"
+            f"<h1>{_esc(title)}</h1></header><main>{top}"
+            f'<section id="nights"><h2>All nights ({len(records)})</h2>'
+            f'<table id="nights-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>'
+            "</table></section></main></body></html>\n")
+
+
+def latest_html(version: str | None) -> str:
+    """A page that forwards to the newest night (a link too, for a browser that does not)."""
+    if version is None:
+        return "<!DOCTYPE html>\n<title>no dashboard yet</title><p>no dashboard yet</p>\n"
+    href = _href(version)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="refresh" content="0; url={href}">'
+            f"<title>latest dashboard: {_esc(version)}</title></head><body>"
+            f'<p><a href="{href}">latest dashboard: {_esc(version)}</a></p></body></html>\n')
+
+
+def publish(site: str | os.PathLike, root: str | os.PathLike, version: str,
+            record: Mapping[str, Any]) -> str:
+    """Publish the site directory ``site`` as night ``version`` under ``root``; returns the
+    published front page. ``record`` (counts, title, generation time) goes into its
+    ``dashboard.json``. A night published again replaces its old copy, keeping its place."""
+    site, root = os.fspath(site), os.fspath(root)
+    if not publishable(version):
+        raise ValueError(f"cannot publish a dashboard as {version!r}")
+    os.makedirs(root, exist_ok=True)
+    target = os.path.join(root, version)
+    first = None
+    with contextlib.suppress(OSError, ValueError):
+        with open(os.path.join(target, RECORD)) as f:
+            first = json.load(f).get("first_published")
+    rec = {k: v for k, v in dict(record).items() if isinstance(v, (str, int, float, list, dict))
+           or v is None}
+    rec.update(version=version, first_published=first or rec.get("generated"))
+    tmp = tempfile.mkdtemp(prefix=f".{version}.", dir=root)
+    try:
+        _link_tree(site, tmp)
+        with open(os.path.join(tmp, RECORD), "w") as f:
+            json.dump(rec, f, indent=2, default=str)
+        os.chmod(tmp, 0o755)
+        old = None
+        if os.path.exists(target):
+            old = tempfile.mkdtemp(prefix=f".{version}.old.", dir=root)
+            os.replace(target, os.path.join(old, "site"))
+        os.replace(tmp, target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    refresh(root)
+    return os.path.join(target, "index.html")
+
+
+def refresh(root: str | os.PathLike) -> list[dict]:
+    """Rewrite the index, ``latest.html`` and every night's previous/next links from the
+    nights found under ``root``; returns them (oldest first)."""
+    root = os.fspath(root)
+    records = nights(root)
+    versions = [r["version"] for r in records]
+    for i, v in enumerate(versions):
+        _set_nav(root, v, versions[i - 1] if i else None,
+                 versions[i + 1] if i + 1 < len(versions) else None)
+    write_text_atomic(os.path.join(root, "index.html"), index_html(records))
+    write_text_atomic(os.path.join(root, "latest.html"),
+                      latest_html(versions[-1] if versions else None))
+    return records
