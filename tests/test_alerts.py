@@ -128,6 +128,9 @@ def test_candidates_are_the_last_version_beyond_the_thresholds():
     assert c["kind"] == "regression" and c["change"] == pytest.approx(0.8, rel=0.02)
     assert candidates(df, "nightly-01") == []  # not the last point of its series
     assert candidates(_report([1.0, 1.01, 1.02]), "nightly-02") == []
+    # with a long history (the measured noise decides; one point, nothing to agree with)
+    (c,) = candidates(_report([*noise(10, 33), 1.5]), "nightly-10")
+    assert c["kind"] == "regression"
 
 
 # --- the targets of issue 14 on simulated runs (benchmarks/alerts.py has the full table) ---
@@ -155,7 +158,7 @@ def _alerts(r):
 @pytest.mark.parametrize(("noise", "outliers"), [(0.03, 0), (0.05, 0), (0.10, 0), (0.05, 0.1)])
 def test_steady_series_rarely_alert(noise, outliers):
     series = _runs(150, 21, noise, outliers=outliers)
-    assert sum(bool(_alerts(r)) for r in series) <= 4    # measured 0.4-0.9 % on 2000 series
+    assert sum(bool(_alerts(r)) for r in series) <= 4    # measured 0.5-0.6 % on 2000 series
 
 
 def test_a_20_percent_step_at_5_percent_noise_is_caught_within_two_runs():
@@ -163,14 +166,14 @@ def test_a_20_percent_step_at_5_percent_noise_is_caught_within_two_runs():
     for r in _runs(100, 22, 0.05, step=0.20):
         a = _alerts(r)
         hits += bool(a) and a[0].index <= 22 and a[0].kind == "regression"
-    assert hits >= 70              # measured 84 % on 2000 series (benchmarks/alerts.py)
+    assert hits >= 80              # measured 90 % on 2000 series (benchmarks/alerts.py)
 
 
 @pytest.mark.parametrize("noise", [0.03, 0.05])
 def test_a_drift_of_3_percent_per_run_alerts_within_10_runs(noise):
     hits = sum(any(a.kind == "regression" and 10 <= a.index <= 19 for a in _alerts(r))
                for r in _runs(100, 23, noise, drift=0.03))
-    assert hits >= 80              # measured 100 % and 88 % on 2000 series
+    assert hits >= 80              # measured 99.9 % and 91 % on 2000 series
 
 
 def test_a_disturbed_run_neither_counts_for_nor_against():
@@ -191,3 +194,86 @@ def test_t_quantile_tends_to_the_normal_one():
     assert t_quantile(3.7, 1e9) == pytest.approx(3.7)
     assert t_quantile(3.7, 18) > t_quantile(3.7, 38) > 3.7
     assert t_quantile(2.326, 10) == pytest.approx(2.764, rel=0.01)  # Student t, 99 %, 10 dof
+
+
+# --- each run's own spread: one noisy run, a neighbour, a machine that got slower ---
+
+#: batch size 512 of tests/test_nightly.py's regression scenario as measured on the test VM
+#: (pytest run 250): two quiet nights, then n3 and its confirming re-measurement beside eight
+#: busy loops on 2 cores (median, relative spread (p84 - p16) / median, calls)
+HOG_NIGHTS = [(4.876, 0.009, 210), (4.914, 0.040, 210), (20.979, 0.576, 50), (20.948, 0.765, 50)]
+
+
+def _spread(runs):
+    med = np.array([r[0] for r in runs])
+    rel = np.array([r[1] for r in runs])
+    return med, {"p16": med * (1 - rel / 2), "p84": med * (1 + rel / 2),
+                 "count": np.array([r[2] for r in runs])}
+
+
+def test_a_machine_that_got_much_slower_alerts_although_its_runs_are_disturbed():
+    med, spread = _spread(HOG_NIGHTS)
+    (a,) = detect(med, **spread)
+    assert (a.kind, a.start, a.index) == ("regression", 2, 3) and a.change > 1
+    # one such run, then a quiet one again: nothing
+    med2, spread2 = _spread([*HOG_NIGHTS[:3], HOG_NIGHTS[0]])
+    assert detect(med2, **spread2) == []
+    # the same slowdown within what a neighbour can do (2x: 4.9 -> 8.8 ms) is not a change
+    # yet: those runs' calls were slowed unevenly (their spread is 15-60x the quiet one)
+    med3, spread3 = _spread([*HOG_NIGHTS[:2], (8.8, 0.576, 50), (8.8, 0.765, 50)])
+    assert detect(med3, **spread3) == []
+    # ... unless it lasts (here with a longer quiet history: 6 nights then 5 slow ones)
+    quiet = [(4.9 * (1 + 0.01 * k), 0.02, 200) for k in (0, 1, -1, 0, 1, -1)]
+    slow = [(8.8 * (1 + 0.01 * k), 0.6, 50) for k in (0, 1, -1, 0, 1)]
+    med4, spread4 = _spread(quiet + slow)
+    assert detect(med4[:-1], **{k: v[:-1] for k, v in spread4.items()}) == []
+    (b,) = detect(med4, **spread4)
+    assert b.kind == "regression" and b.start == 6 and b.index == 10
+
+
+def test_a_disturbed_run_that_is_faster_still_counts():
+    """A neighbour only slows calls: a disturbed run that is faster is an improvement."""
+    quiet = [(1.0 + 0.01 * k, 0.05, 200) for k in (0, 1, -1, 0, 1, -1, 0, 1)]
+    med, spread = _spread(quiet + [(0.7, 0.3, 200), (0.7, 0.3, 200)])
+    (a,) = detect(med, **spread)
+    assert a.kind == "improvement" and a.start == 8
+
+
+def test_the_points_of_a_step_must_agree():
+    """A big outlier and a barely higher run are not a step (their mean would pass)."""
+    x = noise(30, 31)
+    x[28:] = [1.2, 1.03]
+    assert detect(x) == []
+    assert len(detect(x, AlertRule(z_agree=0, z_each=0))) == 1
+    x[28:] = [1.12, 1.1]
+    assert len(detect(x)) == 1
+
+
+def test_a_slow_drift_is_caught_by_the_trend_test():
+    rng = np.random.default_rng(32)
+    x = 1 + 0.01 * rng.standard_normal(30)
+    x[10:] += 0.005 * np.arange(1, 21)       # +0.5 % per run: each run hides in the noise
+    (a,) = detect(x)
+    assert (a.test, a.kind, a.index) == ("trend", "regression", 20)
+    # the step test alone sees it 6 runs later, when the level is far off
+    assert detect(x, AlertRule(trend_z=0))[0].index == 26
+    assert detect(1 + 0.01 * rng.standard_normal(30)) == []
+
+
+def test_alerts_table_uses_each_run_spread():
+    """The report's p16/p84/count reach the rule: two disturbed runs within the neighbour
+    allowance alert from medians alone, not with their spread."""
+    from mlprof.report.history import alerts_table
+
+    med = np.array([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.6, 1.62])
+    rel = np.array([0.05] * 6 + [0.6, 0.6])
+    df = _report(med)
+    assert alerts_table(df)["kind"].tolist() == ["regression"]
+    df["p16_ms"], df["p84_ms"], df["count"] = med * (1 - rel / 2), med * (1 + rel / 2), 200
+    assert alerts_table(df).empty
+    # the throughput follows the same runs: its spread is still the calls' (relative to the
+    # median latency)
+    df["throughput"] = 1000 / med
+    assert alerts_table(df, "throughput").empty
+    df["p16_ms"], df["p84_ms"] = med * 0.975, med * 1.025   # not disturbed: a real change
+    assert alerts_table(df, "throughput")["kind"].tolist() == ["regression"]

@@ -1,37 +1,67 @@
 """Robust regression alerts over a history of results.
 
 Relay's rule, ``|x - mean| > 1 std``, fires on about a third of all metrics by chance alone. This
-one compares the newest points of a series with a window of up to ``window`` (20) earlier points:
+one judges the newest points of a series against up to ``window`` (20) earlier points with two
+tests: a *step* test on the last 2 or 3 points and a *trend* test on the last 8 to 20. Their
+error rates, measured on seeded simulated series (``python benchmarks/alerts.py``), are in the
+README (section "Reports and regression alerts").
 
-- the *baseline* is their 10 % trimmed mean;
-- the *noise* is the robust standard deviation of their residuals around a straight line
-  (residuals beyond 5 robust standard deviations count as 5), relative to the baseline. A line,
-  not the median: a slow drift does not make the series look noisy and hide itself;
-- each run's own spread counts when the report gives it (``p16``, ``p84`` and ``count``): the
-  standard error of its median widens that run's noise, and a run whose spread p84 - p16 is
-  more than ``spread_limit`` (1.2) times the history's usual one is *disturbed* (a noisy
-  neighbour slows some calls more than others): it is left out of the history and neither
-  confirms nor breaks a change, unless the change lasts ``persist + disturbed_persist`` runs.
+History
+    the *baseline* is the 10 % trimmed mean of the earlier points; the *noise* is the robust
+    standard deviation of their residuals around a straight line (residuals beyond 5 robust
+    standard deviations count as 5), relative to the baseline. A line, not the median: a slow
+    drift does not make the series look noisy and hide itself.
 
-A run of ``persist`` (2) to ``max_run`` (3) points ending at the newest one alerts when all of
-these hold: all are on the same side of the baseline, each by at least ``z_each`` (2) noise
-units, their mean change is at least ``min_change`` (5 %), and its z (the mean change over its
-standard error, ``noise * sqrt(1 / points + 1.06 / history)``) is beyond the Student-t quantile
-with ``history - 2`` degrees of freedom at the tail probability of a normal ``z_min`` (3.8):
-about 4.8 with 20 earlier points, 6.7 with 10, 19 with 5. A short history's noise estimate can
-be far too small by chance; the t quantile pays for that, and its allowance vanishes as the
-history grows, so quiet series stay sensitive and short noisy ones stay silent.
+Step test
+    a run of ``persist`` (2) to ``max_run`` (3) points ending at the newest one alerts when all
+    are on the same side of the baseline, each by at least ``z_each`` (1) noise unit, they
+    agree with each other (their chi-square around their mean, in noise units, within the
+    quantile at a normal ``z_agree`` = 3: a big outlier next to an ordinary run is not a step),
+    their mean change is at least ``min_change`` (5 %), and its z (the mean change over its
+    standard error, ``noise * sqrt(1 / points + 1.06 / history)``) is beyond the Student-t
+    quantile with ``history - 2`` degrees of freedom at the tail probability of a normal
+    ``z_min`` (3.65) for a regression, ``z_improvement`` (4.3) for an improvement: about 4.5
+    noise units with 20 earlier points, 6.1 with 10. A short history's noise estimate can be
+    far too small by chance; the t quantile pays for that, and its allowance vanishes as the
+    history grows. Improvements get the stricter threshold, and so less of the false-alert
+    budget: a nightly watch is for regressions.
 
-With fewer than ``short_history`` (5) earlier points the noise is unknown: it is taken as at
-least ``prior_noise`` (15 %), and each point must be ``short_z`` (4) times that away (60 %). On
-shared virtual machines runs seconds apart differ a lot (on the test VM, 0.3 s measurements of
-one model in one minute had medians from 11.1 to 22.0 ms; 2 s measurements from 11.6 to
-17.6 ms). A single confirming re-measurement counts as the second point, so the third run of a
-configuration can already alert. After an alert the new level is the new normal: the history
-restarts at the alert's first point.
+Trend test (regressions only)
+    the slope of a straight line through the last ``trend_min`` (8) to ``trend_window`` (20)
+    usable points since the last alert, over its standard error, beyond the Student-t quantile
+    with ``points - 2`` degrees of freedom at a normal ``trend_z`` (4.0); the change along the
+    line at least ``min_change``, the newest point ``z_each`` noise units beyond the line's
+    start. A drift of a few per cent per run hides in every window of 2-3 points, not in 10-20.
 
-Improvements (lower latency, higher throughput) are reported apart from regressions. Measured
-error rates: ``benchmarks/alerts.py`` (README section "Reports and regression alerts").
+Short history (the prior)
+    with fewer than ``short_history`` (5) earlier points the noise is unknown: it is taken as
+    at least ``prior_noise`` (15 %), and each point must be ``short_z`` (4) times that away
+    (60 %). On shared virtual machines runs seconds apart differ a lot (on the test VM, 0.3 s
+    measurements of one model in one minute had medians from 11.1 to 22.0 ms; 2 s ones from
+    11.6 to 17.6 ms). From 5 earlier points on the measured noise decides, with the Student-t
+    allowance in place of the prior. A single confirming re-measurement counts as the second
+    point, so the third run of a configuration can already alert.
+
+Each run's own spread (``p16``, ``p84``, ``count``, which the report has)
+    - the standard error of the run's median widens that run's noise (``z_each``, agreement);
+    - a run whose relative spread (p84 - p16) / median is more than ``spread_limit`` (1.2)
+      times the history's median one (and beyond the sampling error of a spread of ``count``
+      calls) is *disturbed*: a noisy neighbour slowed some calls more than others. It is left
+      out of the history. Its slowdown counts only beyond ``neighbour_max`` (100 %, the most
+      seen on the test VM with nothing changed): a run more than 2x slower than usual is
+      evidence of a change even when disturbed, one +30-100 % slower is not. A faster
+      disturbed run counts as it is (a neighbour does not make calls faster). A change carried
+      by disturbed runs within that allowance alerts once it lasts ``persist +
+      disturbed_persist`` (5) runs.
+
+So one noisy run never alerts (a step needs 2 agreeing points); two runs in a row slowed by a
+neighbour by up to 2x do not alert unless it goes on for 5 runs; two runs in a row more than 2x
+slower do, disturbed or not (a neighbour that moved in for good and takes most of the CPU, as
+in tests/test_nightly.py: 4.9 -> 21 ms with a spread 15-60x the usual one).
+
+After an alert the new level is the new normal: the history restarts at the step alert's first
+point, or at the trend alert's last one. Improvements (lower latency, higher throughput) are
+reported apart from regressions.
 """
 
 from __future__ import annotations
@@ -59,7 +89,11 @@ SPREAD_SD = 2.5
 class AlertRule:
     """The thresholds of the rule (see the module docstring)."""
 
-    z_min: float = 3.8
+    #: the normal tail of the step test for regressions (see the module docstring) ...
+    z_min: float = 3.65
+    #: ... and for improvements (an improvement is good news: it gets less of the false-alert
+    #: budget, so a regression is caught sooner at the same rate of false alerts)
+    z_improvement: float = 4.3
     min_change: float = 0.05
     persist: int = 2
     window: int = 20
@@ -74,15 +108,26 @@ class AlertRule:
     #: floor of the noise scale, relative to the baseline
     mad_floor: float = 0.002
     #: each point of a run must be at least this many noise scales beyond the baseline
-    z_each: float = 2.0
+    z_each: float = 1.0
     #: a run whose own spread (p84 - p16) is more than this times the typical spread of the
-    #: history is disturbed: it neither counts for nor against a change
+    #: history is disturbed
     spread_limit: float = 1.2
-    #: ... unless the change lasts this many points more than ``persist``
+    #: a disturbed run's slowdown counts only beyond this (relative): what a neighbour can do
+    neighbour_max: float = 1.0
+    #: a change within the neighbour allowance alerts when it lasts this many points more
+    #: than ``persist``
     disturbed_persist: int = 3
     #: runs of ``persist`` up to ``max_run`` points ending at the newest one are tested (the
     #: mean of a longer run is less noisy: a smaller change is caught a run or two later)
     max_run: int = 3
+    #: the points of a run must agree with each other: their chi-square around their mean
+    #: (in noise units) within the quantile at the normal ``z_agree`` (0: not tested)
+    z_agree: float = 3.0
+    #: the trend test: a line through ``trend_min`` to ``trend_window`` points, its slope's
+    #: z beyond the Student-t quantile at the normal ``trend_z`` (0 turns the test off)
+    trend_z: float = 4.0
+    trend_min: int = 8
+    trend_window: int = 20
 
 
 @dataclass(frozen=True)
@@ -90,12 +135,13 @@ class Alert:
     """One alert: where in the series, which way, and how far."""
 
     index: int            # the point that confirmed the alert (the last of the run)
-    start: int            # the first point of the run
+    start: int            # the first point of the run (of a trend: of its window)
     kind: str             # "regression" or "improvement"
     value: float
-    baseline: float       # level (trimmed mean) of the window before the run
+    baseline: float       # level before the run (of a trend: the line at its start)
     change: float         # relative change of value vs baseline
     z: float
+    test: str = "step"    # "step" or "trend"
 
     def as_dict(self) -> dict:
         """Plain dict (for tables)."""
@@ -112,9 +158,10 @@ def _level(past: np.ndarray) -> float:
 def t_quantile(z: float, dof: float) -> float:
     """The Student-t quantile with ``dof`` degrees of freedom at the normal quantile ``z``.
 
-    The Cornish-Fisher expansion (Abramowitz and Stegun 26.7.5, three terms): within a few per
-    cent for dof >= 10 at the tail probabilities used here, about 20 % low at dof 3 (``z_min``
-    was tuned with it as it is: benchmarks/alerts.py).
+    The Cornish-Fisher expansion (Abramowitz and Stegun 26.7.5, three terms): within 1 % for
+    dof >= 8 at the tail probabilities used here (checked against numerical integration of the
+    t density), about 20 % low at dof 3 and 5 % at dof 5, where the short-history prior decides
+    anyway.
     """
     g1 = (z ** 3 + z) / 4
     g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
@@ -122,87 +169,119 @@ def t_quantile(z: float, dof: float) -> float:
     return z + g1 / dof + g2 / dof ** 2 + g3 / dof ** 3
 
 
+def chi2_quantile(z: float, dof: int) -> float:
+    """The chi-square quantile with ``dof`` degrees of freedom at the normal quantile ``z``
+    (Wilson and Hilferty's cube-root approximation; exact, ``z**2``, would be the two-sided
+    one for 1 degree of freedom)."""
+    h = 2 / (9 * dof)
+    return dof * (1 - h + z * np.sqrt(h)) ** 3
+
+
+def _line(y: np.ndarray) -> tuple[float, float, float, float]:
+    """``(intercept at the centre, slope, residual sd, sum of squared centred times)``.
+
+    The residual sd is robust: residuals beyond WINSOR robust standard deviations are outliers
+    and count as WINSOR of them.
+    """
+    n = len(y)
+    t = np.arange(n) - (n - 1) / 2
+    stt = float(t @ t)
+    mean = float(y.mean())
+    slope = float(t @ (y - mean)) / stt
+    r = np.abs(y - mean - t * slope)
+    limit = WINSOR * MAD_SCALE * float(np.median(r))
+    if limit > 0:
+        r = np.minimum(r, limit)
+    return mean, slope, float(np.sqrt(r @ r / (n - 2))), stt
+
+
 def _noise(past: np.ndarray, med: float) -> float:
     """Relative run-to-run noise of ``past``: the residuals of a straight line through it.
 
     A line, not the median: a drift moves the median but not the residuals of a line, so a
-    slow drift does not make the series look noisy and hide itself. Residuals beyond WINSOR
-    robust standard deviations are outliers and count as WINSOR of them.
+    slow drift does not make the series look noisy and hide itself.
     """
-    n = len(past)
-    if n < 3:
+    if len(past) < 3:
         return 0.0
-    t = np.arange(n) - (n - 1) / 2
-    y = past / med
-    r = y - y.mean() - t * float(t @ (y - y.mean())) / float(t @ t)
-    r = np.abs(r)
-    limit = WINSOR * MAD_SCALE * float(np.median(r))
-    if limit > 0:
-        r = np.minimum(r, limit)
-    return float(np.sqrt(r @ r / (n - 2)))
+    return _line(past / med)[2]
 
 
 def detect(values: Sequence[float], rule: AlertRule = AlertRule(),
            higher_is_worse: bool = True, *, p16: Sequence[float] | None = None,
-           p84: Sequence[float] | None = None, count: Sequence[float] | None = None
-           ) -> list[Alert]:
+           p84: Sequence[float] | None = None, count: Sequence[float] | None = None,
+           center: Sequence[float] | None = None) -> list[Alert]:
     """Alerts in a time-ordered series (latency: ``higher_is_worse=True``).
 
     ``p16``, ``p84`` and ``count`` (the report's columns of the same runs) add each run's own
-    spread: the standard error of its median, and whether the run was disturbed.
+    spread: the standard error of its median, and whether the run was disturbed. The spread is
+    relative to ``center`` (default: ``values``; give the medians when ``values`` is another
+    statistic, e.g. the throughput).
     """
     x = np.asarray(values, dtype=float)
     n = len(x)
+    mid = x if center is None else np.asarray(center, dtype=float)
     if p16 is not None and p84 is not None:
         spread = (np.asarray(p84, dtype=float) - np.asarray(p16, dtype=float)) / np.where(
-            x > 0, x, np.nan)
+            mid > 0, mid, np.nan)
+        spread = np.where(spread > 0, spread, np.nan)
     else:
         spread = np.full(n, np.nan)
     cnt = np.asarray(count, dtype=float) if count is not None else np.full(n, np.nan)
+    cnt = np.where(cnt > 0, cnt, np.nan)
     se = MEDIAN_SE * (spread / 2) / np.sqrt(cnt)           # relative, nan when unknown
     ok = np.isfinite(x)
     disturbed = np.zeros(n, dtype=bool)
     alerts: list[Alert] = []
     reset = 0  # after an alert, the shifted level is the new normal: history restarts there
     longest = rule.persist + rule.disturbed_persist
-    i = 0
-    while i < n:
+    slower = 1.0 if higher_is_worse else -1.0
+    for i in range(n):
         idx = np.arange(max(reset, i - rule.window), i)
         idx = idx[ok[idx] & ~disturbed[idx]]
         if len(idx) < rule.min_history or not ok[i]:
-            i += 1
             continue
-        known = spread[idx][np.isfinite(spread[idx])]
-        if len(known) >= rule.min_history:
-            limit = max(rule.spread_limit, 1 + SPREAD_SD / np.sqrt(cnt[i]))
-            disturbed[i] = bool(spread[i] > limit * np.median(known))
+        disturbed[i] = _disturbed(spread[i], cnt[i], spread[idx], rule)
         found = None
-        # runs ending at i: the usual ``persist`` points of undisturbed runs, or a longer run
-        # of points that may be disturbed
+        # runs ending at i: the usual ``persist`` to ``max_run`` points, disturbed ones
+        # counting only beyond the neighbour allowance, or a longer run of points as they are
         for length in (*range(rule.persist, max(rule.persist, rule.max_run) + 1), longest):
-            start = i - length + 1
-            found = _check(x, start, i, length, rule, disturbed, se, reset)
+            found = _check(x, i - length + 1, i, rule, disturbed, se, reset, slower,
+                           raw=length > max(rule.persist, rule.max_run))
             if found is not None:
                 break
+        test = "step"
+        if found is None and rule.trend_z > 0 and not disturbed[i]:
+            found, test = _trend(x, i, rule, ok & ~disturbed, reset, slower), "trend"
         if found is not None:
-            start, med, z, change = found
+            start, base, z, change = found
             worse = (z > 0) == higher_is_worse
             alerts.append(Alert(index=i, start=start,
                                 kind="regression" if worse else "improvement",
-                                value=float(x[i]), baseline=med, change=change, z=z))
-            reset = start
-        i += 1
+                                value=float(x[i]), baseline=base, change=change, z=z,
+                                test=test))
+            reset = start if test == "step" else i
     return alerts
 
 
-def _check(x: np.ndarray, start: int, end: int, length: int, rule: AlertRule,
-           disturbed: np.ndarray, se: np.ndarray, reset: int):
-    """``(start, baseline, z, change)`` when points ``start..end`` make an alert, else None."""
-    if start < reset:
-        return None
-    allow_disturbed = length > max(rule.persist, rule.max_run)
-    if not allow_disturbed and disturbed[start:end + 1].any():
-        return None
+def _disturbed(spread: float, count: float, past: np.ndarray, rule: AlertRule) -> bool:
+    """Whether a run's relative spread is beyond ``spread_limit`` times the history's median
+    one (and beyond the sampling error of a spread of ``count`` calls)."""
+    known = past[np.isfinite(past)]
+    if len(known) < rule.min_history or not np.isfinite(spread):
+        return False
+    limit = max(rule.spread_limit, 1 + SPREAD_SD / np.sqrt(count) if np.isfinite(count) else 0)
+    return bool(spread > limit * float(np.median(known)))
+
+
+def _check(x: np.ndarray, start: int, end: int, rule: AlertRule, disturbed: np.ndarray,
+           se: np.ndarray, reset: int, slower: float, raw: bool):
+    """``(start, baseline, z, change)`` when points ``start..end`` make an alert, else None.
+
+    ``raw``: disturbed points count as they are (a long run); otherwise their slowdown counts
+    only beyond ``neighbour_max``.
+    """
+    if start < reset or (raw and not disturbed[start:end + 1].any()):
+        return None  # (a long run is for disturbed points only)
     idx = np.arange(max(reset, start - rule.window), start)
     idx = idx[np.isfinite(x[idx]) & ~disturbed[idx]]
     if len(idx) < rule.min_history:
@@ -215,9 +294,18 @@ def _check(x: np.ndarray, start: int, end: int, length: int, rule: AlertRule,
     if not np.isfinite(pts).all():
         return None
     d = pts / med - 1
-    if len(set(np.sign(d))) != 1:
+    dist = disturbed[start:end + 1]
+    if not raw and dist.any():
+        # a neighbour slows a run by up to neighbour_max: a disturbed run's slowdown counts
+        # only beyond that (and one within it is no evidence either way)
+        factor = (1 + rule.neighbour_max) ** slower
+        slow = dist & (slower * d > 0)
+        d = np.where(slow, (1 + d) / factor - 1, d)
+        d = np.where(slow & (slower * d <= 0), 0.0, d)
+    if len(set(np.sign(d))) != 1 or not d.all():
         return None
     n = len(past)
+    length = end - start + 1
     measured = _noise(past, med)
     if n < rule.short_history:
         # two to four points cannot tell how noisy a configuration is: assume prior_noise
@@ -228,13 +316,51 @@ def _check(x: np.ndarray, start: int, end: int, length: int, rule: AlertRule,
         return start, med, float(d.mean() / sigma), float(d[-1])
     sigma = max(measured, rule.mad_floor)
     own = np.nan_to_num(se[start:end + 1], nan=0.0)
-    if not (np.abs(d) / np.hypot(sigma, own) >= rule.z_each).all():
+    scale = np.hypot(sigma, own)
+    if not (np.abs(d) / scale >= rule.z_each).all():
         return None
     mean = float(d.mean())
+    if rule.z_agree > 0 and length > 1 and float(
+            (((d - mean) / scale) ** 2).sum()) > chi2_quantile(rule.z_agree, length - 1):
+        return None
     z = mean / (sigma * np.sqrt(1 / length + TRIM_VAR / n))
     # the noise is estimated with n - 2 degrees of freedom: z is Student-t distributed, with
     # heavier tails the shorter the history
-    need = t_quantile(rule.z_min, n - 2)
+    need = t_quantile(rule.z_min if slower * z > 0 else rule.z_improvement, n - 2)
     if abs(z) >= need and abs(mean) >= rule.min_change:
         return start, med, z, float(d[-1])
+    return None
+
+
+def _trend(x: np.ndarray, end: int, rule: AlertRule, usable: np.ndarray, reset: int,
+           slower: float):
+    """``(start, baseline, z, change)`` when a line through the points up to ``end`` rises or
+    falls significantly, else None."""
+    lo = max(reset, end - rule.trend_window + 1)
+    idx = np.arange(lo, end + 1)
+    idx = idx[usable[idx]]
+    if len(idx) < rule.trend_min or idx[-1] != end:
+        return None
+    y = x[idx]
+    level = float(np.mean(y))
+    if not level:
+        return None
+    y = y / level
+    # the line over the points' actual positions (left-out disturbed runs leave gaps)
+    t = idx - idx.mean()
+    stt = float(t @ t)
+    slope = float(t @ (y - y.mean())) / stt
+    r = np.abs(y - y.mean() - t * slope)
+    limit = WINSOR * MAD_SCALE * float(np.median(r))
+    if limit > 0:
+        r = np.minimum(r, limit)
+    dof = len(idx) - 2
+    sigma = max(float(np.sqrt(r @ r / dof)), rule.mad_floor)
+    z = slope / (sigma / np.sqrt(stt))
+    start_fit = float(y.mean() + slope * t[0])
+    change = float(slope * (t[-1] - t[0]) / start_fit) if start_fit > 0 else 0.0
+    last = (y[-1] - start_fit) / sigma
+    if (slower * z >= t_quantile(rule.trend_z, dof) and abs(change) >= rule.min_change
+            and np.sign(last) == np.sign(z) and abs(last) >= rule.z_each):
+        return int(idx[0]), start_fit * level, float(z), change
     return None

@@ -904,10 +904,14 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         f'({n_imp}, {new_imp} new)</h2><p>Robust rule: trimmed mean and noise (residuals of a '
         f'line) of up to {rule.window} earlier results (a change &ge; '
         f'{100 * rule.short_z * rule.prior_noise:g}% while fewer than {rule.short_history}), '
-        f'then the mean of {rule.persist} to {rule.max_run} points beyond a Student-t '
-        f'threshold (|z| &ge; {rule.z_min:g} for a long history), each &ge; '
-        f'{rule.z_each:g} noise units and change &ge; {100 * rule.min_change:g}%, '
-        f'confirmed by the next point or a re-measurement; statistic {_esc(statistic)}. '
+        f'then the mean of {rule.persist} to {rule.max_run} agreeing points beyond a '
+        f'Student-t threshold (|z| &ge; {rule.z_min:g} for a regression, '
+        f'{rule.z_improvement:g} for an improvement, with a long history), each &ge; '
+        f'{rule.z_each:g} noise units and change &ge; {100 * rule.min_change:g}%; or a rising '
+        f'trend over {rule.trend_min} to {rule.trend_window} results (|z| &ge; '
+        f'{rule.trend_z:g}); a run with an unusually wide spread counts only beyond '
+        f'{100 * rule.neighbour_max:g}% slower; confirmed by the next point or a '
+        f're-measurement; statistic {_esc(statistic)}. '
         "Each row links to its history.</p>"
         + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
                  links={"model": lambda r: model_link(r, _anchor(series_key(r))),

@@ -13,19 +13,47 @@ from mlprof.report.alerts import AlertRule, detect
 SERIES_KEY = ["model", "model_hash", "runtime", "runtime_version", "device", "host",
               "cpu_model", "threads", "settings_key", "batch_size"]
 
+#: the report's columns that give each run's own spread to the alert rule
+SPREAD_COLUMNS = ("median_ms", "p16_ms", "p84_ms", "count")
+
 #: statistics where a higher value is better
 HIGHER_IS_BETTER = {"throughput"}
 
 
 def series(report, statistic: str = "median_ms"):
-    """``{key tuple: DataFrame(version, timestamp, value)}`` of the successful results."""
+    """``{key tuple: DataFrame(version, timestamp, value, ...)}`` of the successful results.
+
+    Besides ``value`` (the statistic) each frame keeps the run's own spread when the report has
+    it (``median_ms``, ``p16_ms``, ``p84_ms``, ``count``): what the alert rule needs to tell a
+    disturbed run from a change (see :func:`run_spread`).
+    """
     ok = report[report["status"] == "ok"]
     out = {}
     for key, g in ok.groupby(SERIES_KEY, sort=True, dropna=False):
         g = g.sort_values("timestamp", kind="stable")
-        cols = ["version", "timestamp", statistic] + (["path"] if "path" in g else [])
-        out[key] = g[cols].rename(columns={statistic: "value"})
+        extra = [c for c in SPREAD_COLUMNS if c in g and c != statistic]
+        cols = ["version", "timestamp", statistic, *extra] + (["path"] if "path" in g else [])
+        s = g[cols].rename(columns={statistic: "value"})
+        if statistic == "median_ms":
+            s["median_ms"] = s["value"]
+        out[key] = s
     return out
+
+
+def run_spread(s) -> dict:
+    """The keyword arguments of :func:`~mlprof.report.alerts.detect` for each run's spread.
+
+    ``p16``, ``p84`` and ``count`` of every run of the series ``s`` (a frame of
+    :func:`series`), relative to the run's median whatever the statistic (for ``p99_ms`` or
+    ``throughput`` too: a neighbour widens the spread of the calls, whichever statistic is
+    followed). Empty when the report lacks the columns (an older report): then the rule sees
+    the values only.
+    """
+    if not set(SPREAD_COLUMNS) <= set(s.columns):
+        return {}
+    return {"p16": s["p16_ms"].to_numpy(dtype=float), "p84": s["p84_ms"].to_numpy(dtype=float),
+            "count": s["count"].to_numpy(dtype=float),
+            "center": s["median_ms"].to_numpy(dtype=float)}
 
 
 def alerts_table(report, statistic: str = "median_ms", rule: AlertRule | None = None):
@@ -36,7 +64,7 @@ def alerts_table(report, statistic: str = "median_ms", rule: AlertRule | None = 
     rows = []
     for key, s in series(report, statistic).items():
         for a in detect(s["value"].to_numpy(), rule,
-                        higher_is_worse=statistic not in HIGHER_IS_BETTER):
+                        higher_is_worse=statistic not in HIGHER_IS_BETTER, **run_spread(s)):
             rows.append({**dict(zip(SERIES_KEY, key, strict=True)), "statistic": statistic,
                          "kind": a.kind, "version": s["version"].iloc[a.index],
                          "first_version": s["version"].iloc[a.start], "value": a.value,
@@ -62,7 +90,7 @@ def candidates(report, version: str, statistic: str = "median_ms",
         if len(s) == 0 or s["version"].iloc[-1] != version:
             continue
         found = detect(s["value"].to_numpy(), rule1,
-                       higher_is_worse=statistic not in HIGHER_IS_BETTER)
+                       higher_is_worse=statistic not in HIGHER_IS_BETTER, **run_spread(s))
         if found and found[-1].index == len(s) - 1:
             a = found[-1]
             out.append({**dict(zip(SERIES_KEY, key, strict=True)), "kind": a.kind,
