@@ -81,7 +81,7 @@ def test_two_onnxruntime_versions_side_by_side(store) -> None:
     # the dashboard: one curve per version, the older one's speed-up vs the newer (reference)
     r = law_run("Dashboard", "--version", "d1", store=store)
     assert r.returncode == 0, r.stderr[-2000:]
-    imgs = sorted(p.name for p in store.glob("Dashboard/**/dashboard/img/*.png"))
-    assert any(n.endswith("_speedup.png") for n in imgs), imgs
+    imgs = sorted(p.name for p in store.glob("Dashboard/**/dashboard/img/*.svg"))
+    assert any(n.endswith("_speedup.svg") for n in imgs), imgs
     results = (next(store.glob("Dashboard/**/dashboard/results.csv"))).read_text()
     assert results.count(f",onnxruntime,{OLD},") == 2  # batch sizes 1 and 8
