@@ -7,6 +7,7 @@ speed-up included."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -249,3 +250,12 @@ def test_speedup_of_the_shipped_linear_runtimes_experiment(store: Path):
     assert f"torch {runtime_version('torch')}" in text
     assert "ONNX export for onnxruntime: opset" in text and "torch runs the script itself" in text
     assert [p for p in files_in(store / "PlotSpeedup") if p.suffix == ".png"]
+    # and as the nightly runs it: RunExperiment on the shipped file, with its own settings
+    r = law_run("RunExperiment", "--version", "nightly-2026-11-24", "--experiment-file",
+                str(REPO / "experiments" / "linear_runtimes.yaml"), store=store, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (status,) = [p for p in files_in(store / "RunExperiment") if p.name == "status.json"]
+    plots = json.loads(status.read_text())["plots"]
+    speedups = [p for p in plots if "/PlotSpeedup/" in p]
+    assert len(speedups) == 1 and Path(speedups[0]).is_file(), plots
+    assert "mindur0p5" in speedups[0]  # the experiment's settings, not the test's
