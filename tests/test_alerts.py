@@ -277,3 +277,18 @@ def test_alerts_table_uses_each_run_spread():
     assert alerts_table(df, "throughput").empty
     df["p16_ms"], df["p84_ms"] = med * 0.975, med * 1.025   # not disturbed: a real change
     assert alerts_table(df, "throughput")["kind"].tolist() == ["regression"]
+
+
+def test_a_big_step_measured_twice_alerts_on_a_very_steady_history():
+    """Two runs 5x slower and 2 % apart, after nights steadier than that (noise at the 0.2 %
+    floor, as the nightly test's copied nights are): one step, not two disagreeing outliers.
+    The fresh-clone CI's nightly test missed exactly this before points within min_change of
+    their own level counted as agreeing."""
+    values = [1.0] * 5 + [5.0, 5.1]
+    p16 = [0.98] * 5 + [4.9, 5.0]
+    p84 = [1.02] * 5 + [5.1, 5.2]
+    (alert,) = detect(values, p16=p16, p84=p84, count=[200] * 7)
+    assert alert.kind == "regression" and alert.index == 6 and alert.change > 3
+    # a big outlier next to an ordinary run still is not a step
+    assert detect([1.0] * 5 + [1.0, 1.9], p16=p16[:5] + [0.98, 1.86],
+                  p84=p84[:5] + [1.02, 1.94], count=[200] * 7) == []
