@@ -14,6 +14,7 @@ from mlprof.plotting.runtimes import (
     _style_context,
     curve_style,
     decorate,
+    draw_curve,
     finish,
     log2_batch_axis,
     mark_open,
@@ -76,12 +77,7 @@ def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = No
         for i, (c, (bs, tp, lo, hi)) in enumerate(zip(curves, data, strict=True)):
             style = curve_style(i, len(curves))
             all_bs.extend(int(b) for b in bs)
-            if error_style == "band":
-                ax.plot(bs, tp, label=plot_text(c.label), **style)
-                ax.fill_between(bs, lo, hi, color=style["color"], alpha=0.2, linewidth=0)
-            else:
-                ax.errorbar(bs, tp, yerr=[tp - lo, hi - tp], capsize=4,
-                            label=plot_text(c.label), **style)
+            draw_curve(ax, bs, tp, lo, hi, plot_text(c.label), style, error_style)
             mark_open(ax, bs, tp, _open_points(c.stats), style)
             opened += _open_kinds(c.stats)
         if x_log:

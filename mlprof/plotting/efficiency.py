@@ -20,6 +20,7 @@ from mlprof.plotting.runtimes import (
     _style_context,
     curve_style,
     decorate,
+    draw_curve,
     finish,
     log2_batch_axis,
     mark_open,
@@ -68,11 +69,7 @@ def plot_efficiency(curves: Sequence[Curve], peaks: Sequence[float], *, x_log: b
             all_bs.update(int(b) for b in bs)
             style = curve_style(i, len(curves))
             label = plot_text(f"{c.label} (peak {peak:.0f} GFLOP/s)")
-            if error_style == "band":
-                ax.plot(bs, med, label=label, **style)
-                ax.fill_between(bs, lo, hi, color=style["color"], alpha=0.2, linewidth=0)
-            else:
-                ax.errorbar(bs, med, yerr=[med - lo, hi - med], capsize=4, label=label, **style)
+            draw_curve(ax, bs, med, lo, hi, label, style, error_style)
             hit = point_flags(c.stats, "unstable") | point_flags(c.stats, "contended")
             mark_open(ax, bs, med, hit, style)
             opened += [k for k in ("contended", "unstable") if point_flags(c.stats, k).any()]

@@ -234,6 +234,16 @@ def _contended(st: Any) -> np.ndarray:
     return point_flags(st, "contended")
 
 
+def draw_curve(ax, x: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, label: str,
+               style: dict, error_style: str) -> None:
+    """One curve with its 16-84 % range as a band (``error_style`` "band") or error bars."""
+    if error_style == "band":
+        ax.plot(x, y, label=label, **style)
+        ax.fill_between(x, lo, hi, color=style["color"], alpha=0.2, linewidth=0)
+    else:
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], capsize=4, label=label, **style)
+
+
 def mark_open(ax, x: np.ndarray, y: np.ndarray, hit: np.ndarray, style: dict) -> None:
     """Draw the points ``hit`` open (white face, the curve's marker and colour) over the curve."""
     if hit.any():
@@ -368,12 +378,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool |
             lo = values(c.stats, "p16_ms") * scale
             hi = values(c.stats, "p84_ms") * scale
             all_bs.update(int(b) for b in bs)
-            if error_style == "band":
-                ax.plot(bs, med, label=plot_text(c.label), **style)
-                ax.fill_between(bs, lo, hi, color=style["color"], alpha=0.2, linewidth=0)
-            else:
-                ax.errorbar(bs, med, yerr=[med - lo, hi - med], capsize=4,
-                            label=plot_text(c.label), **style)
+            draw_curve(ax, bs, med, lo, hi, plot_text(c.label), style, error_style)
             for kind in ("contended", "unstable"):
                 hit = point_flags(c.stats, kind)
                 if hit.any():

@@ -6,6 +6,7 @@ independent MergeRuntimes and draws the speed-up plot."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import law
 import luigi
@@ -184,10 +185,9 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
         logger.info("interleaved comparison:\n%s", format_table(rows))
 
 
-def draw_comparison(task, compare: CompareInterleaved) -> list[str]:
-    """The speed-up plot of a finished CompareInterleaved into ``task``'s targets (a
-    PlotMultiRuntimes: its --model-labels, --x-log and --top-right-label apply)."""
-    from mlprof.plotting import save_figure
+def draw_comparison(task, compare: CompareInterleaved) -> Any:
+    """The speed-up plot of a finished CompareInterleaved for ``task`` (a PlotMultiRuntimes:
+    its --model-labels, --x-log and --top-right-label apply), as a figure to save."""
     from mlprof.plotting.compare import plot_comparison
     from mlprof.plotting.labels import device_label
 
@@ -200,11 +200,5 @@ def draw_comparison(task, compare: CompareInterleaved) -> list[str]:
     corner = task.plot_options()["top_right_label"] or (
         f"{', '.join(compare.runtimes)}, {device_label(compare.device, compare.threads)}, "
         f"interleaved x{compare.interleave}")
-    fig = plot_comparison(compare.rows(), labels=labels, x_log=task.x_log,
-                          top_right_label=corner)
-    paths = [t.path for t in task.output().values()]
-    save_figure(fig, paths)
-    for p in paths:
-        task.publish_message(f"plot: {p}")
-    task.view(paths)
-    return paths
+    return plot_comparison(compare.rows(), labels=labels, x_log=task.x_log,
+                           top_right_label=corner)

@@ -452,7 +452,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
     def run(self):
         if self.interleave:  # the speed-up plot of the interleaved rounds
-            draw_comparison(self, self._interleaved())
+            _save(self, draw_comparison(self, self._interleaved()))
             return
         # scripts' models are known once discovered: dynamic dependencies
         merges = self._merges()
