@@ -292,3 +292,24 @@ def test_a_big_step_measured_twice_alerts_on_a_very_steady_history():
     # a big outlier next to an ordinary run still is not a step
     assert detect([1.0] * 5 + [1.0, 1.9], p16=p16[:5] + [0.98, 1.86],
                   p84=p84[:5] + [1.02, 1.94], count=[200] * 7) == []
+
+
+def test_two_runs_each_far_beyond_the_thresholds_alert_even_when_they_disagree():
+    """A night 4.2x slower and its confirmation 4.7x slower (12 % apart, beyond what their own
+    spreads allow), after five identical nights: each alone is a candidate, so the two are a
+    step. The fresh-clone CI's nightly test, measured under load, missed this while agreement
+    was required of them; an outlier next to an ordinary run still is not a step."""
+    values = [1.0] * 5 + [4.2, 4.7]
+    p16 = [0.95] * 5 + [4.1, 4.6]
+    p84 = [1.05] * 5 + [4.3, 4.8]
+    spread = {"p16": p16, "p84": p84, "count": [200] * 7}
+    (alert,) = detect(values, **spread)
+    assert alert.kind == "regression" and (alert.start, alert.index) == (5, 6)
+    # agreement is what rejected them before: with a neighbour allowance beyond 4.7x the
+    # bypass does not apply, and the two disagree
+    assert detect(values, AlertRule(neighbour_max=5.0), **spread) == []
+    # an ordinary run next to a 4x slower one is not a step
+    assert detect([1.0] * 5 + [1.06, 4.0], **spread) == []
+    x = noise(30, 31)
+    x[28:] = [1.2, 1.03]      # the second alone is within the noise: no step
+    assert detect(x) == []

@@ -17,7 +17,8 @@ Step test
     are on the same side of the baseline, each by at least ``z_each`` (1) noise unit, they
     agree with each other (their chi-square around their mean, in noise units, within the
     quantile at a normal ``z_agree`` = 3: a big outlier next to an ordinary run is not a step;
-    points within ``min_change`` of their own mean level always agree),
+    points within ``min_change`` of their own mean level always agree, and so do slower
+    points that are each beyond the thresholds and beyond the neighbour allowance on their own),
     their mean change is at least ``min_change`` (5 %), and its z (the mean change over its
     standard error, ``noise * sqrt(1 / points + 1.06 / history)``) is beyond the Student-t
     quantile with ``history - 2`` degrees of freedom at the tail probability of a normal
@@ -330,7 +331,19 @@ def _check(x: np.ndarray, start: int, end: int, rule: AlertRule, disturbed: np.n
     # measured twice, 2 % apart, on a history steadier than that (the nightly test's copied
     # nights, noise at the 0.2 % floor) is one step
     close = bool((np.abs(pts / pts.mean() - 1) <= rule.min_change).all())
-    if rule.z_agree > 0 and length > 1 and not close and float(
+    # points each beyond the thresholds on their own (what makes a confirmation candidate,
+    # :func:`mlprof.report.history.candidates`) *and* beyond what a neighbour can do (more
+    # than 2x slower) are a step whether or not they agree: a 4.2x and a 4.7x slower run
+    # after steady nights (the fresh-clone CI's nightly test, measured under load) are two
+    # confirmations, not an outlier next to an ordinary run. Two neighbour-slowed runs within
+    # the allowance (+30 % and +90 %) still have to agree (without that condition, seed 1 of
+    # benchmarks/alerts.py: false alerts of heavy-even 15.6 % instead of 13.1 %; 5 of the 150
+    # series of tests/test_alerts.py with 10 % disturbed runs alerted instead of at most 4)
+    beyond = (1 + rule.neighbour_max) ** slower
+    alone = bool((np.abs(d) >= rule.min_change).all() and (
+        np.abs(d) / (sigma * np.sqrt(1 + TRIM_VAR / n)) >= need).all() and (
+        slower * (np.log(pts / med) - np.log(beyond)) > 0).all() if slower * d[0] > 0 else False)
+    if rule.z_agree > 0 and length > 1 and not close and not alone and float(
             (((d - mean) / scale) ** 2).sum()) > chi2_quantile(rule.z_agree, length - 1):
         return None
     if abs(z) >= need and abs(mean) >= rule.min_change:
