@@ -47,6 +47,16 @@ def ok(value, progress=None):
     return value * 2, os.getpid()
 
 
+def spin(pid_file, progress=None):
+    """Write this process's pid to ``pid_file``, then burn a core forever (as a long
+    measurement does)."""
+    with open(pid_file + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(pid_file + ".tmp", pid_file)
+    while True:
+        pass
+
+
 def _sleeper(marker: str) -> None:
     """Start ``sleep`` with ``marker`` in its command line (found again in /proc)."""
     import subprocess

@@ -280,3 +280,52 @@ def test_an_unguarded_script_gets_an_mlprof_error_naming_the_guard(tmp_path):
     assert last.startswith("mlprof.errors.MLProfError: ") and str(script) in last
     assert "line 2 calls mlprof at the script's top level" in last
     assert 'if __name__ == "__main__":' in last
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_measurement_ends_with_the_process_that_started_it(tmp_path, sig):
+    """``law run`` stopped by SIGTERM or SIGKILL (``timeout``, ``scancel``, ``condor_rm``)
+    runs no clean-up: its measurement child must still end, not burn a core for minutes (a
+    ResNet-18 profile was seen doing so before the child died with its server)."""
+    import signal
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "child.pid"
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO / 'tests')!r})\n"
+        "import faulty\n"
+        "from mlprof.measure.isolate import run_isolated\n"
+        "if __name__ == '__main__':\n"
+        f"    run_isolated(faulty.spin, {{'pid_file': {str(pid_file)!r}}}, label='spin',\n"
+        "                 timeout=120)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        assert _running(child)
+        parent.send_signal(getattr(signal, sig))
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _running(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        alive = _running(child)
+        if alive:  # do not leave it behind even when the test fails
+            os.kill(child, signal.SIGKILL)
+        assert not alive, f"the measurement child {child} outlived its parent ({sig})"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
