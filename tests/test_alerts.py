@@ -94,6 +94,7 @@ def test_alerts_table_compares_only_like_with_like():
     assert alerts_table(df).empty
     table = alerts_table(_report(slow))
     assert table["kind"].tolist() == ["regression"]
+    assert table["test"].tolist() == ["step"]       # the test that found it
     assert table["version"].tolist() == ["nightly-09"]
     assert table["first_version"].tolist() == ["nightly-08"]
 

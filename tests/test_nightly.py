@@ -241,6 +241,7 @@ def test_dashboard_in_browser_regression(browser, regression_runs: dict) -> None
     page, problems, _ = open_page(browser, site(n3) / "index.html")
     alerts = table_rows(page, "alerts-table")
     assert any("regression" in r and "n3" in r and "512" in r for r in alerts), alerts
+    assert "step" in alerts[0] or "trend" in alerts[0], alerts     # the rule's test column
     assert problems == []
     # the model page shows the history plot with the regression marked
     page.click("#alerts-table a")

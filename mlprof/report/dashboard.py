@@ -893,9 +893,9 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         body.append('<section id="experiments"><h2>Experiments</h2>' + _table(
             exp_rows, ["title", "status", "results", "file", "message", "description"],
             table_id="experiments-table", empty="no experiment files") + "</section>")
-    alert_cols = ["new", "kind", "model", "runtime", "runtime_version", "threads", "batch_size",
-                  "first_version", "version", "baseline", "value", "change", "z", "host",
-                  "trend", "history"]
+    alert_cols = ["new", "kind", "test", "model", "runtime", "runtime_version", "threads",
+                  "batch_size", "first_version", "version", "baseline", "value", "change", "z",
+                  "host", "trend", "history"]
     alert_headers = {"first_version": "from version", "version": "confirmed by",
                      "baseline": f"baseline {statistic}", "value": statistic,
                      "history": "history"}

@@ -57,7 +57,8 @@ def run_spread(s) -> dict:
 
 
 def alerts_table(report, statistic: str = "median_ms", rule: AlertRule | None = None):
-    """One row per alert: the series key, the version that confirmed it, kind and sizes."""
+    """One row per alert: the series key, the version that confirmed it, kind, the test that
+    found it (``step`` or ``trend``) and sizes."""
     import pandas as pd
 
     rule = rule or AlertRule()
@@ -66,11 +67,11 @@ def alerts_table(report, statistic: str = "median_ms", rule: AlertRule | None = 
         for a in detect(s["value"].to_numpy(), rule,
                         higher_is_worse=statistic not in HIGHER_IS_BETTER, **run_spread(s)):
             rows.append({**dict(zip(SERIES_KEY, key, strict=True)), "statistic": statistic,
-                         "kind": a.kind, "version": s["version"].iloc[a.index],
+                         "kind": a.kind, "test": a.test, "version": s["version"].iloc[a.index],
                          "first_version": s["version"].iloc[a.start], "value": a.value,
                          "baseline": a.baseline, "change": a.change, "z": a.z})
-    cols = [*SERIES_KEY, "statistic", "kind", "version", "first_version", "value", "baseline",
-            "change", "z"]
+    cols = [*SERIES_KEY, "statistic", "kind", "test", "version", "first_version", "value",
+            "baseline", "change", "z"]
     return pd.DataFrame(rows, columns=cols)
 
 
