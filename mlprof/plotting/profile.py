@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mlprof.plotting import use_backend
+from mlprof.runtimes.base import RUNTIME_OVERHEAD
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -33,23 +34,34 @@ class Profile:
 
 def top_types(profiles: Sequence[Profile], top: int) -> list[str]:
     """The ``top`` operator types with the largest mean share over the batch sizes (each batch
-    size weighs the same, so the large ones do not decide alone)."""
+    size weighs the same, so the large ones do not decide alone); the runtime's overhead
+    (:data:`~mlprof.runtimes.base.RUNTIME_OVERHEAD`) is not an operator and not among them."""
     mean: dict[str, float] = {}
     for p in profiles:
         for r in p.ops:
-            mean[r.op_type] = mean.get(r.op_type, 0.0) + r.share / len(profiles)
+            if r.op_type != RUNTIME_OVERHEAD:
+                mean[r.op_type] = mean.get(r.op_type, 0.0) + r.share / len(profiles)
     return [t for t, _ in sorted(mean.items(), key=lambda kv: (-kv[1], kv[0]))[:top]]
 
 
 def stacked(profiles: Sequence[Profile], top: int, column: str) -> dict[str, np.ndarray]:
-    """Per shown type (the top ones, then :data:`OTHER` if any remain): ``column`` (``share``
-    or ``ms_per_call``) per batch size, in the order of ``profiles``."""
+    """Per shown type (the top ones, then :data:`OTHER` if any remain, then the runtime's
+    overhead if the profiles have it, drawn on top): ``column`` (``share`` or
+    ``ms_per_call``) per batch size, in the order of ``profiles``."""
     types = top_types(profiles, top)
     out = {t: np.zeros(len(profiles)) for t in types}
+    overhead = np.zeros(len(profiles))
+    has_overhead = False
     for i, p in enumerate(profiles):
         for r in p.ops:
+            if r.op_type == RUNTIME_OVERHEAD:
+                overhead[i] += getattr(r, column)
+                has_overhead = True
+                continue
             key = r.op_type if r.op_type in out else OTHER
             out.setdefault(key, np.zeros(len(profiles)))[i] += getattr(r, column)
+    if has_overhead:
+        out[RUNTIME_OVERHEAD] = overhead
     return out
 
 
@@ -65,7 +77,8 @@ def _bars(ax, x: np.ndarray, series: dict[str, np.ndarray], x_log: bool,
     bottom = np.zeros(len(x))
     for name, values in series.items():
         ax.bar(left, values, width=width, bottom=bottom, align="edge", color=colors[name],
-               label=name, edgecolor="white", linewidth=0.5)
+               label=name, edgecolor="white", linewidth=0.5,
+               hatch="///" if name == RUNTIME_OVERHEAD else None)
         bottom = bottom + values
 
 
@@ -78,8 +91,10 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
     operators' time (stacked bars, the top ``top`` types and :data:`OTHER`); below, their time
     per event (``bs_normalized``) or per batch, stacked, with the mean wall time of the
     profiled calls (the operators' times are means too) and its 16-84 percentile range as a
-    ``band`` or ``bars`` (``error_style``): the gap between the stack and the wall time is the
-    time outside operators. ``y_log``,
+    ``band`` or ``bars`` (``error_style``). Where the profiler records the runtime's call
+    (ONNX Runtime), the call's time outside operators is a hatched gray part of its own on top
+    of the stack, and the gap up to the wall time is what the profile does not see (the
+    Python binding); otherwise the gap is all the time outside operators. ``y_log``,
     ``y_min`` and ``y_max`` (ms) apply to the lower panel."""
     from mlprof.plotting.labels import plot_text
     from mlprof.plotting.runtimes import _style_context, decorate, log2_batch_axis
@@ -103,13 +118,14 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
     import matplotlib
 
     palette = matplotlib.colormaps["tab20"].colors
-    colors = {name: ("0.6" if name == OTHER else palette[i % len(palette)])
-              for i, name in enumerate(shares)}
+    grays = {OTHER: "0.6", RUNTIME_OVERHEAD: "0.85"}
+    colors = {name: grays.get(name, palette[i % len(palette)]) for i, name in enumerate(shares)}
     with _style_context():
         fig, (ax_share, ax_time) = plt.subplots(2, 1, sharex=True, figsize=(8.0, 9.0),
                                                 gridspec_kw={"height_ratios": [1, 1]})
         _bars(ax_share, x, {k: v * 100 for k, v in shares.items()}, x_log, colors)
-        ax_share.set_ylabel("Share of operator time [%]")
+        ax_share.set_ylabel("Share of profiled time [%]" if RUNTIME_OVERHEAD in shares
+                            else "Share of operator time [%]")
         ax_share.set_ylim(0, 100)
         _bars(ax_time, x, {k: v * scale for k, v in times.items()}, x_log, colors)
         what = "Time per event" if bs_normalized else "Time per batch"

@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from mlprof.runtimes import RuntimeInfo
 
 
+#: the pseudo operator type of the time inside a runtime's own call that no operator accounts
+#: for (its executor: scheduling, allocation, the profiler's own bookkeeping): reported by a
+#: profiler that records the call itself (ONNX Runtime's ``model_run``), so that a profile adds
+#: up to the call where per-call costs are as large as the operators (the example CNN at batch
+#: size 1: 30 of 63 µs profiled)
+RUNTIME_OVERHEAD = "(runtime overhead)"
+
+
 class OpProfiler(ABC):
     """A runtime's own per-operator profiler, driven by :func:`mlprof.measure.profile.profile`:
     made by :meth:`Runtime.op_profiler` before ``load()``, :meth:`start` after the warm-up,
@@ -26,7 +34,9 @@ class OpProfiler(ABC):
     @abstractmethod
     def stop(self, n_calls: int) -> list[tuple[str, float]]:
         """Stop; ``(operator type, milliseconds)`` of every operator run by the last
-        ``n_calls`` calls, outermost operators only (their times never overlap)."""
+        ``n_calls`` calls, outermost operators only (their times never overlap), plus, where
+        the profiler records the runtime's call itself, one :data:`RUNTIME_OVERHEAD` event per
+        call: the call's time outside its operators."""
 
 
 class Runtime(ABC):

@@ -141,8 +141,9 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
             "model_name": self.resolved_model_name, "model_file": self.model_file,
             "profiled_file": profiled, "params": self.to_str_params(only_significant=True)})
         p = result.provenance
-        logger.info("%s: operators %.4f of %.4f ms per call (coverage %.2f), top: %s", label,
-                    p["op_ms_per_call"], p["wall_ms_per_call"], p["coverage"],
+        logger.info("%s: operators %.4f + runtime overhead %.4f of %.4f ms per call "
+                    "(coverage %.2f), top: %s", label, p["op_ms_per_call"],
+                    p.get("overhead_ms_per_call", 0.0), p["wall_ms_per_call"], p["coverage"],
                     ", ".join(r.op_type for r in result.ops[:3]))
 
 
