@@ -12,7 +12,7 @@ span), the call's time outside its operators is a row of its own,
 profiled calls' wall time the rows account for (``coverage``) and the operators alone
 (``operator_coverage``). Measured with the task's defaults (``law run PlotProfile`` on
 ``examples/cnn``, batch sizes 1, 8, 64, 512): coverage 0.94, 0.95, 0.99, 0.99 (the Python
-binding around ``model_run``, ~5 µs, is what remains), operator coverage 0.45, 0.67, 0.92,
+binding around ``model_run``, ~4 µs, is what remains), operator coverage 0.45, 0.67, 0.92,
 0.98. ``torch.profiler`` has no such span: its coverage is the operators' (ResNet-18 0.96-0.97),
 the rest being Python between them.
 
@@ -43,7 +43,7 @@ from mlprof.measure.settings import MeasureSettings
 from mlprof.runtimes.base import RUNTIME_OVERHEAD
 
 #: the columns of a profile's CSV: operator type, runs per profiled call, milliseconds per
-#: profiled call, share of the operators' time
+#: profiled call, share of the profiled time (the operators' and the runtime's overhead)
 CSV_COLUMNS = ("op_type", "calls", "ms_per_call", "share")
 #: what a profile's provenance must hold (checked by :func:`read_profile`)
 PROVENANCE_FIELDS = ("runtime", "runtime_version", "profiler", "batch_size", "n_profiled_calls",
