@@ -412,6 +412,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MLProfError as e:  # bad input found by a command (a model file, a store): nothing ran
         print(f"mlprof error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        from mlprof.errors import EXIT_INTERRUPTED, INTERRUPTED
+
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -74,3 +74,11 @@ def out_of_memory_text(exc: BaseException, max_len: int = 300) -> str:
     at = min((i for i in (low.find(t) for t in _OOM_TEXT) if i >= 0), default=0)
     # "... Failed to allocate memory for requested buffer of size 1099511627776"
     return ("... " if at else "") + text[at:at + max_len]
+
+
+#: what ``law run`` and ``mlprof`` print when Ctrl-C stops them (results are written
+#: atomically, and a measurement child ends with its run: see :mod:`mlprof.measure.isolate`)
+INTERRUPTED = ("mlprof: interrupted (Ctrl-C); finished results are kept, nothing is "
+               "half-written: the same command resumes")
+#: ``mlprof``'s exit code after Ctrl-C (128 + SIGINT, as a shell reports it)
+EXIT_INTERRUPTED = 130

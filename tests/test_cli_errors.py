@@ -144,3 +144,31 @@ def test_bad_value_messages_per_parameter_type():
         "expected comma-separated numbers, got '1,x'"
     assert bad_value_message(luigi.Parameter(), "v", ValueError("no\ngood")) == \
         "invalid value 'v': no good"
+
+
+def test_ctrl_c_stops_mlprof_in_one_line(tmp_path):
+    """Ctrl-C during ``mlprof benchmark``'s measurement: one line, exit code 130, no
+    traceback (law run's Ctrl-C: tests/test_pipeline.py)."""
+    import signal
+    import time
+
+    from mlprof.errors import EXIT_INTERRUPTED, INTERRUPTED
+
+    env = dict(os.environ, MLP_STORE=str(tmp_path / "store"))
+    proc = subprocess.Popen(["mlprof", "benchmark", str(DNN), "--batch-sizes", "1",
+                             "--min-duration", "30"], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    from mlprof.measure.lock import read_holder
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # until it measures (holds the lock)
+        if (read_holder() or {}).get("pid") == proc.pid:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err[-3000:]
+    assert err.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in err, err[-3000:]

@@ -14,6 +14,8 @@ import pandas as pd
 import pytest
 from conftest import FAST, REPO, files_in, law_run
 
+from mlprof.errors import INTERRUPTED
+
 pytestmark = pytest.mark.slow
 
 
@@ -155,6 +157,8 @@ def test_ctrl_c_leaves_nothing_half_written_and_the_rerun_resumes(store):
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C goes to the whole process group
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0, err[-3000:]
+    # one line says what happened, no traceback
+    assert err.strip().splitlines()[-1] == INTERRUPTED and "Traceback" not in err, err[-3000:]
     after = files_in(store)
     names = sorted(p.name for p in after)
     # only whole branches, never a temp file or a CSV without its JSON

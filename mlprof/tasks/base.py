@@ -11,7 +11,7 @@ import law
 import luigi
 
 from mlprof import layout
-from mlprof.errors import MLProfError
+from mlprof.errors import INTERRUPTED, MLProfError
 
 logger = logging.getLogger("mlprof")
 
@@ -265,6 +265,11 @@ def install_error_handling() -> None:
     def hook(etype, value, tb):
         if isinstance(value, MLProfError):
             print(f"mlprof error: {value}", file=sys.stderr)
+            return
+        if isinstance(value, KeyboardInterrupt):
+            # one line, not luigi's 40-line traceback; the exit status stays "killed by
+            # SIGINT" (Python re-raises the signal after an unhandled KeyboardInterrupt)
+            print(INTERRUPTED, file=sys.stderr)
             return
         previous(etype, value, tb)
 
