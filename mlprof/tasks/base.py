@@ -266,9 +266,11 @@ def install_error_handling() -> None:
         if isinstance(value, MLProfError):
             print(f"mlprof error: {value}", file=sys.stderr)
             return
-        if isinstance(value, KeyboardInterrupt):
-            # one line, not luigi's 40-line traceback; the exit status stays "killed by
-            # SIGINT" (Python re-raises the signal after an unhandled KeyboardInterrupt)
+        if isinstance(value, KeyboardInterrupt) and sys.argv and sys.argv[0].endswith(" run"):
+            # under `law run` (law appends " run" to argv[0]; not in an interactive session
+            # that imported the tasks): one line, not luigi's 40-line traceback; the exit
+            # status stays "killed by SIGINT" (Python re-raises the signal after an unhandled
+            # KeyboardInterrupt)
             print(INTERRUPTED, file=sys.stderr)
             return
         previous(etype, value, tb)
