@@ -268,6 +268,15 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
 
 
+def _prctl(option: int, arg: int) -> None:
+    """Linux's ``prctl(option, arg)``; nothing where there is no such call (not Linux, or no
+    libc)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0)
+
+
 def _die_with_parent() -> None:
     """SIGKILL this child when its parent, the measurement server, exits; the server exits
     when every process holding the write end of its ``alive`` pipe has ended: the process
@@ -284,10 +293,7 @@ def _die_with_parent() -> None:
             os.close(fs._forkserver_alive_fd)
     _forget_server(fs)  # a measurement that used multiprocessing would start its own
     parent = os.getppid()
-    with contextlib.suppress(Exception):  # not Linux, or no libc
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the server was gone before the signal was armed
         os._exit(1)
 
@@ -299,11 +305,7 @@ def _contain_descendants() -> None:
     this process instead of init, so :func:`_end_descendants` still finds it)."""
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
-    with contextlib.suppress(Exception):  # not Linux, or no libc: the group still works
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # (not Linux: the group still works)
 
 
 def _start_time(pid: int) -> int | None:

@@ -6,7 +6,7 @@ independent MergeRuntimes and draws the speed-up plot."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 import law
 import luigi
@@ -21,6 +21,9 @@ from mlprof.tasks.parameters import (
     PathsParameter,
     RuntimesParameter,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 logger = logging.getLogger("mlprof")
 
@@ -185,7 +188,7 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
         logger.info("interleaved comparison:\n%s", format_table(rows))
 
 
-def draw_comparison(task, compare: CompareInterleaved) -> Any:
+def draw_comparison(task, compare: CompareInterleaved) -> Figure:
     """The speed-up plot of a finished CompareInterleaved for ``task`` (a PlotMultiRuntimes:
     its --model-labels, --x-log and --top-right-label apply), as a figure to save."""
     from mlprof.plotting.compare import plot_comparison
