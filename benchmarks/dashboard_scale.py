@@ -4,8 +4,9 @@ Issue 15's target: a dashboard over 40 models x 3 runtimes x 11 batch sizes x 10
 in under a minute and its index loads in Chromium in under 2 s.
 
 The script writes a synthetic store in the project's real formats (``MeasureRuntime``'s
-``runtime_bs_<N>.csv`` and ``runtime_bs_<N>.json`` under :mod:`mlprof.layout`'s paths, failure
-records as the tasks write them; every branch passes :func:`mlprof.measure.results.read_branch`),
+``runtime_bs_<N>.csv`` and ``runtime_bs_<N>.json`` under :mod:`mlprof.results.layout`'s
+paths, failure records as the tasks write them; every branch passes
+:func:`mlprof.measure.results.read_branch`),
 one version per night (``nightly-2026-11-01``, ...), then runs what a user runs::
 
     law run Dashboard --version <night> --current <night>
@@ -65,7 +66,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mlprof import layout  # noqa: E402
+from mlprof.results import layout  # noqa: E402
 from mlprof.util import short_hash  # noqa: E402
 
 #: the runtimes of the synthetic store, their versions and how fast each is relative to ORT

@@ -90,8 +90,8 @@ def fake_outputs(store: str, version: str, n: int) -> None:
     check, which validates them, sees them done."""
     import json
 
-    from mlprof import layout
     from mlprof.measure.stats import RAW_COLUMNS
+    from mlprof.results import layout
 
     directory = branch_dir(store, version)
     os.makedirs(directory, exist_ok=True)

@@ -298,7 +298,7 @@ def _save_model(model: Any, inputs: Any, name: str | None) -> str:
     """Save ``model`` and ``inputs`` with a loader script into the store; return the script."""
     import torch
 
-    from mlprof.layout import store_base
+    from mlprof.results.layout import store_base
 
     if isinstance(inputs, Mapping):
         args, kwargs = (), dict(inputs)

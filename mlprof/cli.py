@@ -262,8 +262,8 @@ def _store_args(sub) -> None:
 
 
 def cmd_store(a: argparse.Namespace) -> int:
-    """``mlprof store list|clean|delete``: see :mod:`mlprof.store`."""
-    from mlprof import store as st
+    """``mlprof store list|clean|delete``: see :mod:`mlprof.results.store`."""
+    from mlprof.results import store as st
 
     sel = {k: [v for item in getattr(a, k) for v in _csv(item)]
            for k in ("version", "model", "task", "runtime")}

@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 from conftest import DNN, FAST, files_in, law_run
 
-from mlprof import layout
 from mlprof.errors import CorruptResult
 from mlprof.measure.results import merge_branches, read_branch
 from mlprof.measure.stats import RAW_COLUMNS
+from mlprof.results import layout
 
 pytestmark = pytest.mark.slow
 

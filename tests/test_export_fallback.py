@@ -21,7 +21,6 @@ pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript")
 import onnx  # noqa: E402
 from conftest import FAST, branch_provenances, files_in, law_run  # noqa: E402
 
-from mlprof import layout  # noqa: E402
 from mlprof.errors import MLProfError  # noqa: E402
 from mlprof.model.export import (  # noqa: E402
     BATCHED_INPUTS_KEY,
@@ -30,6 +29,7 @@ from mlprof.model.export import (  # noqa: E402
     export_onnx,
 )
 from mlprof.model.script import discover  # noqa: E402
+from mlprof.results import layout  # noqa: E402
 
 #: Tensor.unfold over a padded input with sizes computed from it, as timm's HaloAttn
 #: (halo2botnet50ts_256) does: "Unsupported: ONNX export of operator Unfold, input size not

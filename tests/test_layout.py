@@ -1,4 +1,4 @@
-"""The store layout (mlprof.layout): settings -> path -> settings for every task family, the
+"""The store layout (mlprof.results.layout): settings -> path -> settings for every task family, the
 old store's paths, and the guards on path segments."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from conftest import DNN, REPO
 from test_accounting import CASES, _construct, base_kwargs
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 
 
 @pytest.mark.parametrize("cls, kind", CASES, ids=[f"{c.__name__}-{k}" for c, k in CASES])
@@ -138,7 +138,8 @@ def test_the_layout_is_written_in_one_module():
     for root, _, files in os.walk(REPO / "mlprof"):
         for name in files:
             path = os.path.join(root, name)
-            if not name.endswith(".py") or path.endswith(os.path.join("mlprof", "layout.py")):
+            if not name.endswith(".py") or path.endswith(
+                    os.path.join("mlprof", "results", "layout.py")):
                 continue
             text = open(path).read()
             for needle in ('f"runtime_bs_', '"_failure_bs_', 'f"stats_', 'f"provenance_',

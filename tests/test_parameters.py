@@ -6,7 +6,7 @@ import pytest
 from conftest import DNN, REPO
 
 from mlprof.errors import MLProfError
-from mlprof.layout import batch_sizes_tag
+from mlprof.results.layout import batch_sizes_tag
 from mlprof.tasks.parameters import BatchSizesParameter, PathsParameter
 from mlprof.tasks.plotting import PlotMultiRuntimes, PlotRuntimes
 from mlprof.tasks.runtime import MeasureRuntime, MergeRuntimes

@@ -1,4 +1,5 @@
-"""Store management (mlprof.store and ``mlprof store``) on a store built by real law pipelines."""
+"""Store management (mlprof.results.store and ``mlprof store``) on a store built by real law
+pipelines."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import FAST, REPO, files_in, law_run
 
-from mlprof import store as st
 from mlprof.cli import EXIT_BAD_INPUT, main
 from mlprof.errors import MLProfError
+from mlprof.results import store as st
 
 LINEAR = REPO / "tests" / "scripts" / "linear.py"
 L20 = REPO / "examples" / "dnn" / "model_onnx_l20u128.yaml"

@@ -279,7 +279,7 @@ def test_mlprofs_tf_examples_unchanged_at_1_8_15(store):
 
 
 def test_the_rules_tag_round_trips_through_the_layout():
-    from mlprof import layout
+    from mlprof.results import layout
 
     key = layout.MeasureKey(100, 1, 10, 0.5, 1, "random", "15:1,2,4,8")
     seg = layout.measure_segment(key)

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from mlprof import layout
 from mlprof.errors import CorruptResult
 from mlprof.measure.contention import is_contended
 from mlprof.measure.stats import CV_UNSTABLE, RAW_COLUMNS, summarize, write_stats_csv
+from mlprof.results import layout
 from mlprof.util import atomic_path, write_json_atomic, write_text_atomic
 
 __all__ = ["CorruptResult", "branch_problem", "merge_branches", "read_branch",

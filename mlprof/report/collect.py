@@ -27,11 +27,11 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from mlprof import layout
 from mlprof.errors import CorruptResult
 from mlprof.measure.contention import is_contended
 from mlprof.measure.results import read_branch, read_failure
 from mlprof.measure.stats import STAT_COLUMNS, summarize
+from mlprof.results import layout
 
 logger = logging.getLogger("mlprof")
 
@@ -59,7 +59,8 @@ UPSTREAM_STAGES = (("DiscoverModels", "discovery"), ("ExportOnnx", "export"))
 
 
 def _split(path: Path, store: Path) -> dict:
-    """Model, runtime, settings and version of a result file, parsed by :mod:`mlprof.layout`."""
+    """Model, runtime, settings and version of a result file (parsed by
+    :mod:`mlprof.results.layout`)."""
     rp = layout.parse_result_path(str(path), str(store))
     seg = rp.parsed()
     return {"model": seg["model"], "model_hash": seg.get("model_hash"),

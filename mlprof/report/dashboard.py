@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from mlprof import layout
 from mlprof.report.alerts import TRIM, AlertRule
 from mlprof.report.dashboard_svg import (
     XYCurve,
@@ -49,6 +48,7 @@ from mlprof.report.dashboard_svg import (
 )
 from mlprof.report.history import HIGHER_IS_BETTER, SERIES_KEY, alerts_table
 from mlprof.report.nightly import CONFIRM_SUFFIX
+from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.util import short_hash
 
@@ -94,7 +94,7 @@ MEASURED = ("ok", "unstable", "contended")
 STATE_CLASSES = {s: f"st-{s}" for s in (
     "ok", "unstable", "contended", "failed", "timeout", "oom", "corrupt", "error",
     "needs-network", "needs-package", "partial", "inactive", "regression", "improvement")}
-#: what a link may point at: a file of the site, as :mod:`mlprof.layout` names them, with an
+#: what a link may point at: a file of the site, as :mod:`mlprof.results.layout` names them, with an
 #: anchor of the dashboard's own
 _SAFE_HREF = re.compile(r"(?:\.\./)?(?:models/|img/)?[A-Za-z0-9_+-][A-Za-z0-9._+-]*"
                         r"(?:#[A-Za-z0-9_-]+)?")

@@ -1,4 +1,4 @@
-"""BaseTask: ``--version``, the output directory (built by :mod:`mlprof.layout`), failure
+"""BaseTask: ``--version``, the output directory (built by :mod:`mlprof.results.layout`), failure
 records, declared upstream tasks (:class:`Requirements`) and one-line errors for bad input."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import ClassVar
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import INTERRUPTED, MLProfError
+from mlprof.results import layout
 
 logger = logging.getLogger("mlprof")
 
@@ -51,7 +51,7 @@ class BaseTask(law.Task):
     """Base of all mlprof tasks.
 
     Outputs live in ``layout.result_dir(<Task>, --version, store_parts())``; each task builds
-    its segments with :mod:`mlprof.layout` from its parameter mixins' values.
+    its segments with :mod:`mlprof.results.layout` from its parameter mixins' values.
 
     Every parameter either reaches the output path or is named in ``param_reasons`` (merged
     over the class hierarchy) with the reason it does not change the output; a test enumerates
@@ -98,7 +98,7 @@ class BaseTask(law.Task):
         return table + "\noutputs:\n" + "\n".join(f"  {p}" for p in outputs)
 
     def store_parts(self) -> dict[str, str]:
-        """This task's path segments (see :data:`mlprof.layout.LAYOUTS`)."""
+        """This task's path segments (see :data:`mlprof.results.layout.LAYOUTS`)."""
         return {}
 
     def local_path(self, *path: str) -> str:

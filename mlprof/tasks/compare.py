@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.tasks.base import BaseTask, failure_reason
 from mlprof.tasks.parameters import (

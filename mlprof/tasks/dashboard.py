@@ -8,8 +8,8 @@ import os
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.tasks.parameters import RuntimeParameter, StoresMixin
 from mlprof.util import atomic_dir

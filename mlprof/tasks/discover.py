@@ -8,8 +8,8 @@ import os
 
 import law
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.tasks.parameters import ModelMixin, ScriptMixin
 from mlprof.util import write_json_atomic
 

@@ -8,8 +8,8 @@ import logging
 
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import ExportMixin, ModelMixin, ScriptMixin

@@ -6,7 +6,7 @@ import os
 
 import luigi
 
-from mlprof.layout import path_safe
+from mlprof.results.layout import path_safe
 from mlprof.tasks.parameters import StoresMixin
 from mlprof.util import atomic_dir, atomic_path, short_hash
 

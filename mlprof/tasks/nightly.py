@@ -22,9 +22,9 @@ import time
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
 from mlprof.report.nightly import CONFIRM_SUFFIX, confirm_version
+from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.dashboard import Dashboard
 from mlprof.tasks.parameters import PathParameter, expand_path

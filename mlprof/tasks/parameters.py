@@ -1,8 +1,8 @@
 """Parameter mixins, one concern each: their parameters and the settings they stand for.
 
 A mixin never looks at another mixin's parameters and never builds a path: it turns its own
-parameters into values (a :class:`mlprof.layout.MeasureKey`, an ``ExportKey``, a runtime
-segment, ...), and the concrete task composes them with :mod:`mlprof.layout`.
+parameters into values (a :class:`mlprof.results.layout.MeasureKey`, an ``ExportKey``, a runtime
+segment, ...), and the concrete task composes them with :mod:`mlprof.results.layout`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import os
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.tasks.base import BaseTask
 
 DEFAULT_MODEL = "$MLP_BASE/examples/dnn/model_onnx_l10u128.yaml"

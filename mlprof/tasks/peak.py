@@ -12,8 +12,8 @@ import socket
 
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.runtimes import peak_runtimes
 from mlprof.tasks.parameters import ThreadsMixin
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
 from mlprof.model.spec import script_model_name
+from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_RUNTIME, TFAOT_MODEL
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.compare import CompareInterleaved, InterleaveMixin, draw_comparison

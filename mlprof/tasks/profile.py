@@ -14,8 +14,8 @@ import logging
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements
 from mlprof.tasks.export import ExportOnnx
 from mlprof.tasks.parameters import PlotMixin

@@ -27,9 +27,9 @@ from typing import Any
 import law
 import luigi
 
-from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.layout import store_base
+from mlprof.results import layout
+from mlprof.results.layout import store_base
 from mlprof.tasks.base import BaseTask
 from mlprof.util import write_text_atomic
 

@@ -9,8 +9,8 @@ import time
 
 import law
 
-from mlprof import layout
 from mlprof.errors import MLProfError
+from mlprof.results import layout
 from mlprof.runtimes import TFAOT_MODEL
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels

@@ -1,10 +1,10 @@
 """Store management: list, clean and delete results in ``$MLP_STORE`` (no law import).
 
 Results live in ``<store>/<Task>/<segments...>/<version>/`` where the segments depend on the task
-(see :mod:`mlprof.layout`, which this module reads the store with). :func:`scan` turns a store into
-:class:`StoreEntry` objects, one per version directory; :func:`select` filters them by version,
-model, task and runtime (globs); :func:`clean` removes large artifacts (exported ONNX files,
-``*.pt``, ``*.npz``, ...) and keeps CSV, JSON and logs; :func:`delete` removes whole version
+(see :mod:`mlprof.results.layout`, which this module reads the store with). :func:`scan` turns a
+store into :class:`StoreEntry` objects, one per version directory; :func:`select` filters them
+by version, model, task and runtime (globs); :func:`clean` removes large artifacts (exported
+ONNX files, ``*.pt``, ``*.npz``, ...) and keeps CSV, JSON and logs; :func:`delete` removes whole version
 directories and then empty parents. Both take ``dry_run`` and return what was (or would be) removed.
 
 Safety: nothing outside the (resolved) store is ever removed, symbolic links are never followed (a
@@ -31,9 +31,9 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
-from mlprof import layout
 from mlprof.errors import MLProfError
-from mlprof.layout import (
+from mlprof.results import layout
+from mlprof.results.layout import (
     LAYOUTS,
     SOURCE_DIRS,
     parse_model_segment,
