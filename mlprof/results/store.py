@@ -5,7 +5,8 @@ Results live in ``<store>/<Task>/<segments...>/<version>/`` where the segments d
 store into :class:`StoreEntry` objects, one per version directory; :func:`select` filters them
 by version, model, task and runtime (globs); :func:`clean` removes large artifacts (exported
 ONNX files, ``*.pt``, ``*.npz``, ...) and keeps CSV, JSON and logs; :func:`delete` removes whole
-version directories and then empty parents. Both take ``dry_run`` and return what was (or would be) removed.
+version directories and then empty parents. Both take ``dry_run`` and return what was (or would
+be) removed.
 
 Safety: nothing outside the (resolved) store is ever removed, symbolic links are never followed (a
 link is removed as a link), no file-system boundary is crossed (a directory on another device than
