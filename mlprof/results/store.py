@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 from mlprof.errors import MLProfError
-from mlprof.results import layout
+from mlprof.results import families, layout
 from mlprof.results.layout import (
     LAYOUTS,
     SOURCE_DIRS,
@@ -87,6 +87,8 @@ class StoreEntry:
     mtime: float = 0.0
     status: str = "empty"
     failures: int = 0
+    #: why the entry is ``corrupt``: the file and what is wrong with it
+    problem: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -307,49 +309,21 @@ def _find_leftovers(task_dir: str, bounds: _Bounds, min_age: float
     return sorted(out)
 
 
-def _status(task: str, files: set[str], dirs: set[str]) -> tuple[str, int]:
-    """``ok``, ``partial``, ``failed``, ``cleaned`` (ExportOnnx without its ONNX) or ``empty``."""
-    failures = sum(1 for f in files if f == layout.FAILURE_FILE or
-                   layout.parse_branch_failure(f) is not None)
-    out = {f for f in files if not _is_temp(f) and not f.startswith("_failure")}
+def _status(task: str, path: str, files: set[str], dirs: set[str]) -> tuple[str, int, str | None]:
+    """``(status, failures, problem)`` of a version directory, judged by its family's
+    declaration (:meth:`mlprof.results.families.Family.status`): ``ok``, ``partial``,
+    ``corrupt`` (``problem`` names the file), ``failed``, ``cleaned`` (ExportOnnx without its
+    ONNX) or ``empty``. A task without a declaration is ``ok`` once it holds anything."""
+    out = {f for f in files if not _is_temp(f)}
     out_dirs = {d for d in dirs if not _is_temp(d)}
-    if task == "ExportOnnx":
-        complete = {"model.onnx", "export.json"} <= out
-        if not complete and "export.json" in out and failures == 0:
-            return "cleaned", 0
-    elif task == "MeasureRuntime":
-        branches = [b for b in map(layout.parse_branch_file, out) if b]
-        csvs = {bs for bs, ext in branches if ext == "csv"}
-        complete = bool(csvs) and csvs == {bs for bs, ext in branches if ext == "json"}
-    elif task == "MergeRuntimes":
-        tags = {tag for kind, tag in filter(None, map(layout.parse_merged_file, out))
-                if kind == "stats"}
-        complete = bool(tags) and all(set(layout.merged_files(t).values()) <= out
-                                      for t in tags)
-    elif task == "DiscoverModels":
-        complete = "manifest.json" in out
-    elif task == "Report":
-        complete = {"report.csv", "report.parquet"} <= out
-    elif task == "Dashboard":
-        complete = "dashboard" in out_dirs
-    elif task == "RunExperiment":
-        complete = "status.json" in out
-    elif task == "ConfirmResults":
-        complete = "confirm.json" in out
-    elif task == "Nightly":
-        complete = bool({"nightly.json", "nightly_noconfirm.json"} & out)
-    elif task == "PlotHistory":
-        complete = any(f.startswith("alerts_") for f in out) and any(
-            d.startswith("history_") for d in out_dirs)
-    elif task in ("PlotRuntimes", "PlotMultiRuntimes"):
-        complete = any(fnmatch.fnmatch(f, p) for f in out for p in PLOT_PATTERNS)
-    else:
-        complete = bool(out or out_dirs)
+    fam = families.family(task)
+    if fam is not None:
+        return fam.status(path, out, out_dirs)
+    failures = sum(1 for f in out if families.is_failure_record(f))
     if failures:
-        return "failed", failures
-    if complete:
-        return "ok", 0
-    return ("partial" if out or out_dirs else "empty"), 0
+        return "failed", failures, None
+    out = {f for f in out if not f.startswith("_failure")}
+    return ("ok" if out or out_dirs else "empty"), 0, None
 
 
 def _dirs(path: str, skipped: list[str], bounds: _Bounds | None = None) -> list[str]:
@@ -484,7 +458,8 @@ def scan(store: str | os.PathLike | None = None, min_age: float | None = None) -
             if is_source:
                 entry.status = "source"
             else:
-                entry.status, entry.failures = _status(task, files, dirs)
+                entry.status, entry.failures, entry.problem = _status(task, path, files,
+                                                                       dirs)
             entries.append(entry)
         entries.extend(_leftover_entry(task, names, task_dir, p, st, bounds)
                        for p, st in leftovers)
@@ -827,6 +802,8 @@ def format_entries(entries: Sequence[StoreEntry], store: str) -> str:
     lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip(),
              "  ".join("-" * widths[c] for c in cols)]
     lines += ["  ".join(r[c].ljust(widths[c]) for c in cols).rstrip() for r in rows]
+    lines += [f"corrupt: {os.path.relpath(e.path, store)}/{e.problem}" for e in entries
+              if e.status == "corrupt" and e.problem]
     t = totals(entries)
     lines.append(f"{t['entries']} entries, {t['versions']} versions, {t['models']} models, "
                  f"{t['files']} files, {human_size(t['size'])} in {store}")

@@ -11,7 +11,7 @@ import law
 import luigi
 
 from mlprof.errors import INTERRUPTED, MLProfError
-from mlprof.results import layout
+from mlprof.results import families, layout
 
 logger = logging.getLogger("mlprof")
 
@@ -109,6 +109,14 @@ class BaseTask(law.Task):
     def local_target(self, *path: str, **kwargs) -> law.LocalFileTarget:
         """A file target in this task's output directory."""
         return law.LocalFileTarget(self.local_path(*path), **kwargs)
+
+    def declared_outputs(self, **names: object) -> dict:
+        """This task's outputs as its family declares them
+        (:mod:`mlprof.results.families`): one target per declared file, a directory target for
+        an output directory. ``names`` are the family's naming values (batch size, tags)."""
+        fam = families.FAMILIES[self.task_family]
+        return {key: (law.LocalDirectoryTarget if key in fam.dir_keys else law.LocalFileTarget)(
+                    self.local_path(name)) for key, name in fam.files(**names).items()}
 
     def failure_path(self) -> str:
         """Where this task records its failure (never an output itself)."""

@@ -141,8 +141,7 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
         }
 
     def output(self):
-        return {k: self.local_target(name) for k, name in
-                layout.interleaved_files(self.bs_tag, self.interleave).items()}
+        return self.declared_outputs(bs_tag=self.bs_tag, rounds=self.interleave)
 
     def rows(self) -> list[dict]:
         """The finished table's rows."""

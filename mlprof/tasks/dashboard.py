@@ -61,7 +61,7 @@ class Dashboard(StoresMixin):
             self.statistic, self.reference_runtime, extras)}
 
     def output(self):
-        return law.LocalDirectoryTarget(self.local_path("dashboard"))
+        return self.declared_outputs()["dashboard"]
 
     def run(self):
         from mlprof.report import collect, to_frame

@@ -45,7 +45,7 @@ class DiscoverModels(ModelMixin, ScriptMixin):
                 "settings": layout.discovery_settings_segment(self.script_key())}
 
     def output(self):
-        return self.local_target("manifest.json")
+        return self.declared_outputs()["manifest"]
 
     def run(self):
         from mlprof.measure.isolate import run_isolated

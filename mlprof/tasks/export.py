@@ -62,8 +62,7 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
                 "settings": layout.export_settings_segment(key, self.script_key())}
 
     def output(self):
-        return {"onnx": self.local_target("model.onnx"),
-                "json": self.local_target("export.json")}
+        return self.declared_outputs()
 
     def record(self) -> dict | None:
         """The export record (``export.json``), None while there is none."""

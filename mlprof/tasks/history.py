@@ -61,9 +61,7 @@ class PlotHistory(StoresMixin):
         return {"model": self.stores_segment()}
 
     def output(self):
-        plots = f"history_{self.statistic}" + ("" if self.view == "panels" else f"__{self.view}")
-        return {"alerts": self.local_target(f"alerts_{self.statistic}.csv"),
-                "plots": self.local_target(plots)}
+        return self.declared_outputs(statistic=self.statistic, view=self.view)
 
     def run(self):
         from mlprof.plotting.history import drawable, plot_history, save_history

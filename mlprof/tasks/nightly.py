@@ -84,7 +84,7 @@ class RunExperiment(BaseTask):
         return {"mlprof_measure": 1}
 
     def output(self):
-        return self.local_target("status.json")
+        return self.declared_outputs()["status"]
 
     def measurement_tasks(self, exp) -> tuple[list, list[str]]:
         """One PlotMultiRuntimes per model file, and the errors of those that cannot be made."""
@@ -201,7 +201,7 @@ class ConfirmResults(_ExperimentsMixin):
         return self.experiment_tasks()
 
     def output(self):
-        return self.local_target("confirm.json")
+        return self.declared_outputs()["confirm"]
 
     def run(self):
         from mlprof.report import collect, to_frame
@@ -277,7 +277,7 @@ class Nightly(_ExperimentsMixin):
 
     def output(self):
         # without confirmation the alerts differ: another file
-        return self.local_target("nightly.json" if self.confirm else "nightly_noconfirm.json")
+        return self.declared_outputs(confirm=self.confirm)["nightly"]
 
     def run_summary(self) -> str | None:
         """The nightly summary line, on every run (also when the night was done already).

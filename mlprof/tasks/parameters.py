@@ -500,8 +500,8 @@ class PlotMixin(BaseTask):
 
     def plot_targets(self, stem: str, labels: tuple[str, ...] = ()) -> dict:
         """One target per file type."""
-        tag = self.plot_tag(labels)
-        return {ext: self.local_target(f"{stem}{tag}.{ext}") for ext in self.file_types}
+        return self.declared_outputs(stem=stem, tag=self.plot_tag(labels),
+                                     file_types=tuple(self.file_types))
 
     def view(self, paths: list[str]) -> None:
         """Run --view-cmd on the plots, if given."""

@@ -49,7 +49,7 @@ class MeasurePeak(ThreadsMixin):
                 "settings": layout.peak_settings_segment(self.threads)}
 
     def output(self):
-        return self.local_target(layout.PEAK_FILE)
+        return self.declared_outputs()["peak"]
 
     def run(self):
         from mlprof.measure.peak import measure_peak_isolated

@@ -102,8 +102,7 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         return {"mlprof_measure": 1} if self.is_branch() else {}
 
     def output(self):
-        return {k: self.local_target(name)
-                for k, name in layout.profile_files(self.branch_data).items()}
+        return self.declared_outputs(batch_size=self.branch_data)
 
     def profiled_export(self) -> ExportOnnx:
         """The export this branch profiles: the static graph of its batch size when the
@@ -166,9 +165,7 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         return self.reqs.ProfileRuntime.req(self)
 
     def output(self):
-        files = layout.profile_plot_files(self.bs_tag, self.top_ops)
-        return {**self.plot_targets(files["plot"]),
-                "csv": self.local_target(files["csv"]), "text": self.local_target(files["text"])}
+        return self.plot_targets(layout.profile_plot_files(self.bs_tag, self.top_ops)["plot"])
 
     def profiles(self) -> list:
         """The branches' profiles (:class:`mlprof.plotting.profile.Profile`)."""

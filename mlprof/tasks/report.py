@@ -28,9 +28,7 @@ class Report(StoresMixin):
         return {"model": self.stores_segment()}
 
     def output(self):
-        return {"csv": self.local_target("report.csv"),
-                "parquet": self.local_target("report.parquet"),
-                "summary": self.local_target("summary.txt")}
+        return self.declared_outputs()
 
     def run(self):
         from mlprof.report import collect, to_frame

@@ -244,8 +244,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         return {"mlprof_measure": 1} if self.is_branch() else {}
 
     def output(self):
-        return {k: self.local_target(name)
-                for k, name in layout.branch_files(self.branch_data).items()}
+        return self.declared_outputs(batch_size=self.branch_data)
 
     def complete(self) -> bool:
         """A branch is complete when both files exist and validate (a damaged branch is
@@ -346,8 +345,7 @@ class MergeRuntimes(MeasurementTask):
         return self.reqs.MeasureRuntime.req(self)
 
     def output(self):
-        return {k: self.local_target(name)
-                for k, name in layout.merged_files(self.bs_tag).items()}
+        return self.declared_outputs(bs_tag=self.bs_tag)
 
     def run_summary(self) -> str:
         return self.summary_of([(f"{self.resolved_model_name} {self.runtime}", self)],
