@@ -40,6 +40,7 @@ from typing import Any
 from mlprof.errors import MLProfError
 from mlprof.measure.harness import ProgressFn
 from mlprof.measure.settings import MeasureSettings
+from mlprof.results import records
 from mlprof.runtimes.base import RUNTIME_OVERHEAD
 
 #: the columns of a profile's CSV: operator type, runs per profiled call, milliseconds per
@@ -223,7 +224,7 @@ def write_profile(result: ProfileResult, paths: dict[str, str], **extra: Any) ->
     from mlprof.util import write_json_atomic, write_text_atomic
 
     write_text_atomic(paths["csv"], result.csv_text())
-    write_json_atomic(paths["json"], {**result.provenance, **extra})
+    write_json_atomic(paths["json"], records.stamp({**result.provenance, **extra}, "profile"))
 
 
 def read_profile(csv_path: str, json_path: str) -> tuple[list[OpRow], dict[str, Any]]:

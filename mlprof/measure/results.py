@@ -20,7 +20,7 @@ import numpy as np
 from mlprof.errors import CorruptResult
 from mlprof.measure.contention import is_contended
 from mlprof.measure.stats import CV_UNSTABLE, RAW_COLUMNS, summarize, write_stats_csv
-from mlprof.results import layout
+from mlprof.results import layout, records
 from mlprof.util import atomic_path, write_json_atomic, write_text_atomic
 
 __all__ = ["CorruptResult", "branch_problem", "merge_branches", "read_branch",
@@ -121,6 +121,7 @@ def read_provenance(json_path: str | os.PathLike, batch_size: int | None = None)
                             path)
     if not prov:
         raise CorruptResult("is an empty JSON object, not a provenance record", path)
+    records.format_version(prov, path)  # a newer format is refused, not guessed at
     settings = prov.get("settings")
     if not isinstance(settings, dict):
         raise CorruptResult("has no settings (object)" if settings is None else
@@ -285,15 +286,20 @@ def branch_problem(csv_path: str | os.PathLike, json_path: str | os.PathLike
 def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, Any],
                  batch_job: Mapping[str, Any] | None = None,
                  script: Mapping[str, Any] | None = None,
-                 export_record_file: str | None = None) -> dict:
+                 export_record_file: str | None = None,
+                 model_identity: records.ModelIdentity | None = None) -> dict:
     """Write one batch size's raw samples (``paths["csv"]``) and provenance (``paths["json"]``).
 
     The provenance is the harness' record plus where it ran (``batch_job``), which task and
     parameters asked for it (``task``: enough to measure it again), the script's arguments
-    (``script``) and the export record of an exported script model. The JSON is written last:
-    a branch counts as complete only when both files exist. Returns the provenance.
+    (``script``), the export record of an exported script model and the model the user named
+    (``model_identity``, see :mod:`mlprof.results.records`), stamped with the record format.
+    The JSON is written last: a branch counts as complete only when both files exist. Returns
+    the provenance.
     """
     prov = result.provenance
+    if model_identity is not None:
+        prov["model_identity"] = model_identity.to_dict()
     prov["batch_job"] = dict(batch_job) if batch_job else None
     prov["task"] = dict(task)
     if script is not None:
@@ -302,6 +308,7 @@ def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, An
         with open(export_record_file) as f:
             prov["export"] = json.load(f)
     write_text_atomic(paths["csv"], result.csv_text())
+    prov = records.stamp(prov, "branch")
     write_json_atomic(paths["json"], prov)
     return prov
 
@@ -338,7 +345,8 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
     with atomic_path(outputs["stats"]) as tmp:
         write_stats_csv(tmp, rows)
     extra = {"cost": costs} if cost is not None else {}
-    write_json_atomic(outputs["provenance"], {**meta, **extra, "measurements": provs})
+    write_json_atomic(outputs["provenance"], records.stamp(
+        {**meta, **extra, "measurements": provs}, "merged"))
     return rows
 
 

@@ -295,7 +295,8 @@ def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
                  alerts: Sequence[tuple[str, str, str]] = (),
                  title: str | None = None, top_right_label: str | None = None,
                  caption: str | None = None, view: str = "panels",
-                 confirm_suffix: str = CONFIRM_SUFFIX) -> Figure:
+                 confirm_suffix: str = CONFIRM_SUFFIX,
+                 events: Sequence[tuple[str, str]] = ()) -> Figure:
     """Plot ``{label: (versions, values)}`` (versions in time order) over the nights.
 
     ``view="panels"``: one panel per series (batch size) with its own y range, the x axis (the
@@ -304,9 +305,12 @@ def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
     ``BASELINE_NIGHTS + 1``), distinct colours and markers. Confirmations (``<night>
     <confirm_suffix>``) are hollow markers at their night. ``alerts`` are ``(label, version,
     kind)`` rows (a kind of ``regression`` or ``improvement``), drawn as triangles and named in
-    the legend. Series with fewer than two nights are left out and named under the plot, next
-    to ``caption`` (e.g. the measurement settings); raises ``ValueError`` when no series has
-    two nights.
+    the legend. ``events`` are ``(version, text)`` of runtime upgrades and model edits
+    (:func:`mlprof.results.identity.events`): a dashed line before that night in every panel,
+    named at the top ("onnxruntime 1.31.1 -> 1.32.0"), so that a step at an upgrade reads as
+    one. Series with fewer than two nights are left out and named under the plot, next to
+    ``caption`` (e.g. the measurement settings); raises ``ValueError`` when no series has two
+    nights.
     """
     if view not in VIEWS:
         raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
@@ -330,14 +334,39 @@ def plot_history(lines: Mapping[str, tuple[Sequence[str], Sequence[float]]], *,
     plt = use_backend()
     with _style_context():
         handles = _legend_handles("o", any_confirm, kinds)
+        shown = [(pos[night_of(str(v), confirm_suffix)], text) for v, text in events
+                 if night_of(str(v), confirm_suffix) in pos]
+        if shown:
+            from matplotlib.lines import Line2D
+
+            handles.append(Line2D([], [], color=_EVENT_COLOR, linestyle="--",
+                                  label=EVENT_LABEL))
         if view == "panels":
             fig = _panels(plt, drawn, names, pos, colors, marks, statistic, what,
                           confirm_suffix, handles)
         else:
             fig = _change(plt, drawn, names, pos, colors, markers, marks, what, confirm_suffix,
                           handles)
+        _draw_events(fig, shown)
         _header(fig, title, top_right_label, left_out, caption)
     return fig
+
+
+#: the legend entry of a runtime upgrade or model edit
+EVENT_LABEL = "runtime or model changed"
+_EVENT_COLOR = "#6a3d9a"
+
+
+def _draw_events(fig, shown: Sequence[tuple[int, str]]) -> None:
+    """A dashed line just before each event's night in every axes of data, the event's text
+    along it (``gid`` ``event`` and ``event-text``: what tests look for)."""
+    for ax in [ax for ax in fig.axes if ax.get_visible() and ax.lines]:
+        for x, text in shown:
+            ax.axvline(x - 0.5, color=_EVENT_COLOR, linestyle="--", linewidth=1.0, zorder=1.5,
+                       gid="event")
+            ax.text(x - 0.45, 0.97, plot_text(text), transform=ax.get_xaxis_transform(),
+                    rotation=90, ha="left", va="top", fontsize="x-small", color=_EVENT_COLOR,
+                    gid="event-text")
 
 
 def _grid(n: int) -> tuple[int, int]:

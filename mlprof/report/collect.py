@@ -31,13 +31,14 @@ from mlprof.errors import CorruptResult
 from mlprof.measure.contention import is_contended
 from mlprof.measure.results import read_branch, read_failure
 from mlprof.measure.stats import STAT_COLUMNS, summarize
-from mlprof.results import layout
+from mlprof.results import layout, records
 
 logger = logging.getLogger("mlprof")
 
 #: columns of the report, in order
 REPORT_COLUMNS = [
-    "status", "error", "cause", "cause_detail", "corpus", "model", "model_hash", "model_file",
+    "status", "error", "cause", "cause_detail", "corpus", "model", "label", "model_hash",
+    "model_file",
     "runtime", "runtime_version",
     "device", "cpu_model", "host", "threads", "batch_size",
     *[c for c in STAT_COLUMNS if c != "batch_size"],
@@ -130,11 +131,9 @@ def _branch_row(js: Path, store: Path) -> dict:
     row = _split(js, store)
     row.update(summarize(samples, s["batch_size"], is_contended(prov)))
     env = prov.get("environment") if isinstance(prov.get("environment"), dict) else {}
-    task = prov.get("task") or {}
-    model = prov.get("model") or {}
+    ident = records.model_identity(prov, row["model"], row.get("model_hash"))
     row.update(
-        status="ok", error="", model=task.get("model_name", row["model"]),
-        model_file=task.get("model_file", model.get("spec_file")),
+        status="ok", error="", model=ident.name, label=ident.label, model_file=ident.file,
         runtime_version=prov.get("runtime_version", row["runtime_version"]),
         cpu_model=prov.get("cpu_model"), host=prov.get("host"),
         threads=prov.get("threads"), n_calls=s.get("n_calls"),

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime
 import html
-import json
 import math
 import os
 import re
@@ -46,15 +45,13 @@ from mlprof.report.dashboard_svg import (
     readable,
     sparkline,
 )
-from mlprof.report.history import HIGHER_IS_BETTER, SERIES_KEY, alerts_table
+from mlprof.report.history import HIGHER_IS_BETTER, alerts_table
 from mlprof.report.nightly import CONFIRM_SUFFIX
-from mlprof.results import layout
+from mlprof.results import identity, layout
+from mlprof.results.identity import SERIES_KEY
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.util import short_hash
 
-#: what identifies a result in the store's layout (present for failures too)
-RESULT_KEY = ["model", "model_hash", "runtime", "runtime_version", "device", "settings_key",
-              "batch_size"]
 #: columns of the results table; ``status`` is the shown status (:func:`shown_status`) and
 #: ``change`` the change of the dashboard's statistic vs its baseline (:func:`baseline_of`)
 TABLE_COLUMNS = ["model", "runtime", "runtime_version", "device", "threads", "batch_size",
@@ -381,7 +378,7 @@ def current_results(report, versions: Iterable[str] | None = None):
     With ``versions``, only results of those versions count; of several (a result and its
     confirming re-measurement), the latest is current. Without, the latest of all.
     """
-    df = report
+    df = identity.assign(report)
     versions = list(versions or [])
     if versions:
         df = df[df["version"].isin(versions)]
@@ -389,7 +386,7 @@ def current_results(report, versions: Iterable[str] | None = None):
         return df.copy()
     df = df.assign(_ts=df["timestamp"].fillna(""))
     df = df.sort_values("_ts", kind="stable")
-    latest = df.groupby(RESULT_KEY, dropna=False, sort=False).tail(1)
+    latest = df.groupby(identity.LATEST_KEY, dropna=False, sort=False).tail(1)
     return latest.drop(columns="_ts").sort_values(
         ["model", "runtime", "runtime_version", "settings_key", "batch_size"],
         kind="stable", ignore_index=True)
@@ -409,7 +406,7 @@ def _norm(value: Any) -> str:
 
 
 def series_key(row: Mapping[str, Any]) -> tuple[str, ...]:
-    """The :data:`~mlprof.report.history.SERIES_KEY` of a row, normalized (:func:`_norm`)."""
+    """The :data:`~mlprof.results.identity.SERIES_KEY` of a row, normalized (:func:`_norm`)."""
     return tuple(_norm(row.get(k)) for k in SERIES_KEY)
 
 
@@ -428,6 +425,19 @@ class Series:
     timestamps: list[str] = field(default_factory=list)
     #: point index -> alert kind
     alerts: dict[int, str] = field(default_factory=dict)
+    #: each point's runtime version and model hash (their changes are events)
+    runtime_versions: list[str] = field(default_factory=list)
+    model_hashes: list[str] = field(default_factory=list)
+    runtime: str = ""
+
+    def events(self) -> dict[int, str]:
+        """Point index -> the runtime upgrade or model edit that came with it."""
+        rows = [{"runtime_version": v, "model_hash": h}
+                for v, h in zip(self.runtime_versions, self.model_hashes, strict=True)]
+        out: dict[int, str] = {}
+        for e in identity.events(rows, self.runtime):
+            out[e.index] = "; ".join(filter(None, (out.get(e.index), e.text)))
+        return out
 
     def points(self) -> list[tuple[str, float, bool]]:
         """``(version, value, is_confirmation)`` of each point."""
@@ -441,15 +451,19 @@ def build_series(report, statistic: str) -> dict[tuple[str, ...], Series]:
     out: dict[tuple[str, ...], Series] = {}
     if report.empty:
         return out
-    ok = report[report["status"] == "ok"]
+    ok = identity.assign(report[report["status"] == "ok"])
     ok = ok.assign(_ts=ok["timestamp"].fillna("").astype(str)).sort_values("_ts",
                                                                           kind="stable")
-    cols = [*SERIES_KEY, "version", "_ts", statistic]
+    cols = [*SERIES_KEY, "runtime_version", "model_hash", "version", "_ts", statistic]
+    n = len(SERIES_KEY)
     for rec in ok[cols].itertuples(index=False, name=None):
         value = _number(rec[-1])
         if value is None:
             continue
-        s = out.setdefault(tuple(_norm(v) for v in rec[:len(SERIES_KEY)]), Series())
+        s = out.setdefault(tuple(_norm(v) for v in rec[:n]), Series())
+        s.runtime = str(rec[SERIES_KEY.index("runtime")])
+        s.runtime_versions.append(_norm(rec[n]))
+        s.model_hashes.append(_norm(rec[n + 1]))
         s.versions.append(str(rec[-3]))
         s.timestamps.append(rec[-2])
         s.values.append(value)
@@ -531,23 +545,14 @@ def group_failures(failures: Sequence[Mapping[str, Any]]) -> list[dict]:
 
 
 def _model_labels(current) -> dict[tuple[str, str], str]:
-    """``{(model, hash): label}``: the ``model.label`` of a result's provenance (the YAML's
-    label; a script model's name), the model name where there is none."""
+    """``{(model, hash): label}``: the label of the model the user named (the report's
+    ``label``, from :func:`mlprof.results.records.model_identity`: a YAML's label, a script
+    model's name; never an export's spec, which is called ``model``), else the model's name."""
     labels: dict[tuple[str, str], str] = {}
     ok = current[current["status"] == "ok"]
     for (model, mhash), g in ok.groupby(["model", "model_hash"], sort=False, dropna=False):
-        label = None
-        for path in g["path"].head(3):
-            try:
-                with open(str(path), "rb") as f:
-                    prov = json.loads(f.read())
-            except (OSError, ValueError, RecursionError):
-                continue
-            m = prov.get("model") if isinstance(prov, dict) else None
-            if isinstance(m, dict) and isinstance(m.get("label"), str) and m["label"].strip():
-                label = m["label"].strip()
-                break
-        labels[(model, mhash)] = label or str(model)
+        given = [v.strip() for v in g.get("label", []) if isinstance(v, str) and v.strip()]
+        labels[(model, mhash)] = given[-1] if given else str(model)
     return labels
 
 
@@ -724,10 +729,13 @@ def _history_html(model_report, series: Mapping[tuple, Series], alerts: Sequence
             base = baseline_of(s, s.versions[-1], s.timestamps[-1], AlertRule().window)
             panels.append(f'<div class="panel" id="{_anchor(k)}">' + history_panel(
                 s.points(), title=f"batch size {k[-1]}", unit=unit, baseline=base,
-                alerts=s.alerts) + "</div>")
+                alerts=s.alerts, events=s.events()) + "</div>")
         if not panels:
             continue
         cfg = dict(zip(SERIES_KEY, (*ckey, ""), strict=True))
+        seen = [v for k in skeys for v in series[k].runtime_versions if v]
+        cfg["runtime_version"] = seen[-1] if len(set(seen)) <= 1 else \
+            f"{series[skeys[0]].runtime_versions[0]} -> {seen[-1]}"
         head = (f"{cfg['runtime']} {cfg['runtime_version']} on {cfg['device']}, "
                 f"{cfg['threads']} thread(s), host {cfg['host']} ({cfg['cpu_model']})")
         fig = ""
@@ -755,7 +763,8 @@ def _history_png(model_report, c_alerts: Sequence[dict], statistic: str, img_dir
                                           min_points=2):
         if tuple(_norm(g.get(k)) for k in SERIES_KEY[:-1]) != ckey:
             continue
-        fig = plot_history(lines, statistic=statistic, alerts=marks, top_right_label=(
+        fig = plot_history(lines, statistic=statistic, alerts=marks, events=g["events"],
+                           top_right_label=(
             f"{g['runtime']} {g['runtime_version']}, {g['device']}, {g['threads']} thr"))
         fname = f"{slug}_history{n}.png"
         try:
@@ -785,6 +794,7 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     (:mod:`mlprof.report.dashboard_archive`) lists.
     """
     rule = rule or AlertRule()
+    report = identity.assign(report)
     out_dir = os.fspath(out_dir)
     img_dir = os.path.join(out_dir, "img")
     os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
@@ -893,10 +903,11 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         body.append('<section id="experiments"><h2>Experiments</h2>' + _table(
             exp_rows, ["title", "status", "results", "file", "message", "description"],
             table_id="experiments-table", empty="no experiment files") + "</section>")
-    alert_cols = ["new", "kind", "test", "model", "runtime", "runtime_version", "threads",
-                  "batch_size", "first_version", "version", "baseline", "value", "change", "z",
-                  "host", "trend", "history"]
+    alert_cols = ["new", "kind", "test", "event", "model", "runtime", "runtime_version",
+                  "threads", "batch_size", "first_version", "version", "baseline", "value",
+                  "change", "z", "host", "trend", "history"]
     alert_headers = {"first_version": "from version", "version": "confirmed by",
+                     "event": "coincides with",
                      "baseline": f"baseline {statistic}", "value": statistic,
                      "history": "history"}
     body.append(
@@ -915,7 +926,10 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         "Each row links to its history.</p>"
         + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
                  links={"model": lambda r: model_link(r, _anchor(series_key(r))),
-                        "history": lambda r: model_link(r, _anchor(series_key(r)))},
+                        "history": lambda r: model_link(r, _anchor(series_key(r))),
+                        # the history across the upgrade or edit: both sides, one click
+                        "event": lambda r: model_link(r, _anchor(series_key(r)))
+                        if r.get("event") else None},
                  raw={"trend": lambda r: trend(series_key(r), f"{r['model']} "
                                                f"{r['runtime']} bs {_norm(r['batch_size'])}"),
                       "history": lambda r: "history"},

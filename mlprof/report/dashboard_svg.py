@@ -152,10 +152,13 @@ def _triangle(cx: float, cy: float, kind: str, r: float) -> str:
 
 def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit: str,
                   baseline: float | None = None, alerts: Mapping[int, str] | None = None,
+                  events: Mapping[int, str] | None = None,
                   width: int = 230, height: int = 120) -> str:
     """One batch size's history: ``points`` are ``(version, value, is_confirmation)`` oldest
     first; a confirmation is drawn as an open point beside its night's. ``alerts`` maps a
-    point's index to ``regression``/``improvement`` (a triangle, explained by its tooltip)."""
+    point's index to ``regression``/``improvement`` (a triangle, explained by its tooltip);
+    ``events`` a point's index to a runtime upgrade or model edit that came with it (a dashed
+    line before the point, class ``event``, its text as tooltip and in the point's)."""
     if not points:
         return ""
     vals = [p[1] for p in points]
@@ -187,6 +190,12 @@ def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit
         out.append(f'<line x1="{left}" x2="{right}" y1="{yb}" y2="{yb}" stroke="#9aa3b2" '
                    'stroke-dasharray="4,3"><title>baseline '
                    f"{_esc(readable(baseline))} {_esc(unit)}</title></line>")
+    for i, text in sorted((events or {}).items()):
+        if 0 < i < len(xs):
+            xe = _fmt_xy(x((xs[i - 1] + xs[i]) / 2))
+            out.append(f'<line class="event" x1="{xe}" x2="{xe}" y1="{top}" y2="{bottom}" '
+                       f'stroke="#6a3d9a" stroke-width="1.2" stroke-dasharray="3,2">'
+                       f"<title>{_esc(text)}</title></line>")
     line = " ".join(f"{_fmt_xy(x(xi))},{_fmt_xy(y(v))}"
                     for xi, (_, v, c) in zip(xs, points, strict=True) if not c)
     out.append(f'<polyline fill="none" stroke="{PALETTE[0]}" stroke-width="1.6" '
@@ -195,6 +204,8 @@ def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit
         kind = (alerts or {}).get(i)
         tip = f"{version}: {readable(v)} {unit}" + (" (confirming re-measurement)"
                                                       if confirm else "")
+        if (events or {}).get(i):
+            tip += f" ({(events or {})[i]})"
         if kind:
             tip += f" - {kind}"
             out.append(_triangle(x(xi), y(v) - (7 if kind == "regression" else -7), kind, 5))

@@ -1,17 +1,20 @@
 """History: the same configuration across versions, and alerts along it.
 
-Only like is compared with like: a series is one model (and model hash), runtime and runtime
-version, device, host and CPU, threads, measurement settings and batch size, ordered by the
-measurement timestamp. A different host or runtime version starts another series.
+Only like is compared with like: a series is one model (by name and file), runtime (by name),
+device, host and CPU, threads, measurement settings and batch size, ordered by the measurement
+timestamp (:data:`mlprof.results.identity.SERIES_KEY`). A different host starts another series;
+a new runtime version or an edited model continues it, as an event on it that an alert
+coinciding with it names (``event``: "onnxruntime 1.31.1 -> 1.32.0").
 """
 
 from __future__ import annotations
 
 from mlprof.report.alerts import AlertRule, detect
+from mlprof.results import identity
+from mlprof.results.identity import GROUP_KEY, SERIES_KEY
 
-#: what must be equal for two results to be in one series
-SERIES_KEY = ["model", "model_hash", "runtime", "runtime_version", "device", "host",
-              "cpu_model", "threads", "settings_key", "batch_size"]
+__all__ = ["GROUP_KEY", "HIGHER_IS_BETTER", "SERIES_KEY", "alerts_table", "candidates",
+           "history_groups", "series"]
 
 #: the report's columns that give each run's own spread to the alert rule
 SPREAD_COLUMNS = ("median_ms", "p16_ms", "p84_ms", "count")
@@ -27,11 +30,12 @@ def series(report, statistic: str = "median_ms"):
     it (``median_ms``, ``p16_ms``, ``p84_ms``, ``count``): what the alert rule needs to tell a
     disturbed run from a change (see :func:`run_spread`).
     """
-    ok = report[report["status"] == "ok"]
+    ok = identity.assign(report[report["status"] == "ok"])
     out = {}
     for key, g in ok.groupby(SERIES_KEY, sort=True, dropna=False):
         g = g.sort_values("timestamp", kind="stable")
-        extra = [c for c in SPREAD_COLUMNS if c in g and c != statistic]
+        extra = [c for c in (*SPREAD_COLUMNS, *identity.EVENT_FIELDS, "runtime")
+                 if c in g and c != statistic]
         cols = ["version", "timestamp", statistic, *extra] + (["path"] if "path" in g else [])
         s = g[cols].rename(columns={statistic: "value"})
         if statistic == "median_ms":
@@ -58,21 +62,36 @@ def run_spread(s) -> dict:
 
 def alerts_table(report, statistic: str = "median_ms", rule: AlertRule | None = None):
     """One row per alert: the series key, the version that confirmed it, kind, the test that
-    found it (``step`` or ``trend``) and sizes."""
+    found it (``step`` or ``trend``), sizes, the runtime version of the alerting point, and the
+    ``event`` it coincides with: a runtime upgrade or model edit at a point from the first
+    alerting one to the confirming one ("onnxruntime 1.31.1 -> 1.32.0"; "" for none)."""
     import pandas as pd
 
     rule = rule or AlertRule()
     rows = []
     for key, s in series(report, statistic).items():
+        found = identity.events(s)
         for a in detect(s["value"].to_numpy(), rule,
                         higher_is_worse=statistic not in HIGHER_IS_BETTER, **run_spread(s)):
+            ev = identity.events_between(found, a.start, a.index)
             rows.append({**dict(zip(SERIES_KEY, key, strict=True)), "statistic": statistic,
                          "kind": a.kind, "test": a.test, "version": s["version"].iloc[a.index],
                          "first_version": s["version"].iloc[a.start], "value": a.value,
-                         "baseline": a.baseline, "change": a.change, "z": a.z})
+                         "baseline": a.baseline, "change": a.change, "z": a.z,
+                         "runtime_version": _at(s, "runtime_version", a.index),
+                         "model_hash": _at(s, "model_hash", a.index),
+                         "event": "; ".join(e.text for e in ev)})
     cols = [*SERIES_KEY, "statistic", "kind", "test", "version", "first_version", "value",
-            "baseline", "change", "z"]
+            "baseline", "change", "z", "runtime_version", "model_hash", "event"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _at(s, column: str, index: int) -> str:
+    """The value of ``column`` at point ``index`` of a series frame ("" without one)."""
+    if column not in s.columns:
+        return ""
+    v = s[column].iloc[index]
+    return "" if v is None or v != v else str(v)
 
 
 def candidates(report, version: str, statistic: str = "median_ms",
@@ -95,13 +114,11 @@ def candidates(report, version: str, statistic: str = "median_ms",
         if found and found[-1].index == len(s) - 1:
             a = found[-1]
             out.append({**dict(zip(SERIES_KEY, key, strict=True)), "kind": a.kind,
+                        "runtime_version": _at(s, "runtime_version", len(s) - 1),
+                        "model_hash": _at(s, "model_hash", len(s) - 1),
                         "path": s["path"].iloc[-1] if "path" in s else None,
                         "change": a.change, "z": a.z})
     return out
-
-
-#: what one history plot holds: a series per batch size of one configuration
-GROUP_KEY = [k for k in SERIES_KEY if k != "batch_size"]
 
 
 def history_groups(report, alerts: list[dict], statistic: str = "median_ms",
@@ -110,18 +127,33 @@ def history_groups(report, alerts: list[dict], statistic: str = "median_ms",
 
     Each is ``(configuration, {"batch size N": (versions, values)}, marks)`` with ``marks`` the
     ``(line label, version, kind)`` of ``alerts`` (rows of :func:`alerts_table`) in it; series
-    with fewer than ``min_points`` points are left out.
+    with fewer than ``min_points`` points are left out. The configuration has, besides the
+    group key, ``runtime_version`` (of its latest point; ``a -> b`` when it changed) and
+    ``events``: ``(version, text)`` of each runtime upgrade or model edit, in time order.
     """
     lines: dict[tuple, dict] = {}
+    info: dict[tuple, dict] = {}
     for key, s in series(report, statistic).items():
         if len(s) < min_points:
             continue
         k = dict(zip(SERIES_KEY, key, strict=True))
-        lines.setdefault(tuple(k[g] for g in GROUP_KEY), {})[f"batch size {k['batch_size']}"] = (
+        gk = tuple(k[g] for g in GROUP_KEY)
+        lines.setdefault(gk, {})[f"batch size {k['batch_size']}"] = (
             list(s["version"]), list(s["value"]))
+        gi = info.setdefault(gk, {"versions": [], "events": {}})
+        gi["versions"] += [(t, _at(s, "runtime_version", i))
+                           for i, t in enumerate(s["timestamp"].astype(str))]
+        for e in identity.events(s):
+            gi["events"].setdefault(str(s["version"].iloc[e.index]), (
+                str(s["timestamp"].iloc[e.index]), e.text))
     out = []
     for gkey, group_lines in lines.items():
         g = dict(zip(GROUP_KEY, gkey, strict=True))
+        seen = [v for _, v in sorted(info[gkey]["versions"]) if v]
+        first, last = (seen[0], seen[-1]) if seen else ("", "")
+        g["runtime_version"] = last if first == last else f"{first} -> {last}"
+        g["events"] = [(v, text) for v, (_, text) in
+                       sorted(info[gkey]["events"].items(), key=lambda kv: kv[1][0])]
         marks = [(f"batch size {a['batch_size']}", a["version"], a["kind"]) for a in alerts
                  if all(str(a[c]) == str(g[c]) for c in GROUP_KEY)]
         out.append((g, group_lines, marks))

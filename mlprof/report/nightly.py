@@ -106,11 +106,18 @@ def nightly_summary(version: str, statuses: list[dict], confirmed: list[dict], a
     }
 
 
+def alert_phrase(r: Mapping[str, Any]) -> str:
+    """``linear onnxruntime bs 8 +30% (onnxruntime 1.31.1 -> 1.32.0)``: an alert, with the
+    runtime upgrade or model edit it coincides with."""
+    event = r.get("event")
+    return (f"{r['model']} {r['runtime']} bs {r['batch_size']} {100 * r['change']:+.0f}%"
+            + (f" ({event})" if isinstance(event, str) and event else ""))
+
+
 def summary_line(summary: Mapping[str, Any]) -> str:
     """The one line a nightly run prints and sends."""
     counts = summary["counts"]
-    regs = ", ".join(f"{r['model']} {r['runtime']} bs {r['batch_size']} "
-                     f"{100 * r['change']:+.0f}%" for r in summary["new_regressions"])
+    regs = ", ".join(alert_phrase(r) for r in summary["new_regressions"])
     return (f"nightly {summary['version']}: experiments {counts['ok']} ok, {counts['partial']} "
             f"partial, {counts['failed']} failed; {len(summary['new_regressions'])} new "
             f"regression(s){': ' + regs if regs else ''}; "
@@ -126,8 +133,7 @@ def failing_reasons(summary: Mapping[str, Any]) -> list[str]:
     regs = summary.get("new_regressions") or []
     if regs:
         reasons.append(f"{len(regs)} new regression(s): " + ", ".join(
-            f"{r['model']} {r['runtime']} bs {r['batch_size']} {100 * r['change']:+.0f}%"
-            for r in regs))
+            alert_phrase(r) for r in regs))
     bad = [e for e in summary.get("experiments") or [] if e.get("status") in FAILING_STATUSES]
     if bad:
         reasons.append(f"{len(bad)} failed or partial experiment(s): " + ", ".join(

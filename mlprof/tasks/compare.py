@@ -12,7 +12,7 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.results import layout
+from mlprof.results import layout, records
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.tasks.base import BaseTask, failure_reason
 from mlprof.tasks.parameters import (
@@ -179,10 +179,10 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
             rows.extend(comparison_rows(res))
         out = self.output()
         write_text_atomic(out["rounds"].path, rounds_csv(results))
-        write_json_atomic(out["provenance"].path, {
+        write_json_atomic(out["provenance"].path, records.stamp({
             "interleaved": True, "task": {"family": self.task_family, "version": self.version,
                                           "params": self.to_str_params(only_significant=True)},
-            "batch_sizes": {str(r.batch_size): r.provenance for r in results}})
+            "batch_sizes": {str(r.batch_size): r.provenance for r in results}}, "interleaved"))
         write_text_atomic(out["table"].path, table_csv(rows))  # last: it marks completion
         logger.info("interleaved comparison:\n%s", format_table(rows))
 

@@ -14,10 +14,12 @@ from mlprof.util import atomic_dir, atomic_path, short_hash
 def history_file_name(group: dict) -> str:
     """The file name (without extension) of a configuration's history plot: readable parts
     plus a hash of the whole configuration, so that two configurations that differ only in
-    what the name leaves out (CPU model, model hash, device) never share a file."""
+    what the name leaves out (CPU model, model file, device) never share a file. The runtime
+    version is not in it: a series continues across upgrades (an event on it), and so does
+    its file."""
     from mlprof.report.history import GROUP_KEY
 
-    readable = path_safe(f"{group['model']}_{group['runtime']}-{group['runtime_version']}_"
+    readable = path_safe(f"{group['model']}_{group['runtime']}_"
                          f"{group['host']}_{group['settings_key']}", 100)
     return f"{readable}__{short_hash(*(group[k] for k in GROUP_KEY), length=6)}"
 
@@ -78,7 +80,8 @@ class PlotHistory(StoresMixin):
                 if not drawable(lines):  # no series with two nights: a point is no history
                     continue
                 fig = plot_history(lines, statistic=self.statistic, alerts=marks,
-                                   view=self.view, title=f"{g['model']} on {g['runtime']} "
+                                   view=self.view, events=g["events"],
+                                   title=f"{g['model']} on {g['runtime']} "
                                    f"{g['runtime_version']}", top_right_label=machine_text(g),
                                    caption=f"settings: {g['settings_key']}")
                 name = history_file_name(g)

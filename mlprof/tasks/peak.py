@@ -13,7 +13,7 @@ import socket
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.results import layout
+from mlprof.results import layout, records
 from mlprof.runtimes import peak_runtimes
 from mlprof.tasks.parameters import ThreadsMixin
 
@@ -56,7 +56,7 @@ class MeasurePeak(ThreadsMixin):
         from mlprof.util import write_json_atomic
 
         record = measure_peak_isolated(self.runtime, self.threads)
-        write_json_atomic(self.output().path, record)
+        write_json_atomic(self.output().path, records.stamp(record, "peak"))
         self.publish_message(f"peak: {record['peak_gflops']:.1f} GFLOP/s "
                              f"(spread {100 * record['spread']:.1f} %, n={record['n']})")
 

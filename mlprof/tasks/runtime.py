@@ -10,7 +10,7 @@ import time
 import law
 
 from mlprof.errors import MLProfError
-from mlprof.results import layout
+from mlprof.results import layout, records
 from mlprof.runtimes import TFAOT_MODEL
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
@@ -115,6 +115,15 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Measur
     def measures_export(self) -> bool:
         """Whether the measured file is this script model's ONNX export."""
         return self.is_script and self.runtime_info.needs_export
+
+    def model_identity(self) -> records.ModelIdentity:
+        """The model as the user named it (never an export's spec): recorded with each result,
+        so that every table, page and plot shows one name and label for it."""
+        spec = self.model_spec
+        name = self.resolved_model_name
+        label = spec.label if spec.label and spec.label != spec.name else name
+        seg = layout.parse_model_segment(self.model_segment())
+        return records.ModelIdentity(name, label, str(self.model_file), seg.get("model_hash"))
 
     def model_segment(self) -> str:
         """``<name>__<hash>``: the model's content (and a script's arguments and depth)."""
@@ -326,7 +335,8 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
             script={"file": self.model_spec.file, "script_args": self.script_argv,
                     "max_depth": self.max_depth} if self.is_script else None,
             export_record_file=self.measured_export().output()["json"].path
-            if self.measures_export else None)
+            if self.measures_export else None,
+            model_identity=self.model_identity())
         logger.info("%s: median %.4f ms over %d calls", label,
                     float(np.median(result.samples_ms)), result.samples_ns.size)
 
