@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mlprof.errors import CorruptResult
 from mlprof.measure.contention import is_contended
-from mlprof.measure.results import read_branch, read_failure
+from mlprof.measure.results import events_per_call, read_branch, read_failure
 from mlprof.measure.stats import STAT_COLUMNS, summarize
 from mlprof.results import layout
 
@@ -128,7 +128,8 @@ def _branch_row(js: Path, store: Path) -> dict:
         return corrupt_row(js, store, e, batch_size=bs, prov=_loose_json(js))
     s = prov["settings"]
     row = _split(js, store)
-    row.update(summarize(samples, s["batch_size"], is_contended(prov)))
+    row.update(summarize(samples, s["batch_size"], is_contended(prov),
+                         events_per_call=events_per_call(prov)))
     env = prov.get("environment") if isinstance(prov.get("environment"), dict) else {}
     task = prov.get("task") or {}
     model = prov.get("model") or {}
