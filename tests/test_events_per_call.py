@@ -82,6 +82,7 @@ def test_no_batch_model_on_onnxruntime_has_one_event_per_call(store):
     s = result.stats
     assert s["events_per_call"].tolist() == [1, 1]
     assert np.allclose(s["throughput"], 1000.0 / s["median_ms"])
+    assert {"unstable", "contended", "flags"} <= set(s.columns)
 
 
 @pytest.mark.slow

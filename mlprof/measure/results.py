@@ -362,14 +362,18 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
     return rows
 
 
-def unstable_warning(name: str, rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """A warning naming the batch sizes whose CV exceeds :data:`CV_UNSTABLE` (None if none)."""
+def unstable_warning(name: str, rows: Sequence[Mapping[str, Any]],
+                     runtime: str | None = None) -> str | None:
+    """A warning naming the model (``name``), the ``runtime`` and the batch sizes whose CV
+    exceeds :data:`CV_UNSTABLE` (None if none): among luigi's lines on stderr, a warning that
+    does not say which curve it is about cannot be acted on."""
     unstable = [r for r in rows if r["unstable"]]
     if not unstable:
         return None
     sizes = ", ".join(str(r["batch_size"]) for r in unstable)
     cvs = ", ".join(f"{100 * r['cv']:.0f}%" for r in unstable)
-    return (f"{name}: unstable measurement (CV > {100 * CV_UNSTABLE:.0f}%) at batch size(s) "
+    where = f"{name} on {runtime}" if runtime else name
+    return (f"{where}: unstable measurement (CV > {100 * CV_UNSTABLE:.0f}%) at batch size(s) "
             f"{sizes} (CV {cvs}); the median and "
             "percentiles are robust, mean and std are not: consider a larger --min-duration or "
             "a quieter machine")

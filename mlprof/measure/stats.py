@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mlprof.measure.trust import CV_UNSTABLE, marks, with_legend
+
 if TYPE_CHECKING:  # pandas is optional here: the tasks use the numpy path (faster start-up)
     import pandas as pd
 
-#: CV above which a measurement is flagged as unstable
-CV_UNSTABLE = 0.10
+__all__ = ["CV_UNSTABLE", "RAW_COLUMNS", "STAT_COLUMNS", "compute_stats", "medians_table",
+           "read_runtimes", "read_stats_csv", "summarize", "throughput", "write_stats_csv"]
 
 #: columns of the raw sample CSV
 RAW_COLUMNS = ["batch_size", "event", "call", "runtime_ms"]
@@ -149,18 +151,36 @@ def _fmt(v) -> str:
 
 def medians_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     """A small text table of median latencies: one row per batch size, one column per
-    ``(label, statistics CSV)``; what ``law run`` prints at the end of a sweep."""
+    ``(label, statistics CSV)``; what ``law run`` prints at the end of a sweep.
+
+    A median of an unstable or contended point carries its marker (``0.0123 ~``, see
+    :mod:`mlprof.measure.trust`) and the legend follows the table: the table is what most users
+    read, and the warnings that say the same are far above it among luigi's lines."""
     columns = [(label, read_stats_csv(path)) for label, path in curves]
     sizes = sorted({int(b) for _, st in columns for b in st["batch_size"]})
     rows = [["batch size", *[f"{label} [ms]" for label, _ in columns]]]
+    shown: list[str] = []
     for bs in sizes:
         row = [str(bs)]
         for _, st in columns:
-            hit = [m for b, m in zip(st["batch_size"], st["median_ms"], strict=True)
-                   if int(b) == bs]
-            row.append(f"{hit[0]:.4g}" if hit else "-")
+            n = len(st["batch_size"])
+            unstable = st.get("unstable", np.zeros(n, dtype=bool))
+            contended = st.get("contended", np.zeros(n, dtype=bool))
+            hit = [(m, marks(u, c)) for b, m, u, c in zip(
+                st["batch_size"], st["median_ms"], unstable, contended, strict=True)
+                if int(b) == bs]
+            if hit:
+                median, flags = hit[0]
+                shown.append(flags)
+                # the marker column is as wide in every row, so the numbers stay aligned
+                row.append(f"{median:.4g} {flags:<2}")
+            else:
+                row.append("-   ")
         rows.append(row)
+    if not any(shown):  # no marker: the table as before, without the markers' column
+        rows = [[c.rstrip() if i else c for i, c in enumerate(r)] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "median latency per batch\n" + "\n".join(lines)
+    return with_legend("median latency per batch\n" + "\n".join(lines), shown)

@@ -261,10 +261,20 @@ def script_rows(df) -> list[dict]:
         bad = g[g["status"] != "ok"]
         first = bad.iloc[0] if len(bad) else None
         out.append({"corpus": str(g["corpus"].iloc[0] or ""), "script": file,
+                    "flags": _script_flags(g[g["status"] == "ok"]),
                     "status": "ok" if first is None else str(first["status"]),
                     "cause": "" if first is None else str(first["cause"] or ""),
                     "detail": "" if first is None else str(first["cause_detail"] or "")})
     return out
+
+
+def _script_flags(ok) -> str:
+    """The trust markers of a script's measured points (``ok``, report rows), together: ``~!``
+    when one is unstable and one contended (:mod:`mlprof.measure.trust`)."""
+    from mlprof.measure.trust import CONTENDED, UNSTABLE, marks
+
+    seen = "".join(marks(u, c) for u, c in zip(ok["unstable"], ok["contended"], strict=True))
+    return marks(UNSTABLE in seen, CONTENDED in seen)
 
 
 def _upstream_failures(store: Path) -> list[dict]:
