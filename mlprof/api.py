@@ -74,7 +74,10 @@ class BenchmarkResult:
     """Statistics and raw samples of one model on one runtime.
 
     ``stats`` has one row per batch size (count, mean_ms, std_ms, cv, min_ms, p16_ms,
-    median_ms, p84_ms, p90_ms, p95_ms, p99_ms, max_ms, throughput, unstable); ``samples`` maps
+    median_ms, p84_ms, p90_ms, p95_ms, p99_ms, max_ms, events_per_call, throughput, unstable,
+    contended, flags, ...): ``throughput`` is ``events_per_call`` (the batch size, 1 for a
+    model without a batch dimension) per median call; ``flags`` holds the markers the tables
+    print (``~`` unstable, ``!`` contended, :mod:`mlprof.measure.trust`); ``samples`` maps
     each batch size to its per-call latencies in ms; ``provenance`` is what MergeRuntimes wrote.
     """
 
@@ -279,11 +282,21 @@ def _result(task) -> BenchmarkResult:
     import pandas as pd
 
     from mlprof.measure.stats import read_runtimes, throughput
+    from mlprof.measure.trust import marks
 
     out = task.output()
     stats = pd.read_csv(out["stats"].path)
+    if "events_per_call" not in stats:  # written before it was recorded: the batch size
+        stats.insert(stats.columns.get_loc("throughput"), "events_per_call",
+                     stats["batch_size"])
     # files written before throughput was defined at the median held the mean-based number
-    stats["throughput"] = throughput(stats["batch_size"], stats["median_ms"])
+    stats["throughput"] = throughput(stats["events_per_call"], stats["median_ms"])
+    # the trust flags (older files lack contended) and their markers (mlprof.measure.trust)
+    for flag in ("unstable", "contended"):
+        stats[flag] = (stats[flag].astype(str).str.lower() == "true") if flag in stats \
+            else False
+    stats["flags"] = [marks(u, c) for u, c in zip(stats["unstable"], stats["contended"],
+                                                   strict=True)]
     with open(out["provenance"].path) as f:
         prov = json.load(f)
     samples = {}

@@ -167,14 +167,19 @@ def cmd_benchmark(a: argparse.Namespace) -> int:
                               batch_sizes=a.batch_sizes,
                               version=a.version, labels=_labels(a.labels), workers=a.workers,
                               raise_on_failure=False, **_settings(a))
-    rows = []
+    from mlprof.measure.trust import marked, with_legend
+
+    rows, shown = [], []
     for r in results:
         for s in r.stats.to_dict("records"):
+            # an unstable or contended median carries its marker (mlprof.measure.trust)
+            shown.append(s["flags"])
             rows.append({"model": r.model, "runtime": r.runtime, "batch": s["batch_size"],
-                         "median_ms": f"{s['median_ms']:.4f}", "p84_ms": f"{s['p84_ms']:.4f}",
-                         "events/s": _rate(s["throughput"])})
+                         "median_ms": marked(f"{s['median_ms']:.4f}", s["flags"]),
+                         "p84_ms": f"{s['p84_ms']:.4f}", "events/s": _rate(s["throughput"])})
     # throughput: events per second at the median latency (mlprof.measure.stats.throughput)
-    print(_table(rows, ["model", "runtime", "batch", "median_ms", "p84_ms", "events/s"]))
+    print(with_legend(_table(rows, ["model", "runtime", "batch", "median_ms", "p84_ms",
+                                    "events/s"]), shown))
     return 0 if results else 1
 
 

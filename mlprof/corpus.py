@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.measure.trust import CONTENDED, UNSTABLE, marked, marks
 from mlprof.report.causes import corpus_of
 from mlprof.runtimes import DEFAULT_RUNTIME
 
@@ -124,7 +125,9 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
     Returns one row per script and runtime: ``corpus``, ``script``, ``runtime``, ``status``
     (``ok``, ``skipped``, or the failure's status), ``cause`` and ``detail``
     (:func:`mlprof.report.causes.failure_cause`), ``models``, ``median_ms`` (per model, at the
-    first batch size) and ``reason``. ``echo`` hears one line per finished script and runtime.
+    first batch size, with its marker when unstable ``~`` or contended ``!``), ``flags`` (the
+    markers of any of them, :mod:`mlprof.measure.trust`) and ``reason``. ``echo`` hears one
+    line per finished script and runtime.
     """
     from mlprof.api import _build, _common, _ensure_env
     from mlprof.measure.settings import check_batch_sizes
@@ -200,18 +203,24 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         if bad is not None:
             failed(s, rt, bad)
             continue
+        firsts = [_first_median(t) for t in tasks]
         row(s, rt, status="ok", models=str(len(tasks)),
-            median_ms=", ".join(f"{_first_median(t):.3f}" for t in tasks))
+            median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),
+            flags=marks(any(UNSTABLE in f for _, f in firsts),
+                        any(CONTENDED in f for _, f in firsts)))
     out = [rows[(s.path, rt)] for s in scripts for rt in runtimes]
     say(f"done in {time.monotonic() - t0:.0f} s")
     return out
 
 
-def _first_median(merge: Any) -> float:
-    """The median latency (ms) at the first batch size of a complete MergeRuntimes."""
-    import pandas as pd
+def _first_median(merge: Any) -> tuple[float, str]:
+    """The median latency (ms) at the first batch size of a complete MergeRuntimes, and its
+    trust markers (:mod:`mlprof.measure.trust`: ``~`` unstable, ``!`` contended)."""
+    from mlprof.measure.stats import read_stats_csv
 
-    return float(pd.read_csv(merge.output()["stats"].path)["median_ms"].iloc[0])
+    st = read_stats_csv(merge.output()["stats"].path)
+    return float(st["median_ms"][0]), marks(st.get("unstable", [False])[0],
+                                            st.get("contended", [False])[0])
 
 
 @contextlib.contextmanager
@@ -236,7 +245,8 @@ def _watch(pending: list, merges: list, say: Callable[[str], None]) -> Iterator[
             n = counter.value
         name, rt = names[task.task_id]
         try:
-            median = f"{_first_median(task):.3f} ms"
+            first, flags = _first_median(task)
+            median = marked(f"{first:.3f} ms", flags)
         except Exception:  # noqa: BLE001 - a progress line only
             median = ""
         say(f"[{n}/{total}] {name} {rt}: ok {median}".rstrip())

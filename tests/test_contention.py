@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -182,6 +183,8 @@ def test_contended_in_stats_report_and_old_records_still_read(tmp_path: Path):
     assert st["contended"].tolist() == [True, False] and st["unstable"].dtype == bool
     assert "batch size(s) 1:" in (contended_warning("dnn", rows) or "")
     assert contended_warning("dnn", rows[1:]) is None
+    assert (contended_warning("dnn", rows, "onnxruntime") or "").startswith(
+        "dnn on onnxruntime: measured under contention")
 
     report = {r["batch_size"]: r for r in collect([store]) if r["status"] == "ok"}
     assert report[1]["contended"] is True and report[1]["other_cpu_cores"] == 1.2
@@ -272,3 +275,77 @@ def test_system_info_command_lists_checks():
     info = json.loads(proc.stdout)
     assert isinstance(info["checks"], list)
     assert info["checks"] == system_checks()
+
+
+@pytest.fixture
+def burners():
+    """Three processes burning CPU (this machine has two cores) for the duration of the test:
+    whatever else runs, the CPUs are never idle while a measurement beside them runs."""
+    procs = [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(3)]
+    try:
+        time.sleep(0.2)  # the burners run
+        yield procs
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def test_end_of_run_table_marks_a_contended_point(store, burners):
+    """Issue 20, item 3's acceptance test: a sweep measured beside CPU-burning processes prints
+    its contended medians with ``!`` and the legend under the end-of-run table; the warning
+    names model, runtime and batch size; the Report's summary and the API's result carry the
+    same marker."""
+    args = ["--version", "m1", "--model-file", str(DNN), "--batch-sizes", "1,2",
+            "--n-calls", "10", "--warmup", "1", "--min-duration", "0.6"]
+    proc = law_run("MergeRuntimes", *args, store=store, env={"MLP_NO_LOCK": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    lines = out.splitlines()
+    head = lines.index("median latency per batch")
+    table = lines[head + 1:head + 5]
+    assert table[0].split()[:2] == ["batch", "size"], table
+    rows = {int(ln.split()[0]): ln.split()[1:] for ln in table[2:]}
+    assert sorted(rows) == [1, 2], table
+    for bs, cells in rows.items():
+        assert "!" in cells[-1], (bs, table)  # "0.123 !" or "0.123 ~!"
+    legend = lines[head + 5]
+    assert legend.startswith("markers: ") and "! contended" in legend, lines[head:head + 7]
+    # the warning says which model, runtime and batch sizes
+    assert re.search(r"WARNING: mlprof - \S+ on onnxruntime: measured under contention .* "
+                     r"at batch size\(s\) 1, 2", proc.stderr), proc.stderr[-3000:]
+
+    report = law_run("Report", "--version", "r1", store=store)
+    assert report.returncode == 0, report.stderr[-3000:]
+    (summary,) = store.glob("Report/**/summary.txt")
+    text = summary.read_text()
+    assert "2 marked point(s)" in text and "! contended" in text, text
+    assert re.search(r"^\S+ +onnxruntime +1 +[\d.e+-]+ ~?!$", text, re.M), text
+
+    import mlprof
+
+    (result,) = mlprof.benchmark_files(str(DNN), runtimes=["ort"], batch_sizes=[1, 2],
+                                       version="m1", n_calls=10, warmup=1, min_duration=0.6)
+    assert result.stats["contended"].tolist() == [True, True]
+    assert all("!" in f for f in result.stats["flags"])
+
+
+def test_tables_without_a_marked_point_print_no_marker_or_legend(tmp_path: Path):
+    """The markers and the legend only where a point is unstable or contended; the table of
+    trusted points is as before."""
+    from mlprof.measure.stats import medians_table
+    from mlprof.measure.trust import legend, marks
+
+    quiet, busy = tmp_path / "quiet.csv", tmp_path / "busy.csv"
+    write_stats_csv(quiet, [summarize(np.array([1.0, 1.01, 0.99]), bs) for bs in (1, 2)])
+    write_stats_csv(busy, [summarize(np.array([1.0, 1.01, 0.99]), 1),
+                           summarize(np.array([1.0, 3.0, 0.5]), 2, contended=True)])
+    plain = medians_table([("a ort", quiet)])
+    assert "markers" not in plain and "~" not in plain and "!" not in plain
+    assert plain.splitlines()[-1].split() == ["2", "1"]
+    text = medians_table([("a ort", quiet), ("a torch", busy)]).splitlines()
+    assert text[-2].split() == ["2", "1", "1", "~!"]  # unstable (CV 85 %) and contended
+    assert text[-1] == ("markers: ~ unstable (CV > 10%); ! contended (other processes used "
+                        "the CPUs while measuring)")
+    assert marks(False, True) == "!" and marks("True", "False") == "~"
+    assert legend(["", ""]) is None

@@ -223,12 +223,15 @@ def system_checks(root: str = "/sys/devices/system/cpu") -> list[str]:
     return checks
 
 
-def contended_warning(name: str, rows: list[dict[str, Any]]) -> str | None:
-    """A warning naming the batch sizes measured under contention (None if none)."""
+def contended_warning(name: str, rows: list[dict[str, Any]],
+                      runtime: str | None = None) -> str | None:
+    """A warning naming the model (``name``), the ``runtime`` and the batch sizes measured under
+    contention (None if none), so that the line says which curve to measure again."""
     hit = [str(r["batch_size"]) for r in rows if r.get("contended")]
     if not hit:
         return None
-    return (f"{name}: measured under contention (other processes used more than "
+    where = f"{name} on {runtime}" if runtime else name
+    return (f"{where}: measured under contention (other processes used more than "
             f"{CONTENDED_CORES:g} of a core) at batch size(s) {', '.join(hit)}: their "
             "latencies may be too high; measure again on a quiet machine (see the provenance's "
             "environment record)")

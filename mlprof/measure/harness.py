@@ -238,6 +238,9 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
             "notes": resolved.notes,
         },
         "settings": asdict(s),
+        # events one call processes: the batch size, or 1 when no input has a batch dimension
+        # (every batch size then measures the model's own shapes); throughputs divide by it
+        "events_per_call": s.batch_size if any(i.batched for i in resolved.inputs) else 1,
         "session_creation_ms": session_ns / 1e6,
         "first_call_ms": first_ns / 1e6,
         "warmup_ms": warmup_ns / 1e6,

@@ -182,6 +182,8 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
                   "file": spec.file, "content_hash": spec.content_hash},
         "settings": asdict(s),
         "batch_size": s.batch_size,
+        # the batch size, or 1 when no input has a batch dimension (times per event divide by it)
+        "events_per_call": s.batch_size if any(i.batched for i in resolved.inputs) else 1,
         "n_profiled_calls": n,
         "wall_ms": wall_ms,
         "wall_ms_per_call": wall_per_call,

@@ -23,8 +23,8 @@ from mlprof.measure.stats import CV_UNSTABLE, RAW_COLUMNS, summarize, write_stat
 from mlprof.results import layout, records
 from mlprof.util import atomic_path, write_json_atomic, write_text_atomic
 
-__all__ = ["CorruptResult", "branch_problem", "merge_branches", "read_branch",
-           "read_failure", "read_provenance", "read_samples", "write_branch"]
+__all__ = ["CorruptResult", "branch_problem", "events_per_call", "merge_branches",
+           "read_branch", "read_failure", "read_provenance", "read_samples", "write_branch"]
 
 #: the raw CSV's header line, exactly
 RAW_HEADER = ",".join(RAW_COLUMNS)
@@ -138,6 +138,10 @@ def read_provenance(json_path: str | os.PathLike, batch_size: int | None = None)
     n = prov.get("n_samples")
     if not _is_int(n) or n < 1:
         raise CorruptResult(f"n_samples is {n!r:.40}, expected a positive integer", path)
+    epc = prov.get("events_per_call")
+    if epc is not None and (not _is_int(epc) or epc < 1):
+        raise CorruptResult(f"events_per_call is {epc!r:.40}, expected a positive integer",
+                            path)
     _check_types(prov, PROVENANCE_TYPES, path)
     _check_types(settings, SETTINGS_TYPES, path, "settings.")
     if isinstance(prov.get("task"), dict):
@@ -217,6 +221,21 @@ def read_samples(csv_path: str | os.PathLike, batch_size: int, n_samples: int) -
         raise CorruptResult(f"{int(bad.sum())} of {samples.size} samples are not finite and "
                             f"positive (line {i + 2}: {samples[i]:g} ms)", path)
     return np.ascontiguousarray(samples)
+
+
+def events_per_call(provenance: Mapping[str, Any]) -> int:
+    """The events one call of a branch processed: its ``events_per_call`` (the batch size, or 1
+    for a model without a batch dimension, which measures its own shapes at every batch size);
+    for a record written before the field existed, its batch size (as throughputs were
+    computed then, so an old store reads unchanged).
+
+    Every derived rate (throughput, per-event latency) divides by this, never by the batch
+    size: a no-batch model's calls are identical at batch sizes 1 and 8.
+    """
+    epc = provenance.get("events_per_call")
+    if _is_int(epc) and epc >= 1:
+        return int(epc)
+    return int(provenance["settings"]["batch_size"])
 
 
 def read_branch(csv_path: str | os.PathLike, json_path: str | os.PathLike
@@ -334,7 +353,8 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
         # cost(provenance): the measured graph's FLOPs (mlprof.model.flops.measured_cost)
         costs.append(dict(cost(prov)) if cost is not None else None)
         rows.append(summarize(samples, prov["settings"]["batch_size"], is_contended(prov),
-                              gflop_per_call=(costs[-1] or {}).get("gflop_per_call")))
+                              gflop_per_call=(costs[-1] or {}).get("gflop_per_call"),
+                              events_per_call=events_per_call(prov)))
     with atomic_path(outputs["raw"]) as tmp, open(tmp, "w") as out:
         out.write(RAW_HEADER + "\n")
         for b in branches:
@@ -350,14 +370,18 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
     return rows
 
 
-def unstable_warning(name: str, rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """A warning naming the batch sizes whose CV exceeds :data:`CV_UNSTABLE` (None if none)."""
+def unstable_warning(name: str, rows: Sequence[Mapping[str, Any]],
+                     runtime: str | None = None) -> str | None:
+    """A warning naming the model (``name``), the ``runtime`` and the batch sizes whose CV
+    exceeds :data:`CV_UNSTABLE` (None if none): among luigi's lines on stderr, a warning that
+    does not say which curve it is about cannot be acted on."""
     unstable = [r for r in rows if r["unstable"]]
     if not unstable:
         return None
     sizes = ", ".join(str(r["batch_size"]) for r in unstable)
     cvs = ", ".join(f"{100 * r['cv']:.0f}%" for r in unstable)
-    return (f"{name}: unstable measurement (CV > {100 * CV_UNSTABLE:.0f}%) at batch size(s) "
+    where = f"{name} on {runtime}" if runtime else name
+    return (f"{where}: unstable measurement (CV > {100 * CV_UNSTABLE:.0f}%) at batch size(s) "
             f"{sizes} (CV {cvs}); the median and "
             "percentiles are robust, mean and std are not: consider a larger --min-duration or "
             "a quieter machine")

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mlprof.measure.trust import CV_UNSTABLE, marks, with_legend
+
 if TYPE_CHECKING:  # pandas is optional here: the tasks use the numpy path (faster start-up)
     import pandas as pd
 
-#: CV above which a measurement is flagged as unstable
-CV_UNSTABLE = 0.10
+__all__ = ["CV_UNSTABLE", "RAW_COLUMNS", "STAT_COLUMNS", "compute_stats", "medians_table",
+           "read_runtimes", "read_stats_csv", "summarize", "throughput", "write_stats_csv"]
 
 #: columns of the raw sample CSV
 RAW_COLUMNS = ["batch_size", "event", "call", "runtime_ms"]
@@ -22,16 +24,20 @@ RAW_COLUMNS = ["batch_size", "event", "call", "runtime_ms"]
 #: columns of the statistics table, in order
 STAT_COLUMNS = [
     "batch_size", "count", "mean_ms", "std_ms", "cv", "min_ms", "p16_ms", "median_ms", "p84_ms",
-    "p90_ms", "p95_ms", "p99_ms", "max_ms", "throughput", "unstable", "contended",
-    "gflop_per_call", "gflops_per_s",
+    "p90_ms", "p95_ms", "p99_ms", "max_ms", "events_per_call", "throughput", "unstable",
+    "contended", "gflop_per_call", "gflops_per_s",
 ]
 
 _PERCENTILES = {"p16_ms": 16, "median_ms": 50, "p84_ms": 84, "p90_ms": 90, "p95_ms": 95,
                 "p99_ms": 99}
 
 
-def throughput(batch_size, latency_ms):
-    """Events per second when one call of ``batch_size`` events takes ``latency_ms``.
+def throughput(events_per_call, latency_ms):
+    """Events per second when one call of ``events_per_call`` events takes ``latency_ms``.
+
+    ``events_per_call`` is the batch size, or 1 for a model without a batch dimension (every
+    batch size measures the model's own shapes: one event per call); see
+    :func:`mlprof.measure.results.events_per_call`.
 
     mlprof's throughput is this at the *median* latency, everywhere (the statistics'
     ``throughput`` column, the plots, the dashboard): the median is what the latency plots show
@@ -39,19 +45,21 @@ def throughput(batch_size, latency_ms):
     off the median-based one on one page of the dashboard). Scalars or arrays; NaN where the
     latency is not positive.
     """
-    bs = np.asarray(batch_size, dtype=np.float64)
+    ev = np.asarray(events_per_call, dtype=np.float64)
     lat = np.asarray(latency_ms, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(lat > 0, bs * 1000.0 / np.where(lat > 0, lat, 1.0), np.nan)
+        out = np.where(lat > 0, ev * 1000.0 / np.where(lat > 0, lat, 1.0), np.nan)
     return float(out) if out.ndim == 0 else out
 
 
 def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
-              gflop_per_call: float | None = None) -> dict:
+              gflop_per_call: float | None = None, events_per_call: int | None = None) -> dict:
     """Statistics of one batch size's samples (milliseconds per call).
 
     ``throughput`` is events (samples) per second at the median latency (:func:`throughput`,
-    the one definition everywhere: tables, plots and the dashboard); ``unstable`` is set where
+    the one definition everywhere: tables, plots and the dashboard), with ``events_per_call``
+    events per call (default: the batch size; 1 for a model without a batch dimension, whose
+    calls are the same at every batch size); ``unstable`` is set where
     the coefficient of variation exceeds :data:`CV_UNSTABLE`; ``contended`` is given: other
     processes used the CPUs during the measurement (:mod:`mlprof.measure.contention`).
     """
@@ -65,7 +73,8 @@ def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
            "cv": std / mean if mean > 0 else float("nan"), "min_ms": float(x.min())}
     row.update({k: float(v) for k, v in zip(_PERCENTILES, pct, strict=False)})
     row["max_ms"] = float(x.max())
-    row["throughput"] = throughput(batch_size, row["median_ms"])
+    row["events_per_call"] = int(batch_size if events_per_call is None else events_per_call)
+    row["throughput"] = throughput(row["events_per_call"], row["median_ms"])
     row["unstable"] = bool(row["cv"] > CV_UNSTABLE)
     row["contended"] = bool(contended)
     # the graph's FLOPs per call (mlprof.model.flops), achieved at the median latency; nan when
@@ -122,9 +131,12 @@ def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
             out[c] = np.array([v.strip().lower() == "true" for v in vals])
         else:
             out[c] = np.array([float(v) for v in vals])
-    if "median_ms" in out and "batch_size" in out:
+    if "batch_size" in out and "events_per_call" not in out:
+        # files written before events per call were recorded: one event per batch element
+        out["events_per_call"] = out["batch_size"].copy()
+    if "median_ms" in out and "events_per_call" in out:
         # files written before throughput was defined at the median held the mean-based number
-        out["throughput"] = throughput(out["batch_size"], out["median_ms"])
+        out["throughput"] = throughput(out["events_per_call"], out["median_ms"])
     return out
 
 
@@ -139,18 +151,36 @@ def _fmt(v) -> str:
 
 def medians_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     """A small text table of median latencies: one row per batch size, one column per
-    ``(label, statistics CSV)``; what ``law run`` prints at the end of a sweep."""
+    ``(label, statistics CSV)``; what ``law run`` prints at the end of a sweep.
+
+    A median of an unstable or contended point carries its marker (``0.0123 ~``, see
+    :mod:`mlprof.measure.trust`) and the legend follows the table: the table is what most users
+    read, and the warnings that say the same are far above it among luigi's lines."""
     columns = [(label, read_stats_csv(path)) for label, path in curves]
     sizes = sorted({int(b) for _, st in columns for b in st["batch_size"]})
     rows = [["batch size", *[f"{label} [ms]" for label, _ in columns]]]
+    shown: list[str] = []
     for bs in sizes:
         row = [str(bs)]
         for _, st in columns:
-            hit = [m for b, m in zip(st["batch_size"], st["median_ms"], strict=True)
-                   if int(b) == bs]
-            row.append(f"{hit[0]:.4g}" if hit else "-")
+            n = len(st["batch_size"])
+            unstable = st.get("unstable", np.zeros(n, dtype=bool))
+            contended = st.get("contended", np.zeros(n, dtype=bool))
+            hit = [(m, marks(u, c)) for b, m, u, c in zip(
+                st["batch_size"], st["median_ms"], unstable, contended, strict=True)
+                if int(b) == bs]
+            if hit:
+                median, flags = hit[0]
+                shown.append(flags)
+                # the marker column is as wide in every row, so the numbers stay aligned
+                row.append(f"{median:.4g} {flags:<2}")
+            else:
+                row.append("-   ")
         rows.append(row)
+    if not any(shown):  # no marker: the table as before, without the markers' column
+        rows = [[c.rstrip() if i else c for i, c in enumerate(r)] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "median latency per batch\n" + "\n".join(lines)
+    return with_legend("median latency per batch\n" + "\n".join(lines), shown)

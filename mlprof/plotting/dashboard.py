@@ -15,6 +15,7 @@ from mlprof.plotting.runtimes import (
     curve_style,
     decorate,
     draw_curve,
+    events_per_call,
     finish,
     log2_batch_axis,
     mark_open,
@@ -65,8 +66,10 @@ def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = No
         bs, med = _sorted(c.stats, "median_ms")
         _, p16 = _sorted(c.stats, "p16_ms") if "p16_ms" in c.stats else (bs, med)
         _, p84 = _sorted(c.stats, "p84_ms") if "p84_ms" in c.stats else (bs, med)
-        # a slower call (p84) is the lower throughput
-        return bs, throughput(bs, med), throughput(bs, p84), throughput(bs, p16)
+        # a slower call (p84) is the lower throughput; events per call: the batch size, or 1
+        # for a model without a batch dimension
+        ev = events_per_call(c.stats)
+        return bs, throughput(ev, med), throughput(ev, p84), throughput(ev, p16)
 
     data = [rates(c) for c in curves]
     log = use_log_y(y_log, [v for d in data for v in d[1:]])  # medians and bands

@@ -30,6 +30,14 @@ class Profile:
     batch_size: int
     ops: Sequence[OpRow]
     wall_ms: Sequence[float]
+    #: events per call: the batch size (None: not recorded), or 1 for a model without a batch
+    #: dimension; what a time per event divides by
+    events_per_call: int | None = None
+
+    @property
+    def events(self) -> int:
+        """The events of one call (the batch size where the record does not say)."""
+        return self.events_per_call or self.batch_size
 
 
 def top_types(profiles: Sequence[Profile], top: int) -> list[str]:
@@ -105,7 +113,8 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
         raise ValueError(f"error_style must be 'band' or 'bars', got {error_style!r}")
     profiles = sorted(profiles, key=lambda p: p.batch_size)
     x = np.array([p.batch_size for p in profiles], dtype=float)
-    norm = x if bs_normalized else np.ones(len(x))
+    norm = np.array([p.events for p in profiles], dtype=float) if bs_normalized \
+        else np.ones(len(x))
     shares = stacked(profiles, top, "share")
     times = {k: v / norm for k, v in stacked(profiles, top, "ms_per_call").items()}
     walls = [np.asarray(p.wall_ms, dtype=float) for p in profiles]
@@ -174,7 +183,7 @@ def top_table(profiles: Sequence[Profile], top: int) -> list[dict[str, Any]]:
         for rank, r in enumerate(ranked, start=1):
             rows.append({"batch_size": p.batch_size, "rank": rank, "op_type": r.op_type,
                          "calls": r.calls, "ms_per_call": r.ms_per_call,
-                         "ms_per_event": r.ms_per_call / p.batch_size, "share": r.share})
+                         "ms_per_event": r.ms_per_call / p.events, "share": r.share})
     return rows
 
 

@@ -322,6 +322,16 @@ def sorted_values(st: Any, col: str) -> tuple[np.ndarray, np.ndarray]:
     return bs[order], np.asarray(st[col], dtype=float)[order]
 
 
+def events_per_call(st: Any) -> np.ndarray:
+    """The events per call of each point, in batch-size order: the ``events_per_call`` column
+    (1 for a model without a batch dimension), the batch size where the statistics have none
+    (written before it was recorded); what a time per event and a throughput divide by."""
+    bs = np.asarray(st["batch_size"], dtype=float)
+    if "events_per_call" not in st:
+        return np.sort(bs, kind="stable")
+    return sorted_values(st, "events_per_call")[1]
+
+
 def log2_batch_axis(ax, batch_sizes) -> None:
     """A base-2 log x-axis with the batch sizes as ticks (every other power of two if many)."""
     ax.set_xscale("log", base=2)
@@ -340,7 +350,8 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool |
                   title: str | None = None, caption: str | None = None) -> Figure:
     """Plot median latency vs batch size with the 16-84 percentile range for each curve.
 
-    With ``bs_normalized`` the values are divided by the batch size (time per event).
+    With ``bs_normalized`` the values are divided by the events per call (time per event: the
+    batch size, or 1 for a model without a batch dimension, :func:`events_per_call`).
     ``y_log`` None (the default) makes the y axis logarithmic when what is drawn (medians and
     bands) spans more than a decade (:func:`use_log_y`); True or False forces it. Points
     measured under contention or with a CV above 10 % (true ``contended`` / ``unstable``
@@ -354,8 +365,8 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool |
 
     # milliseconds, or microseconds when every value is below 0.1 ms
     def values(st: Any, col: str) -> np.ndarray:
-        bs, v = sorted_values(st, col)
-        return v / bs if bs_normalized else v
+        _, v = sorted_values(st, col)
+        return v / events_per_call(st) if bs_normalized else v
 
     medians = [values(c.stats, "median_ms") for c in curves]
     peak = max(float(np.nanmax(m)) for m in medians)

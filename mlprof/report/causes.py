@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from mlprof.measure.trust import CONTENDED, UNSTABLE, with_legend
+
 #: the causes of a failure, in the order summaries list them
 CAUSES = ("needs-network", "needs-package", "export-failed", "oom", "timeout", "crashed",
           "error", "corrupt", "not-run")
@@ -156,10 +158,26 @@ def format_table(rows: list[dict], columns: list[str] | None = None) -> str:
                       *(line(row) for row in cells)])
 
 
+def marked_line(rows: Iterable[Mapping[str, str]]) -> str | None:
+    """How many measured scripts have an unstable or a contended point (their ``flags``,
+    :mod:`mlprof.measure.trust`), and the legend; None when none has. Under the per-corpus
+    table, so that a corpus measured on a busy machine says so where its results are counted
+    (a line, not columns: the table keeps its shape whatever the machine did)."""
+    ok = [str(r.get("flags") or "") for r in rows if r["status"] == "ok"]
+    parts = [f"{sum(m in f for f in ok)} of {len(ok)} measured with {name} points ({m})"
+             for m, name in ((UNSTABLE, "unstable"), (CONTENDED, "contended"))
+             if any(m in f for f in ok)]
+    return with_legend("; ".join(parts), ok) if parts else None
+
+
 def format_summary(rows: Iterable[Mapping[str, str]]) -> str:
     """The per-corpus table and the failures grouped by cause, as text."""
+    rows = list(rows)
     per_corpus, by_cause = cause_summary(rows)
     text = format_table(per_corpus)
+    marked = marked_line(rows)
+    if marked:
+        text += "\n" + marked
     if by_cause:
         text += "\n\nfailures by cause\n" + format_table(by_cause, ["cause", "count", "details"])
     return text

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mlprof.errors import CorruptResult
 from mlprof.measure.contention import is_contended
-from mlprof.measure.results import read_branch, read_failure
+from mlprof.measure.results import events_per_call, read_branch, read_failure
 from mlprof.measure.stats import STAT_COLUMNS, summarize
 from mlprof.results import layout, records
 
@@ -129,7 +129,8 @@ def _branch_row(js: Path, store: Path) -> dict:
         return corrupt_row(js, store, e, batch_size=bs, prov=_loose_json(js))
     s = prov["settings"]
     row = _split(js, store)
-    row.update(summarize(samples, s["batch_size"], is_contended(prov)))
+    row.update(summarize(samples, s["batch_size"], is_contended(prov),
+                         events_per_call=events_per_call(prov)))
     env = prov.get("environment") if isinstance(prov.get("environment"), dict) else {}
     ident = records.model_identity(prov, row["model"], row.get("model_hash"))
     row.update(
@@ -259,10 +260,20 @@ def script_rows(df) -> list[dict]:
         bad = g[g["status"] != "ok"]
         first = bad.iloc[0] if len(bad) else None
         out.append({"corpus": str(g["corpus"].iloc[0] or ""), "script": file,
+                    "flags": _script_flags(g[g["status"] == "ok"]),
                     "status": "ok" if first is None else str(first["status"]),
                     "cause": "" if first is None else str(first["cause"] or ""),
                     "detail": "" if first is None else str(first["cause_detail"] or "")})
     return out
+
+
+def _script_flags(ok) -> str:
+    """The trust markers of a script's measured points (``ok``, report rows), together: ``~!``
+    when one is unstable and one contended (:mod:`mlprof.measure.trust`)."""
+    from mlprof.measure.trust import CONTENDED, UNSTABLE, marks
+
+    seen = "".join(marks(u, c) for u, c in zip(ok["unstable"], ok["contended"], strict=True))
+    return marks(UNSTABLE in seen, CONTENDED in seen)
 
 
 def _upstream_failures(store: Path) -> list[dict]:

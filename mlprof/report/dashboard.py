@@ -643,7 +643,11 @@ def _model_plots(rows, img_dir: str, slug: str, reference_runtime: str) -> list[
     lat, thr = [], []
     for label, g, _ in curves:
         bs = col(g, "batch_size")
-        per = [lambda v, b=b: v / b for b in bs]
+        # per event: the events per call (1 for a model without a batch dimension; the batch
+        # size in reports from before the column)
+        ev = col(g, "events_per_call") if "events_per_call" in g else bs
+        ev = [e if e == e else b for b, e in zip(bs, ev, strict=True)]  # NaN: an older row
+        per = [lambda v, d=d: v / d for d in ev]
         lat.append(XYCurve(label, bs, [f(v) for f, v in zip(per, col(g, "median_ms"),
                                                             strict=True)],
                            [f(v) for f, v in zip(per, col(g, "p16_ms"), strict=True)],

@@ -176,7 +176,8 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         out = []
         for b in sorted(coll.targets):
             rows, prov = read_profile(coll.targets[b]["csv"].path, coll.targets[b]["json"].path)
-            out.append(Profile(int(prov["batch_size"]), rows, prov["wall_ms"]))
+            out.append(Profile(int(prov["batch_size"]), rows, prov["wall_ms"],
+                               prov.get("events_per_call")))
         return out
 
     def run_summary(self) -> str:

@@ -13,8 +13,10 @@ class Report(StoresMixin):
     size and version, with all statistics, provenance and ``status`` (ok, failed, timeout,
     oom, needs-network, needs-package, corrupt) plus the error message, cause and corpus of
     failures; and ``summary.txt``: per corpus (the scripts' directory) how many scripts were
-    measured and the failures grouped by cause (:mod:`mlprof.report.causes`), which ``law run``
-    also prints at its end. Run it under a new ``--version`` to see new results.
+    measured (with how many have unstable ``~`` or contended ``!`` points) and the failures
+    grouped by cause (:mod:`mlprof.report.causes`), then the marked points with their medians
+    (:mod:`mlprof.measure.trust`), which ``law run`` also prints at its end. Run it under a
+    new ``--version`` to see new results.
     """
 
     def run_summary(self) -> str:
@@ -31,6 +33,7 @@ class Report(StoresMixin):
         return self.declared_outputs()
 
     def run(self):
+        from mlprof.measure.trust import marked_points
         from mlprof.report import collect, to_frame
         from mlprof.report.causes import format_summary
         from mlprof.report.collect import script_rows
@@ -42,6 +45,11 @@ class Report(StoresMixin):
             df.to_parquet(tmp, index=False)
         with atomic_path(out["csv"].path) as tmp:
             df.to_csv(tmp, index=False)
-        write_text_atomic(out["summary"].path, format_summary(script_rows(df)) + "\n")
+        summary = format_summary(script_rows(df))
+        # the points not to trust, their medians marked (mlprof.measure.trust)
+        marked = marked_points(df[df["status"] == "ok"].to_dict("records"))
+        if marked:
+            summary += "\n\n" + marked
+        write_text_atomic(out["summary"].path, summary + "\n")
         counts = df["status"].value_counts().to_dict()
         self.publish_message(f"report: {len(df)} rows ({counts}) -> {out['csv'].path}")

@@ -374,9 +374,9 @@ class MergeRuntimes(MeasurementTask):
             "runtime": self.runtime, "device": self.device,
             "batch_sizes": list(self.batch_sizes), "peak": recorded_peak(self)},
             cost=measured_cost)
-        warning = unstable_warning(self.resolved_model_name, rows)
+        warning = unstable_warning(self.resolved_model_name, rows, self.runtime)
         if warning:
             logger.warning(warning)
-        warning = contended_warning(self.resolved_model_name, rows)
+        warning = contended_warning(self.resolved_model_name, rows, self.runtime)
         if warning:
             logger.warning(warning)
