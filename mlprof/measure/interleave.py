@@ -109,11 +109,11 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
     A round runs each configuration's ``settings.n_calls`` calls per event, each call timed
     alone with ``perf_counter_ns`` as in :mod:`mlprof.measure.harness`.
     """
-    from mlprof import __version__
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.sysinfo import system_info
     from mlprof.runtimes import get_runtime
     from mlprof.util import git_commit
+    from mlprof.version import __version__
 
     rounds = check_rounds(rounds)
     s = settings.validated()

@@ -111,8 +111,8 @@ def measure_peak(runtime: str, threads: int, sizes: Sequence[int] = SIZES,
     check_peak_runtime(runtime)
     import onnxruntime as ort
 
-    from mlprof import __version__
     from mlprof.measure.sysinfo import system_info
+    from mlprof.version import __version__
 
     results = []
     for i, n in enumerate(sizes):

@@ -110,12 +110,12 @@ def aggregate(events: list[tuple[str, float]], n_calls: int) -> list[OpRow]:
 def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
             progress: ProgressFn | None = None) -> ProfileResult:
     """Profile ``model_file`` with ``settings`` in this process (see the module docstring)."""
-    from mlprof import __version__
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.progress import Progress
     from mlprof.measure.sysinfo import system_info
     from mlprof.runtimes import get_runtime, runtime_info
     from mlprof.util import git_commit
+    from mlprof.version import __version__
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()

@@ -38,9 +38,26 @@ def _device(value: str) -> str:
     return value.strip().lower()
 
 
-def _input_data(value: str) -> str:
-    from mlprof.measure.inputs import check_input_data
+#: the generated kinds of input data (:mod:`mlprof.measure.inputs` makes them) and the file types
+INPUT_KINDS = ("random", "incremental", "zeros", "ones")
+INPUT_FILE_TYPES = (".npz", ".npy")
 
+
+def check_input_data(value: str) -> str:
+    """Validate an ``--input-data`` value; files are returned as absolute paths."""
+    v = str(value).strip()
+    if v.lower() in INPUT_KINDS:
+        return v.lower()
+    path = os.path.abspath(os.path.expandvars(os.path.expanduser(v)))
+    if os.path.splitext(path)[1].lower() not in INPUT_FILE_TYPES:
+        raise MLProfError(f"expected one of {', '.join(INPUT_KINDS)} or a .npz/.npy file, got "
+                          f"{value!r}", field="--input-data")
+    if not os.path.isfile(path):
+        raise MLProfError("input data file not found", path, "--input-data")
+    return path
+
+
+def _input_data(value: str) -> str:
     return check_input_data(value)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlprof.plotting import use_backend
+from mlprof.plotting.backend import use_backend
 from mlprof.runtimes.base import RUNTIME_OVERHEAD
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-from mlprof.plotting import use_backend
+from mlprof.plotting.backend import use_backend
 from mlprof.util import atomic_path
 
 if TYPE_CHECKING:

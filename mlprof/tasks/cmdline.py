@@ -45,6 +45,7 @@ import luigi.cmdline_parser
 from luigi.task_register import Register
 
 from mlprof.errors import MLProfError
+from mlprof.util import close_options
 
 logger = logging.getLogger("luigi-interface")
 
@@ -217,8 +218,6 @@ class OneLineParser(argparse.ArgumentParser):
     def suggest(self, option: str) -> list[str]:
         """The options ``option`` was probably meant to be: those it begins (abbreviations are
         off; the root task's and luigi's documented options first), else the closest names."""
-        from mlprof.cli import close_options
-
         option = option.split("=", 1)[0]
         everything = list(self._option_string_actions)
         shown = [o for o, a in self._option_string_actions.items()
