@@ -100,17 +100,22 @@ def _ensure_env() -> None:
 
 
 def _build(tasks: list, workers: int = 1) -> None:
-    """Run ``tasks`` with the local scheduler; luigi's chatter only when MLP_VERBOSE is set."""
+    """Run ``tasks`` with the local scheduler; luigi's chatter only when MLP_VERBOSE is set,
+    errors of bad input as one line (:func:`mlprof.tasks.hooks.one_line_errors`)."""
     import luigi
+
+    from mlprof.tasks.hooks import install_build_hooks, one_line_errors
 
     if not tasks:
         return
+    install_build_hooks()
     lg = logging.getLogger("luigi-interface")
     level = lg.level
     if not os.environ.get("MLP_VERBOSE"):
         lg.setLevel(logging.WARNING)
     try:
-        luigi.build(tasks, local_scheduler=True, workers=workers, log_level="WARNING")
+        with one_line_errors():
+            luigi.build(tasks, local_scheduler=True, workers=workers, log_level="WARNING")
     finally:
         lg.setLevel(level)
 

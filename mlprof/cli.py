@@ -386,6 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MLProfError as e:  # a bad option or value: nothing ran
         print(f"mlprof error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if a.cmd in ("benchmark", "corpus"):  # they run law tasks in this process
+        from mlprof.tasks.hooks import install_run_hooks
+
+        install_run_hooks()
     try:
         if a.cmd == "benchmark":
             return cmd_benchmark(a)

@@ -278,3 +278,57 @@ def test_no_import_circle() -> None:
 def test_cycles_finds_circles(source: dict[str, set[str]], expected: list[list[str]]) -> None:
     edges = [Import(m, t, 1, False, False) for m, ts in source.items() for t in ts]
     assert cycles(edges) == expected
+
+
+#: compares what law run's hooks change (tasks/hooks.py), before and after a statement, in a fresh
+#: interpreter (law itself patches luigi when imported: that is law's, imported first)
+_HOOK_STATE = r"""
+import atexit, logging, sys
+import law, law.parameter, law.util
+import luigi.cmdline_parser, luigi.interface, luigi.worker
+
+def state():
+    parser = luigi.cmdline_parser.CmdlineParser
+    return {"excepthook": sys.excepthook, "get_task_obj": parser.get_task_obj,
+            "build_parser": parser._build_parser, "schedule": luigi.interface._schedule_and_run,
+            "worker": luigi.worker.Worker.__init__, "make_unique": law.util.make_unique,
+            "param_make_unique": law.parameter.make_unique, "atexit": atexit._ncallbacks(),
+            "filters": list(logging.getLogger("luigi-interface").filters)}
+
+before = state()
+exec(STATEMENT)
+after = state()
+print(sorted(k for k in before if before[k] != after[k]))
+"""
+
+
+def _changed_by(statement: str, argv: tuple[str, ...] = ("-c",)) -> list[str]:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MLP_BASE=str(ROOT),
+               LAW_CONFIG_FILE=str(ROOT / "law.cfg"), LAW_HOME=str(ROOT / ".law"))
+    env.pop("MLP_NO_SCALE_PATCH", None)
+    code = f"import sys\nsys.argv = {list(argv)!r}\nSTATEMENT = {statement!r}\n" + _HOOK_STATE
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_tasks_patches_nothing() -> None:
+    # every task module of law.cfg, as an API user or a notebook imports them
+    statement = ("import mlprof.tasks, mlprof.tasks.runtime, mlprof.tasks.nightly, "
+                 "mlprof.tasks.dashboard, mlprof.tasks.compare, mlprof.tasks.profile, "
+                 "mlprof.tasks.peak, mlprof.tasks.report, mlprof.tasks.history, mlprof.api")
+    assert _changed_by(statement) == []
+
+
+def test_the_run_hooks_patch_law_luigi_and_the_excepthook() -> None:
+    changed = _changed_by("from mlprof.tasks import install_run_hooks; install_run_hooks()")
+    assert changed == sorted(["excepthook", "get_task_obj", "build_parser", "schedule", "worker",
+                              "make_unique", "param_make_unique", "atexit", "filters"])
+    # law run: the import of the tasks installs them (law has no start-up hook of its own)
+    law_run = ("/venv/bin/law", "run", "MeasureRuntime", "--version", "v")
+    assert _changed_by("import mlprof.tasks.runtime", argv=law_run) == changed

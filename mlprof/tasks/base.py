@@ -223,7 +223,7 @@ def first_failure(task) -> dict | None:
     return None
 
 
-class _OneLineErrors(logging.Filter):
+class OneLineErrors(logging.Filter):
     """Log mlprof's bad-input errors as one line instead of a traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -244,7 +244,7 @@ def install_error_handling() -> None:
     """One-line errors in luigi's log, for ``law run``'s command line and for errors raised
     while parsing parameters.
 
-    Called once, by :mod:`mlprof.tasks` (the task layer's only process-wide side effect).
+    Called by :func:`mlprof.tasks.hooks.install_run_hooks` (``law run`` and ``mlprof``).
     luigi's command-line parser: no abbreviations, one line for an unknown option (with the
     closest names), a bad value or a missing parameter, exit code 40 (:mod:`.cmdline`).
     """
@@ -255,8 +255,8 @@ def install_error_handling() -> None:
     cmdline.install()
 
     lg = logging.getLogger("luigi-interface")
-    if not any(isinstance(f, _OneLineErrors) for f in lg.filters):
-        lg.addFilter(_OneLineErrors())
+    if not any(isinstance(f, OneLineErrors) for f in lg.filters):
+        lg.addFilter(OneLineErrors())
 
     previous = sys.excepthook
     if getattr(previous, "_mlprof", False):

@@ -22,7 +22,7 @@ through several module-level names and keep the current instance on the class it
     parameter; the first bad one raises :class:`MLProfError` naming the option and the value
     (``--batch-sizes: expected comma-separated integers, got '1,two'``), as does a required
     parameter without a value (``--version: missing (required)``). luigi's own handling then
-    logs it (one line, through :class:`mlprof.tasks.base._OneLineErrors`) and exits with the same
+    logs it (one line, through :class:`mlprof.tasks.base.OneLineErrors`) and exits with the same
     code; nothing is scheduled and nothing is written. Errors raised by the tasks' own checks in
     ``__init__`` take the same way.
 
