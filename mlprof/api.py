@@ -35,6 +35,15 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.settings import (
+    SETTINGS,
+    check_batch_sizes,
+    check_setting,
+    unknown_setting_error,
+)
+from mlprof.measure.stats import read_runtimes, throughput
+from mlprof.model.script import is_script, read_labels
+from mlprof.results.layout import store_base
 
 logger = logging.getLogger("mlprof")
 
@@ -131,7 +140,6 @@ def _task_keywords(task_cls: Any, fixed: Iterable[str]) -> list[str]:
 def _common(kw: Mapping[str, Any], task_cls: Any, fixed: Iterable[str]) -> dict[str, Any]:
     """Task parameters of ``task_cls`` from keyword arguments (Python names), checked, with
     their string forms; ``fixed`` are set by the caller, so not allowed in ``kw``."""
-    from mlprof.measure.settings import SETTINGS, check_setting, unknown_setting_error
 
     valid = _task_keywords(task_cls, fixed)
     for name in kw:
@@ -154,7 +162,6 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
     given values (non-scripts have no labels and are dropped when filtering).
     """
     _ensure_env()
-    from mlprof.model.script import is_script, read_labels
     from mlprof.tasks.base import failure_error
     from mlprof.tasks.discover import DiscoverModels
     from mlprof.tasks.parameters import PathsParameter
@@ -216,7 +223,6 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     warning when ``raise_on_failure`` is False).
     """
     _ensure_env()
-    from mlprof.measure.settings import check_batch_sizes
     from mlprof.tasks.base import failure_error, failure_reason
     from mlprof.tasks.runtime import MergeRuntimes
 
@@ -260,7 +266,6 @@ def compare_interleaved(model_files: str | Iterable[str], *, runtimes: Sequence[
     _ensure_env()
     import pandas as pd
 
-    from mlprof.measure.settings import check_batch_sizes
     from mlprof.tasks.base import failure_error
     from mlprof.tasks.compare import CompareInterleaved
 
@@ -283,8 +288,6 @@ def _result(task) -> BenchmarkResult:
 
     import pandas as pd
 
-    from mlprof.measure.stats import read_runtimes, throughput
-
     out = task.output()
     stats = pd.read_csv(out["stats"].path)
     # files written before throughput was defined at the median held the mean-based number
@@ -302,8 +305,6 @@ def _result(task) -> BenchmarkResult:
 def _save_model(model: Any, inputs: Any, name: str | None) -> str:
     """Save ``model`` and ``inputs`` with a loader script into the store; return the script."""
     import torch
-
-    from mlprof.results.layout import store_base
 
     if isinstance(inputs, Mapping):
         args, kwargs = (), dict(inputs)

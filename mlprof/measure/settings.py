@@ -24,12 +24,11 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
 
 from mlprof.errors import MLProfError
-from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
+from mlprof.runtimes.batching import normalized_rules
 
 
 def _runtime(value: str) -> str:
-    from mlprof.runtimes import canonical_runtime
-
     return canonical_runtime(value)
 
 
@@ -62,8 +61,6 @@ def _input_data(value: str) -> str:
 
 
 def _batch_rules(value: str) -> str:
-    from mlprof.runtimes.batching import normalized_rules
-
     return normalized_rules(value)
 
 
@@ -110,7 +107,6 @@ class MeasureSettings:
     def validated(self) -> MeasureSettings:
         """A copy with every setting checked and normalized (canonical runtime name, absolute
         input file); raises :class:`MLProfError` naming the option that is wrong."""
-        from mlprof.runtimes import check_device
 
         values = check_settings(asdict(self))
         values["device"] = check_device(values["runtime"], values["device"])

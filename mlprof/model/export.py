@@ -100,6 +100,8 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.progress import Progress
+from mlprof.model.script import capture, keyword_wrapper, resize_batch
 
 #: default opset (``MLP_ONNX_OPSET`` overrides)
 DEFAULT_OPSET = 18
@@ -355,7 +357,6 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     (``exporting to ONNX (opset 18)``, ``validating on the script's inputs``, ...) and, during a
     long one, how long it has run (see :mod:`mlprof.measure.progress`).
     """
-    from mlprof.measure.progress import Progress
 
     with Progress(progress) as rep:
         return _export_onnx(script, model_hash, out_path, script_args=script_args,
@@ -451,8 +452,6 @@ class _Export:
         model traced on one set of token ids bakes that routing into the graph (transformers'
         Mixtral, OLMoE, SwitchTransformers with eager experts), right on those ids only."""
         import torch
-
-        from mlprof.model.script import resize_batch
 
         gen = torch.Generator().manual_seed(1234)
         out = []
@@ -754,8 +753,6 @@ def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tu
     """:func:`export_onnx`, reporting its phases to ``rep`` (a :class:`Progress`)."""
     import onnx
     import torch
-
-    from mlprof.model.script import capture, keyword_wrapper
 
     if precision not in TOLERANCES:
         raise MLProfError(f"precision must be one of {', '.join(TOLERANCES)}, got "

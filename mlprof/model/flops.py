@@ -38,6 +38,8 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from mlprof.errors import MLProfError
+from mlprof.model import read_model_file
+from mlprof.model.onnx_graph import load_onnx, resolve
 
 #: 1 FLOP per output element (see the module docstring for why that is a convention)
 ELEMENTWISE_OPS = frozenset({
@@ -310,8 +312,6 @@ def graph_cost(model: onnx.ModelProto, batch_size: int,
 def file_cost(model_file: str, batch_size: int) -> GraphCost:
     """The cost of a YAML/ONNX model file at ``batch_size``: its graph with the inputs' full
     shapes as mlprof feeds them (a YAML's shapes, the batch first)."""
-    from mlprof.model import read_model_file
-    from mlprof.model.onnx_graph import load_onnx, resolve
 
     spec = read_model_file(model_file)
     if spec.model_kind != "onnx":

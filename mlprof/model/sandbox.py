@@ -31,6 +31,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+import mlprof.parser as parser
 from mlprof.errors import MeasurementFailed
 
 #: hub libraries' offline switches, set while a script runs
@@ -129,8 +130,6 @@ class _TurnkeyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
-        import mlprof.parser as parser
-
         if module.__name__ == "turnkeyml":
             module.__doc__ = "mlprof's stand-in for TurnkeyML (only turnkeyml.parser)"
             return

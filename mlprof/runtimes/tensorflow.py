@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.model.spec import InputSpec, ModelSpec
+from mlprof.model import read_model_file
+from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype
 from mlprof.runtimes.base import Runtime
+from mlprof.runtimes.batching import rule_for
 
 try:
     import tensorflow as tf
@@ -83,8 +85,6 @@ def _dims(shape_proto) -> list[int | None] | None:
 
 
 def _dtype(enum: int, where: str) -> str:
-    from mlprof.model.spec import canonical_dtype
-
     name = tf.dtypes.as_dtype(enum).name
     return canonical_dtype(name, where)
 
@@ -280,7 +280,6 @@ class TensorFlowRuntime(Runtime):
     @classmethod
     def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTFModel:
         """Read the model file and check it against its graph or signature."""
-        from mlprof.model import read_model_file
 
         spec = read_model_file(model_file)
         if spec.model_kind != "tf":
@@ -367,7 +366,6 @@ class TfAotRuntime(Runtime):
     @classmethod
     def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTFModel:
         """Read the model file and check it against its SavedModel signature."""
-        from mlprof.model import read_model_file
 
         spec = read_model_file(model_file)
         if spec.model_kind != "tfaot":
@@ -392,8 +390,6 @@ class TfAotRuntime(Runtime):
     def load(self, batch_size: int) -> None:
         """Compile the signature with XLA for each size of the batch rule at ``batch_size``."""
         import time
-
-        from mlprof.runtimes.batching import rule_for
 
         spec = self.model.spec
         comp = spec.compilation or {}

@@ -10,8 +10,10 @@ from typing import ClassVar
 import law
 import luigi
 
-from mlprof.errors import INTERRUPTED, MLProfError
+from mlprof.errors import INTERRUPTED, MeasurementFailed, MLProfError
 from mlprof.results import layout
+from mlprof.tasks import cmdline
+from mlprof.util import write_json_atomic
 
 logger = logging.getLogger("mlprof")
 
@@ -130,8 +132,6 @@ class BaseTask(law.Task):
         import datetime
         import traceback
 
-        from mlprof.util import write_json_atomic
-
         status = getattr(exception, "status", "failed")
         message = str(exception) if isinstance(exception, MLProfError) else \
             f"{type(exception).__name__}: {exception}"
@@ -172,7 +172,6 @@ def failure_reason(task) -> str:
 def failure_error(task, file: str | None = None) -> MLProfError:
     """The error to raise for an incomplete ``task``: :func:`failure_reason`, as a
     :class:`~mlprof.errors.MeasurementFailed` with the recorded status when there is one."""
-    from mlprof.errors import MeasurementFailed
 
     failure = first_failure(task) or {}
     status = failure.get("status")
@@ -249,8 +248,6 @@ def install_error_handling() -> None:
     closest names), a bad value or a missing parameter, exit code 40 (:mod:`.cmdline`).
     """
     import sys
-
-    from mlprof.tasks import cmdline
 
     cmdline.install()
 
