@@ -9,9 +9,8 @@ imports law and can be used on its own:
 - :mod:`mlprof.plotting`: pure plotting functions (DataFrame in, figure files out).
 """
 
-__version__ = "0.1.0"
-
-from mlprof.errors import MLProfError  # noqa: E402
+from mlprof.errors import MLProfError
+from mlprof.version import __version__
 
 __all__ = ["MLProfError", "__version__", "benchmark_files", "benchmark_model",
            "compare_interleaved", "export_onnx"]

@@ -35,6 +35,16 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.settings import (
+    SETTINGS,
+    check_batch_sizes,
+    check_setting,
+    unknown_setting_error,
+)
+from mlprof.measure.stats import read_runtimes, throughput
+from mlprof.measure.trust import marks
+from mlprof.model.script import is_script, read_labels
+from mlprof.results.layout import store_base
 
 logger = logging.getLogger("mlprof")
 
@@ -103,17 +113,22 @@ def _ensure_env() -> None:
 
 
 def _build(tasks: list, workers: int = 1) -> None:
-    """Run ``tasks`` with the local scheduler; luigi's chatter only when MLP_VERBOSE is set."""
+    """Run ``tasks`` with the local scheduler; luigi's chatter only when MLP_VERBOSE is set,
+    errors of bad input as one line (:func:`mlprof.tasks.hooks.one_line_errors`)."""
     import luigi
+
+    from mlprof.tasks.hooks import install_build_hooks, one_line_errors
 
     if not tasks:
         return
+    install_build_hooks()
     lg = logging.getLogger("luigi-interface")
     level = lg.level
     if not os.environ.get("MLP_VERBOSE"):
         lg.setLevel(logging.WARNING)
     try:
-        luigi.build(tasks, local_scheduler=True, workers=workers, log_level="WARNING")
+        with one_line_errors():
+            luigi.build(tasks, local_scheduler=True, workers=workers, log_level="WARNING")
     finally:
         lg.setLevel(level)
 
@@ -129,7 +144,6 @@ def _task_keywords(task_cls: Any, fixed: Iterable[str]) -> list[str]:
 def _common(kw: Mapping[str, Any], task_cls: Any, fixed: Iterable[str]) -> dict[str, Any]:
     """Task parameters of ``task_cls`` from keyword arguments (Python names), checked, with
     their string forms; ``fixed`` are set by the caller, so not allowed in ``kw``."""
-    from mlprof.measure.settings import SETTINGS, check_setting, unknown_setting_error
 
     valid = _task_keywords(task_cls, fixed)
     for name in kw:
@@ -152,7 +166,6 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
     given values (non-scripts have no labels and are dropped when filtering).
     """
     _ensure_env()
-    from mlprof.model.script import is_script, read_labels
     from mlprof.tasks.base import failure_error
     from mlprof.tasks.discover import DiscoverModels
     from mlprof.tasks.parameters import PathsParameter
@@ -214,7 +227,6 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     warning when ``raise_on_failure`` is False).
     """
     _ensure_env()
-    from mlprof.measure.settings import check_batch_sizes
     from mlprof.tasks.base import failure_error, failure_reason
     from mlprof.tasks.runtime import MergeRuntimes
 
@@ -258,7 +270,6 @@ def compare_interleaved(model_files: str | Iterable[str], *, runtimes: Sequence[
     _ensure_env()
     import pandas as pd
 
-    from mlprof.measure.settings import check_batch_sizes
     from mlprof.tasks.base import failure_error
     from mlprof.tasks.compare import CompareInterleaved
 
@@ -281,8 +292,6 @@ def _result(task) -> BenchmarkResult:
 
     import pandas as pd
 
-    from mlprof.measure.stats import read_runtimes, throughput
-    from mlprof.measure.trust import marks
 
     out = task.output()
     stats = pd.read_csv(out["stats"].path)
@@ -310,8 +319,6 @@ def _result(task) -> BenchmarkResult:
 def _save_model(model: Any, inputs: Any, name: str | None) -> str:
     """Save ``model`` and ``inputs`` with a loader script into the store; return the script."""
     import torch
-
-    from mlprof.results.layout import store_base
 
     if isinstance(inputs, Mapping):
         args, kwargs = (), dict(inputs)

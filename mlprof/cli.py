@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import glob
 import json
 import os
@@ -26,6 +25,7 @@ from typing import Any, NoReturn
 
 from mlprof.errors import MLProfError
 from mlprof.measure.settings import SETTINGS, check_batch_sizes, cli_settings
+from mlprof.util import close_options
 
 #: exit code for a bad option or value, as ``law run``'s (``[luigi_retcode]`` in law.cfg)
 EXIT_BAD_INPUT = 40
@@ -231,9 +231,9 @@ def cmd_corpus(a: argparse.Namespace) -> int:
 def system_info() -> dict:
     """CPU, threads, library versions and ``checks``: warnings about frequency scaling, turbo
     and SMT (:func:`mlprof.measure.contention.system_checks`)."""
-    from mlprof import __version__
     from mlprof.measure.sysinfo import system_info as sysinfo
     from mlprof.util import dist_version, git_commit
+    from mlprof.version import __version__
 
     info = {"mlprof": __version__, "git_commit": git_commit(), **sysinfo()}
     from mlprof.runtimes import runtime_info, runtime_names, runtime_packages, runtime_version
@@ -295,13 +295,6 @@ def cmd_store(a: argparse.Namespace) -> int:
         r.size for r in removed), "removed": [r.to_dict() for r in removed]}, indent=2)
         if a.json else st.format_removals(removed, scanned.store, a.dry_run))
     return 0
-
-
-def close_options(option: str, names: Sequence[str], n: int = 3) -> list[str]:
-    """What ``option`` (a mistyped option or name) was probably meant to be: the (up to ``n``)
-    names it begins (an abbreviation), else the closest one."""
-    starting = sorted(o for o in names if o.startswith(option))
-    return starting[:n] or difflib.get_close_matches(option, names, n=1, cutoff=0.7)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -398,6 +391,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MLProfError as e:  # a bad option or value: nothing ran
         print(f"mlprof error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if a.cmd in ("benchmark", "corpus"):  # they run law tasks in this process
+        from mlprof.tasks.hooks import install_run_hooks
+
+        install_run_hooks()
     try:
         if a.cmd == "benchmark":
             return cmd_benchmark(a)
@@ -410,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif a.cmd == "models":
             print(corpus_dir())
         elif a.cmd == "version":
-            from mlprof import __version__
+            from mlprof.version import __version__
 
             print(__version__)
         return 0

@@ -50,7 +50,7 @@ from typing import Any
 
 from mlprof.errors import MLProfError
 from mlprof.measure.settings import check_batch_sizes, check_setting, cli_settings
-from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
 
 FIELDS = ("title", "description", "active", "priority", "model_files", "exclude_files",
           "rotate", "runtimes", "reference_runtime", "batch_sizes", "device", "settings",
@@ -233,8 +233,6 @@ def _rotate(path: str, value: Any, n_files: int) -> int:
 def load_experiment(path: str | os.PathLike) -> Experiment:
     """Read and check one experiment file; raises :class:`MLProfError` naming file and field."""
     import yaml
-
-    from mlprof.runtimes import canonical_runtime, check_device
 
     path = os.path.abspath(os.fspath(path))
     try:

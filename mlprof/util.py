@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import hashlib
 import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,10 @@ def float_tag(value: float) -> str:
     """A path-safe representation of a float: 0.5 -> '0p5', 2.0 -> '2'."""
     text = f"{value:g}"
     return text.replace(".", "p").replace("-", "m").replace("+", "")
+
+
+def close_options(option: str, names: Sequence[str], n: int = 3) -> list[str]:
+    """What ``option`` (a mistyped option or name) was probably meant to be: the (up to ``n``)
+    names it begins (an abbreviation), else the closest one."""
+    starting = sorted(o for o in names if o.startswith(option))
+    return starting[:n] or difflib.get_close_matches(option, names, n=1, cutoff=0.7)

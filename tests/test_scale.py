@@ -263,7 +263,10 @@ def test_indexed_history_behaves_like_a_list():
     assert ("c", 3) not in h and h == []
 
 
-def test_patches_active_on_import_of_mlprof_tasks():
+def test_patches_active_after_the_build_hooks():
+    from mlprof.tasks.hooks import install_build_hooks
+
+    install_build_hooks()  # law run, the mlprof command and the API call it (never an import)
     st = _scale.status()
     if os.environ.get(_scale.DISABLE_ENV):
         assert not st["applied"]

@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from mlprof.measure.isolate import _descendants
+
 #: other processes using more CPU than this (in cores, averaged over the timed loop) mark a
 #: measurement ``contended``. Measured on this 2-core VM (onnxruntime, 1 thread, a 0.6 s
 #: loop, 4 measurements each) while other test runs kept it busy (1.94-2.02 cores used by
@@ -130,7 +132,6 @@ def snapshot() -> Snapshot | None:
     below it now (a model's workers), so that what the measurement itself starts is not
     "other".
     """
-    from mlprof.measure.isolate import _descendants
 
     read = _cpu_jiffies(_affinity())
     if read is None:

@@ -105,13 +105,13 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     left``) at least every :data:`mlprof.measure.progress.STALL` seconds, from between blocks of
     timed calls or, during a longer call, from a watcher thread (:class:`Progress`).
     """
-    from mlprof import __version__
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.progress import Progress
     from mlprof.measure.sysinfo import peak_rss_mb, system_info
     from mlprof.runtimes import get_runtime, runtime_info
     from mlprof.util import git_commit
+    from mlprof.version import __version__
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()

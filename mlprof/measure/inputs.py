@@ -5,33 +5,16 @@ Inputs are built once, before any timing, one feed per event.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.measure.settings import check_batch_size, check_setting
+from mlprof.measure.settings import INPUT_KINDS, check_batch_size, check_input_data, check_setting
 from mlprof.model.spec import InputSpec
 
-INPUT_KINDS = ("random", "incremental", "zeros", "ones")
-INPUT_FILE_TYPES = (".npz", ".npy")
 _INT_RANGE = 8          # random/incremental integers lie in [0, 8): safe for small embeddings
 _FLOAT_PERIOD = 1024    # incremental floats wrap here, so float16 stays finite
-
-
-def check_input_data(value: str) -> str:
-    """Validate an ``--input-data`` value; files are returned as absolute paths."""
-    v = str(value).strip()
-    if v.lower() in INPUT_KINDS:
-        return v.lower()
-    path = os.path.abspath(os.path.expandvars(os.path.expanduser(v)))
-    if os.path.splitext(path)[1].lower() not in INPUT_FILE_TYPES:
-        raise MLProfError(f"expected one of {', '.join(INPUT_KINDS)} or a .npz/.npy file, got "
-                          f"{value!r}", field="--input-data")
-    if not os.path.isfile(path):
-        raise MLProfError("input data file not found", path, "--input-data")
-    return path
 
 
 def make_feeds(inputs: Sequence[InputSpec], batch_size: int, n_events: int = 1,

@@ -35,7 +35,14 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.inputs import make_feeds
+from mlprof.measure.isolate import run_isolated
+from mlprof.measure.lock import measurement_lock
 from mlprof.measure.settings import MeasureSettings
+from mlprof.measure.sysinfo import system_info
+from mlprof.runtimes import SCRIPT_MODEL, TFAOT_MODEL, get_runtime
+from mlprof.util import git_commit
+from mlprof.version import __version__
 
 #: bootstrap resamples and confidence level of the speed-up intervals
 N_RESAMPLES = 2000
@@ -74,7 +81,6 @@ class InterleavedResult:
 def check_interleavable(model_kind: str, runtime: str, runtime_version: str = "",
                         file: str = "") -> None:
     """Refuse, in one line, a configuration that cannot share a process with the others."""
-    from mlprof.runtimes import SCRIPT_MODEL, TFAOT_MODEL
 
     if runtime_version:
         raise MLProfError(f"--interleave: {runtime} {runtime_version} is measured in its own "
@@ -109,11 +115,6 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
     A round runs each configuration's ``settings.n_calls`` calls per event, each call timed
     alone with ``perf_counter_ns`` as in :mod:`mlprof.measure.harness`.
     """
-    from mlprof import __version__
-    from mlprof.measure.inputs import make_feeds
-    from mlprof.measure.sysinfo import system_info
-    from mlprof.runtimes import get_runtime
-    from mlprof.util import git_commit
 
     rounds = check_rounds(rounds)
     s = settings.validated()
@@ -195,8 +196,6 @@ def measure_interleaved_isolated(configs: Sequence[Config], settings: MeasureSet
                                  ) -> InterleavedResult:
     """:func:`measure_interleaved` in one isolated child, under the machine-wide measurement
     lock (the time waited is recorded as ``lock_wait_s``)."""
-    from mlprof.measure.isolate import run_isolated
-    from mlprof.measure.lock import measurement_lock
 
     label = (f"interleaved {' vs '.join(c.label for c in configs)} at batch size "
              f"{settings.batch_size}")

@@ -190,7 +190,7 @@ class _MemoryWatch:
         return total
 
 
-def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
+def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
     """The forkserver context, valid in this process (also after a fork, e.g. luigi workers).
 
     The server starts with the first child; ``torch`` then also preloads PyTorch (a later
@@ -199,7 +199,8 @@ def _context(torch: bool = False) -> multiprocessing.context.BaseContext:
     global _ctx_pid
     ctx = multiprocessing.get_context("forkserver")
     pid = os.getpid()
-    fs = multiprocessing.forkserver._forkserver
+    # the server's private state (_forkserver_pid, ensure_running), not in typeshed
+    fs: Any = multiprocessing.forkserver._forkserver
     if _ctx_pid != pid:
         if fs._forkserver_pid is not None and _ctx_pid is not None:
             # we were forked (a luigi worker process) from a process whose server runs: share
@@ -287,7 +288,7 @@ def _die_with_parent() -> None:
     leaves no measurement behind burning a core: one was seen still running a ResNet-18
     profile at 100 % CPU minutes after its ``law run`` was terminated, and the server with
     it."""
-    fs = multiprocessing.forkserver._forkserver
+    fs: Any = multiprocessing.forkserver._forkserver  # private state, not in typeshed
     if fs._forkserver_alive_fd is not None:
         with contextlib.suppress(OSError):
             os.close(fs._forkserver_alive_fd)
@@ -429,7 +430,9 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     proc.start()  # returns once the server has forked the child (after its preloads)
     start = time.monotonic()
     send_conn.close()
-    watch = _MemoryWatch(proc.pid)
+    pid = proc.pid
+    assert pid is not None  # set by start()
+    watch = _MemoryWatch(pid)
     error: BaseException | None = None
     try:
         while True:
@@ -481,7 +484,7 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     finally:
         # its subprocesses first (once it is gone they can no longer be found below it): the
         # ones below it now, those seen earlier, and its process group, which outlives it
-        _end_descendants(proc.pid, watch.known)
+        _end_descendants(pid, watch.known)
         if proc.is_alive():
             proc.kill()
         proc.join(10)

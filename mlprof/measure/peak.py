@@ -26,6 +26,11 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.isolate import run_isolated
+from mlprof.measure.lock import measurement_lock
+from mlprof.measure.sysinfo import system_info
+from mlprof.runtimes import peak_runtimes
+from mlprof.version import __version__
 
 #: matrix sizes: small enough to stay in cache (256), large enough to be compute-bound (1024)
 SIZES = (256, 512, 1024)
@@ -39,7 +44,6 @@ STABLE_SPREAD = 0.05
 
 def check_peak_runtime(runtime: str, field: str = "--runtime") -> None:
     """One line naming ``field`` when ``runtime`` has no peak microbenchmark."""
-    from mlprof.runtimes import peak_runtimes
 
     if runtime not in peak_runtimes():
         raise MLProfError(f"the peak microbenchmark exists for {', '.join(peak_runtimes())} only, "
@@ -111,9 +115,6 @@ def measure_peak(runtime: str, threads: int, sizes: Sequence[int] = SIZES,
     check_peak_runtime(runtime)
     import onnxruntime as ort
 
-    from mlprof import __version__
-    from mlprof.measure.sysinfo import system_info
-
     results = []
     for i, n in enumerate(sizes):
         if progress is not None:
@@ -133,8 +134,6 @@ def measure_peak_isolated(runtime: str, threads: int, sizes: Sequence[int] = SIZ
     """:func:`measure_peak` in an isolated child process under the machine-wide measurement
     lock, as every measurement (``lock_wait_s`` recorded, None with ``MLP_NO_LOCK=1``)."""
     check_peak_runtime(runtime)
-    from mlprof.measure.isolate import run_isolated
-    from mlprof.measure.lock import measurement_lock
 
     label = f"GEMM peak of {runtime} with {threads} thread(s)"
     with measurement_lock(label) as lock:

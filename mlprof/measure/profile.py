@@ -38,10 +38,18 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
-from mlprof.measure.harness import ProgressFn
+from mlprof.measure.harness import ProgressFn, _needs_torch
+from mlprof.measure.inputs import make_feeds
+from mlprof.measure.isolate import run_isolated
+from mlprof.measure.lock import measurement_lock
+from mlprof.measure.progress import Progress
 from mlprof.measure.settings import MeasureSettings
+from mlprof.measure.sysinfo import system_info
 from mlprof.results import records
+from mlprof.runtimes import get_runtime, runtime_info, runtime_names
 from mlprof.runtimes.base import RUNTIME_OVERHEAD
+from mlprof.util import git_commit, write_json_atomic, write_text_atomic
+from mlprof.version import __version__
 
 #: the columns of a profile's CSV: operator type, runs per profiled call, milliseconds per
 #: profiled call, share of the profiled time (the operators' and the runtime's overhead)
@@ -82,7 +90,6 @@ class ProfileResult:
 
 def check_profilable(runtime: str) -> None:
     """A one-line error (``--runtime``) for a runtime without a per-operator profiler."""
-    from mlprof.runtimes import runtime_info, runtime_names
 
     info = runtime_info(runtime)
     if not info.profiler:
@@ -111,12 +118,6 @@ def aggregate(events: list[tuple[str, float]], n_calls: int) -> list[OpRow]:
 def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
             progress: ProgressFn | None = None) -> ProfileResult:
     """Profile ``model_file`` with ``settings`` in this process (see the module docstring)."""
-    from mlprof import __version__
-    from mlprof.measure.inputs import make_feeds
-    from mlprof.measure.progress import Progress
-    from mlprof.measure.sysinfo import system_info
-    from mlprof.runtimes import get_runtime, runtime_info
-    from mlprof.util import git_commit
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()
@@ -205,9 +206,6 @@ def profile_isolated(model_file: str, settings: MeasureSettings, *,
     """:func:`profile` in a child process (:func:`mlprof.measure.isolate.run_isolated`: timeout,
     memory limit, crashes caught), holding the machine-wide measurement lock
     (:func:`mlprof.measure.lock.measurement_lock`); the wait is ``lock_wait_s``."""
-    from mlprof.measure.harness import _needs_torch
-    from mlprof.measure.isolate import run_isolated
-    from mlprof.measure.lock import measurement_lock
 
     check_profilable(settings.runtime)
     label = f"profile of {os.path.basename(model_file)} at batch size {settings.batch_size}"
@@ -223,7 +221,6 @@ def profile_isolated(model_file: str, settings: MeasureSettings, *,
 def write_profile(result: ProfileResult, paths: dict[str, str], **extra: Any) -> None:
     """The CSV and the provenance (plus ``extra`` entries) at ``paths["csv"]`` and
     ``paths["json"]``, each written atomically, the CSV first."""
-    from mlprof.util import write_json_atomic, write_text_atomic
 
     write_text_atomic(paths["csv"], result.csv_text())
     write_json_atomic(paths["json"], records.stamp({**result.provenance, **extra}, "profile"))

@@ -13,7 +13,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -73,7 +73,7 @@ def _check_types(record: Mapping, types: Mapping[str, tuple[type, ...]], file: s
                                 f"expected {want}", file)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -24,12 +24,11 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
 
 from mlprof.errors import MLProfError
-from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
+from mlprof.runtimes.batching import normalized_rules
 
 
 def _runtime(value: str) -> str:
-    from mlprof.runtimes import canonical_runtime
-
     return canonical_runtime(value)
 
 
@@ -38,15 +37,30 @@ def _device(value: str) -> str:
     return value.strip().lower()
 
 
-def _input_data(value: str) -> str:
-    from mlprof.measure.inputs import check_input_data
+#: the generated kinds of input data (:mod:`mlprof.measure.inputs` makes them) and the file types
+INPUT_KINDS = ("random", "incremental", "zeros", "ones")
+INPUT_FILE_TYPES = (".npz", ".npy")
 
+
+def check_input_data(value: str) -> str:
+    """Validate an ``--input-data`` value; files are returned as absolute paths."""
+    v = str(value).strip()
+    if v.lower() in INPUT_KINDS:
+        return v.lower()
+    path = os.path.abspath(os.path.expandvars(os.path.expanduser(v)))
+    if os.path.splitext(path)[1].lower() not in INPUT_FILE_TYPES:
+        raise MLProfError(f"expected one of {', '.join(INPUT_KINDS)} or a .npz/.npy file, got "
+                          f"{value!r}", field="--input-data")
+    if not os.path.isfile(path):
+        raise MLProfError("input data file not found", path, "--input-data")
+    return path
+
+
+def _input_data(value: str) -> str:
     return check_input_data(value)
 
 
 def _batch_rules(value: str) -> str:
-    from mlprof.runtimes.batching import normalized_rules
-
     return normalized_rules(value)
 
 
@@ -93,7 +107,6 @@ class MeasureSettings:
     def validated(self) -> MeasureSettings:
         """A copy with every setting checked and normalized (canonical runtime name, absolute
         input file); raises :class:`MLProfError` naming the option that is wrong."""
-        from mlprof.runtimes import check_device
 
         values = check_settings(asdict(self))
         values["device"] = check_device(values["runtime"], values["device"])

@@ -26,6 +26,10 @@ import time
 from collections.abc import Callable, Iterator
 
 from mlprof.errors import MeasurementFailed, MLProfError
+from mlprof.measure.harness import MeasureResult
+from mlprof.measure.isolate import _describe_exit, default_timeout
+from mlprof.measure.lock import measurement_lock
+from mlprof.runtimes import runtime_info, runtime_names
 
 #: what the harness needs besides the runtime (pinned to the main environment's versions
 #: where those install beside the requested runtime)
@@ -55,14 +59,12 @@ def parse_runtime_version(runtime: str, value: str, field: str = "--runtime-vers
 def venv_package(runtime: str) -> str | None:
     """The pip package installed to measure another version of ``runtime`` (None: not
     supported)."""
-    from mlprof.runtimes import runtime_info
 
     return runtime_info(runtime).venv_package
 
 
 def venv_runtimes() -> tuple[str, ...]:
     """The runtimes whose version can be chosen (``--runtime-version``)."""
-    from mlprof.runtimes import runtime_info, runtime_names
 
     return tuple(n for n in runtime_names() if runtime_info(n).venv_package)
 
@@ -174,10 +176,6 @@ def measure_in_venv(python: str, model_file: str, settings, *,
     holds the machine-wide measurement lock while the child runs and records ``lock_wait_s``.
     """
     import numpy as np
-
-    from mlprof.measure.harness import MeasureResult
-    from mlprof.measure.isolate import _describe_exit, default_timeout
-    from mlprof.measure.lock import measurement_lock
 
     timeout = default_timeout() if timeout is None else timeout
     label = f"{os.path.basename(model_file)} at batch size {settings.batch_size}"

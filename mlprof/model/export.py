@@ -100,6 +100,8 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.progress import Progress
+from mlprof.model.script import capture, keyword_wrapper, resize_batch
 
 #: default opset (``MLP_ONNX_OPSET`` overrides)
 DEFAULT_OPSET = 18
@@ -355,7 +357,6 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     (``exporting to ONNX (opset 18)``, ``validating on the script's inputs``, ...) and, during a
     long one, how long it has run (see :mod:`mlprof.measure.progress`).
     """
-    from mlprof.measure.progress import Progress
 
     with Progress(progress) as rep:
         return _export_onnx(script, model_hash, out_path, script_args=script_args,
@@ -451,8 +452,6 @@ class _Export:
         model traced on one set of token ids bakes that routing into the graph (transformers'
         Mixtral, OLMoE, SwitchTransformers with eager experts), right on those ids only."""
         import torch
-
-        from mlprof.model.script import resize_batch
 
         gen = torch.Generator().manual_seed(1234)
         out = []
@@ -755,8 +754,6 @@ def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tu
     import onnx
     import torch
 
-    from mlprof.model.script import capture, keyword_wrapper
-
     if precision not in TOLERANCES:
         raise MLProfError(f"precision must be one of {', '.join(TOLERANCES)}, got "
                           f"{precision!r}", field="--precision")
@@ -792,18 +789,17 @@ def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tu
             record.update(batch="static", batch_size=batch_size)
         else:
             info, checks = _build_and_check(job, items)
-            if job.batched:
-                b0 = job.b0
-                assert b0 is not None
+            b0 = job.b0  # None exactly when no input is batched
+            if b0 is not None:
                 b1 = b0 + 2
                 checks.append(job.check(job.resized(b1, fresh=True),
                                         f"batch size {b1}, fresh random values"))
-            if job.batched and checks[-1]["verdict"] == "refused":
+            if b0 is not None and checks[-1]["verdict"] == "refused":
                 # the batch size or the data? the same graph on fresh values at its own
                 # batch size tells: right there, the graph bakes in the batch size
                 wrong = checks[-1]
-                checks.append(job.check(job.resized(job.b0, fresh=True),
-                                        f"batch size {job.b0}, fresh random values"))
+                checks.append(job.check(job.resized(b0, fresh=True),
+                                        f"batch size {b0}, fresh random values"))
                 job.refuse(checks[-1])
                 reason = (f"the graph with a symbolic batch dimension ({info['exporter']} "
                           f"exporter) is wrong at batch size {wrong['batch_size']}: "
@@ -811,8 +807,8 @@ def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tu
                 rep.phase(f"{reason}; exporting a static graph per batch size", 0.5)
                 symbolic = {"exporter": info["exporter"], "export_s": info["export_s"],
                             "validation": checks}
-                info, checks = job.static(job.b0)
-                record.update(batch="static", batch_size=job.b0, static_reason=reason,
+                info, checks = job.static(b0)
+                record.update(batch="static", batch_size=b0, static_reason=reason,
                               symbolic_graph=symbolic)
             else:
                 record["batch"] = "symbolic" if job.batched else "none"

@@ -38,6 +38,8 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from mlprof.errors import MLProfError
+from mlprof.model import read_model_file
+from mlprof.model.onnx_graph import load_onnx, resolve
 
 #: 1 FLOP per output element (see the module docstring for why that is a convention)
 ELEMENTWISE_OPS = frozenset({
@@ -188,63 +190,63 @@ def _node_flop(node: onnx.NodeProto, shape: dict[str, tuple[int, ...] | None]) -
     ins = [shape.get(n) if n else None for n in node.input]
     out = shape.get(node.output[0]) if node.output else None
 
-    def need(*xs: tuple[int, ...] | None) -> None:
-        if any(x is None for x in xs):
+    def need(*xs: tuple[int, ...] | None) -> list[tuple[int, ...]]:
+        """The shapes ``xs``, all known; ``ValueError`` when one is not."""
+        known = [x for x in xs if x is not None]
+        if len(known) != len(xs):
             raise ValueError("shape unknown")
+        return known
 
     if op in MOVEMENT_OPS:
         return 0.0
     if op in ELEMENTWISE_OPS:
-        need(out)
-        return float(math.prod(out))  # type: ignore[arg-type]
+        (o,) = need(out)
+        return float(math.prod(o))
     if op == "MatMul" or op == "MatMulInteger":
-        need(out, ins[0])
-        return 2.0 * math.prod(out) * ins[0][-1]  # type: ignore[index, arg-type]
+        o, a = need(out, ins[0])
+        return 2.0 * math.prod(o) * a[-1]
     if op == "Gemm":
-        need(out, ins[0])
-        k = ins[0][0] if _attr(node, "transA", 0) else ins[0][1]  # type: ignore[index]
+        o, a = need(out, ins[0])
+        k = a[0] if _attr(node, "transA", 0) else a[1]
         bias = len(node.input) > 2 and bool(node.input[2])
-        return 2.0 * math.prod(out) * k + (math.prod(out) if bias else 0)  # type: ignore
+        return 2.0 * math.prod(o) * k + (math.prod(o) if bias else 0)
     if op == "Conv":
-        need(out, ins[1])
+        o, w = need(out, ins[1])
         bias = len(node.input) > 2 and bool(node.input[2])
         # W is [Cout, Cin/groups, kh, kw]: each output element is Cin/groups*kh*kw MACs
-        return (2.0 * math.prod(out) * math.prod(ins[1][1:])  # type: ignore[index, arg-type]
-                + (math.prod(out) if bias else 0))  # type: ignore[arg-type]
+        return 2.0 * math.prod(o) * math.prod(w[1:]) + (math.prod(o) if bias else 0)
     if op == "ConvTranspose":
-        need(out, ins[0], ins[1])
+        o, x, w = need(out, ins[0], ins[1])
         bias = len(node.input) > 2 and bool(node.input[2])
         # every input element is scattered through Cout/groups*kh*kw weights
-        return (2.0 * math.prod(ins[0]) * math.prod(ins[1][1:])  # type: ignore[index, arg-type]
-                + (math.prod(out) if bias else 0))  # type: ignore[arg-type]
+        return 2.0 * math.prod(x) * math.prod(w[1:]) + (math.prod(o) if bias else 0)
     if op == "Einsum":
-        need(*ins)
+        equation = _attr(node, "equation")
         return _einsum_flop(str(_attr(node, "equation", b"").decode()
-                                if isinstance(_attr(node, "equation"), bytes)
-                                else _attr(node, "equation")), ins)  # type: ignore[arg-type]
+                                if isinstance(equation, bytes) else equation), need(*ins))
     if op in POOL_OPS:
-        need(out)
-        return float(math.prod(out) * math.prod(_attr(node, "kernel_shape", [1])))
+        (o,) = need(out)
+        return float(math.prod(o) * math.prod(_attr(node, "kernel_shape", [1])))
     if op in REDUCE_OPS:
-        need(ins[0])
-        return float(math.prod(ins[0]))  # type: ignore[arg-type]
+        (x,) = need(ins[0])
+        return float(math.prod(x))
     if op == "Attention" and node.domain == "com.microsoft":
-        need(ins[0], ins[1])
-        b, s, hidden = ins[0]  # type: ignore[misc]
+        x, w = need(ins[0], ins[1])
+        b, s, hidden = x
         heads = int(_attr(node, "num_heads"))
-        sizes = list(_attr(node, "qkv_hidden_sizes", []) or []) or [ins[1][1] // 3] * 3
-        dq, dk, dv = sizes  # type: ignore[misc]
+        sizes = list(_attr(node, "qkv_hidden_sizes", []) or []) or [w[1] // 3] * 3
+        dq, dk, dv = sizes
         proj = 2.0 * b * s * hidden * (dq + dk + dv) + b * s * (dq + dk + dv)
         scores = 2.0 * b * s * s * dq          # Q K^T over all heads
         context = 2.0 * b * s * s * dv         # softmax(.) V
         return proj + scores + context + b * heads * s * s  # + softmax
     if op == "MultiHeadAttention" and node.domain == "com.microsoft":
-        need(ins[0], ins[1], ins[2])
-        if len(ins[1]) != 3 or len(ins[2]) != 3:  # type: ignore[arg-type]
+        q, k_, v = need(ins[0], ins[1], ins[2])
+        if len(k_) != 3 or len(v) != 3:
             raise ValueError("packed or 4-D key/value")
-        b, s, dq = ins[0]  # type: ignore[misc]
-        _, kv_len, _ = ins[1]  # type: ignore[misc]
-        dv = ins[2][2]  # type: ignore[index]
+        b, s, dq = q
+        _, kv_len, _ = k_
+        dv = v[2]
         heads = int(_attr(node, "num_heads"))
         return 2.0 * b * s * kv_len * dq + 2.0 * b * s * kv_len * dv + b * heads * s * kv_len
     raise KeyError(f"op type {node.domain + '.' if node.domain else ''}{op} is not counted")
@@ -276,9 +278,12 @@ def graph_cost(model: onnx.ModelProto, batch_size: int,
         size = np.dtype(helper.tensor_dtype_to_np_dtype(init.data_type)).itemsize
         param_bytes += size * math.prod(init.dims)
     inits = {i.name for i in g.initializer}
-    activation_bytes = sum(elem[vi.name] * math.prod(shape[vi.name])  # type: ignore[arg-type]
-                           for vi in g.input if vi.name not in inits and shape[vi.name])
-    flop, counted, uncounted, by_op = 0.0, 0, [], {}
+    activation_bytes = sum(elem[vi.name] * math.prod(known)
+                           for vi in g.input
+                           if vi.name not in inits and (known := shape[vi.name]))
+    flop, counted = 0.0, 0
+    uncounted: list[str] = []
+    by_op: dict[str, float] = {}
     for node in g.node:
         if node.op_type == "Constant":
             value = _attr(node, "value")
@@ -286,8 +291,9 @@ def graph_cost(model: onnx.ModelProto, batch_size: int,
                 param_bytes += numpy_helper.to_array(value).nbytes
                 shape[node.output[0]] = tuple(int(d) for d in value.dims)
         for o in node.output:
-            if o and shape.get(o) is not None and node.op_type != "Constant":
-                activation_bytes += elem.get(o, 4) * math.prod(shape[o])  # type: ignore
+            out_shape = shape.get(o) if o else None
+            if out_shape is not None and node.op_type != "Constant":
+                activation_bytes += elem.get(o, 4) * math.prod(out_shape)
         try:
             f = _node_flop(node, shape)
         except (KeyError, ValueError, TypeError, IndexError) as e:
@@ -306,8 +312,6 @@ def graph_cost(model: onnx.ModelProto, batch_size: int,
 def file_cost(model_file: str, batch_size: int) -> GraphCost:
     """The cost of a YAML/ONNX model file at ``batch_size``: its graph with the inputs' full
     shapes as mlprof feeds them (a YAML's shapes, the batch first)."""
-    from mlprof.model import read_model_file
-    from mlprof.model.onnx_graph import load_onnx, resolve
 
     spec = read_model_file(model_file)
     if spec.model_kind != "onnx":

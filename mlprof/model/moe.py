@@ -19,6 +19,8 @@ importing this module (the import registers it).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 #: the name scripts pass as ``experts_implementation``
@@ -31,10 +33,13 @@ def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
     return out if bias is None else out + bias
 
 
-def sparse_loop_experts_forward(self: torch.nn.Module, hidden_states: torch.Tensor,
+def sparse_loop_experts_forward(self: Any, hidden_states: torch.Tensor,
                                 top_k_index: torch.Tensor,
                                 top_k_weights: torch.Tensor) -> torch.Tensor:
-    """transformers' eager experts forward, looping over every expert instead of the hit ones."""
+    """transformers' eager experts forward, looping over every expert instead of the hit ones.
+
+    ``self`` is one of transformers' experts modules (``num_experts``, ``gate_up_proj``, ...:
+    attributes that :class:`torch.nn.Module` does not declare, hence ``Any``)."""
     final = torch.zeros_like(hidden_states)
     transposed = bool(getattr(self, "is_transposed", False))
     has_gate = bool(getattr(self, "has_gate", True))

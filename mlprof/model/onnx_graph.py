@@ -112,19 +112,20 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
     gnames = [g.name for g in ginputs]
     where = spec.spec_file
     yaml_mode = spec.inputs is not None
+    yaml_inputs = spec.inputs if spec.inputs is not None else []
 
     if yaml_mode:
-        unknown = [i for i, s in enumerate(spec.inputs) if s.name not in gnames]
+        unknown = [i for i, s in enumerate(yaml_inputs) if s.name not in gnames]
         if unknown:
             i = unknown[0]
-            raise MLProfError(f"input '{spec.inputs[i].name}' is not in the ONNX graph; graph "
+            raise MLProfError(f"input '{yaml_inputs[i].name}' is not in the ONNX graph; graph "
                               f"inputs: {', '.join(gnames)}", where, f"model.inputs[{i}].name")
-        given = {s.name for s in spec.inputs}
+        given = {s.name for s in yaml_inputs}
         missing = [n for n in gnames if n not in given]
         if missing:
             raise MLProfError(f"graph input(s) {', '.join(missing)} not listed", where,
                               "model.inputs")
-        order = {s.name: i for i, s in enumerate(spec.inputs)}
+        order = {s.name: i for i, s in enumerate(yaml_inputs)}
     else:
         order = {}
 
@@ -141,14 +142,15 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
     for g in ginputs:
         fld = f"model.inputs[{order[g.name]}]" if yaml_mode else None
         if batched_names is not None and g.name not in batched_names:
-            if any(not isinstance(d, int) for d in g.dims):
+            dims = [d for d in g.dims if isinstance(d, int)]
+            if len(dims) != len(g.dims):
                 raise MLProfError(f"input '{g.name}' has no batch dimension but symbolic dims "
                                   f"{_fmt_dims(g.dims)}", where)
-            inputs.append(InputSpec(g.name, tuple(g.dims), g.dtype, batched=False))
+            inputs.append(InputSpec(g.name, tuple(dims), g.dtype, batched=False))
             continue
         if not g.dims:
             # scalar input: no batch dimension
-            if yaml_mode and spec.inputs[order[g.name]].shape:
+            if yaml_mode and yaml_inputs[order[g.name]].shape:
                 raise MLProfError(f"graph input '{g.name}' is a scalar, but a shape is given",
                                   where, f"{fld}.shape")
             inputs.append(InputSpec(g.name, (), g.dtype, batched=False))
@@ -157,7 +159,7 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
         if isinstance(batch, int):
             fixed.add(batch)
         if yaml_mode:
-            ys = spec.inputs[order[g.name]]
+            ys = yaml_inputs[order[g.name]]
             if len(ys.shape) != len(rest):
                 raise MLProfError(
                     f"shape {list(ys.shape)} has {len(ys.shape)} dimension(s), but graph input "

@@ -31,6 +31,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+import mlprof.parser as parser
 from mlprof.errors import MeasurementFailed
 
 #: hub libraries' offline switches, set while a script runs
@@ -61,6 +62,10 @@ def _is_local(host: Any) -> bool:
 class _NetworkGuard:
     """Patches ``socket`` so that only local addresses are reachable; remembers the rest."""
 
+    #: what the guard replaces while installed: (owner, attribute)
+    _PATCHED = ((socket, "getaddrinfo"), (socket, "create_connection"),
+                (socket.socket, "connect"), (socket.socket, "connect_ex"))
+
     def __init__(self) -> None:
         self.blocked: list[str] = []
 
@@ -72,8 +77,7 @@ class _NetworkGuard:
                               f"runs (tried to reach {where})")
 
     def install(self) -> None:
-        self._orig = (socket.getaddrinfo, socket.create_connection, socket.socket.connect,
-                      socket.socket.connect_ex)
+        self._orig = tuple(getattr(owner, name) for owner, name in self._PATCHED)
         getaddrinfo, create_connection, connect, connect_ex = self._orig
         guard = self
 
@@ -101,14 +105,14 @@ class _NetworkGuard:
             _check(sock, address)
             return connect_ex(sock, address)
 
-        socket.getaddrinfo = guarded_getaddrinfo
-        socket.create_connection = guarded_create_connection
-        socket.socket.connect = guarded_connect
-        socket.socket.connect_ex = guarded_connect_ex
+        guarded = (guarded_getaddrinfo, guarded_create_connection, guarded_connect,
+                   guarded_connect_ex)
+        for (owner, name), function in zip(self._PATCHED, guarded, strict=True):
+            setattr(owner, name, function)
 
     def uninstall(self) -> None:
-        (socket.getaddrinfo, socket.create_connection, socket.socket.connect,
-         socket.socket.connect_ex) = self._orig
+        for (owner, name), function in zip(self._PATCHED, self._orig, strict=True):
+            setattr(owner, name, function)
 
 
 class _TurnkeyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -126,8 +130,6 @@ class _TurnkeyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def exec_module(self, module: types.ModuleType) -> None:
-        import mlprof.parser as parser
-
         if module.__name__ == "turnkeyml":
             module.__doc__ = "mlprof's stand-in for TurnkeyML (only turnkeyml.parser)"
             return
@@ -137,9 +139,7 @@ class _TurnkeyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             # looked up at call time: mlprof records what the script asked for
             return parser.parse(valid_args, argv)
 
-        module.parse = parse
-        module.Arg = parser.Arg
-        module.supported_args = parser.ARGS
+        vars(module).update(parse=parse, Arg=parser.Arg, supported_args=parser.ARGS)
 
 
 @contextlib.contextmanager
@@ -154,7 +154,8 @@ def script_sandbox() -> Iterator[_NetworkGuard]:
         sys.meta_path.append(finder)
     old_env = {k: os.environ.get(k) for k in OFFLINE_ENV}
     os.environ.update(OFFLINE_ENV)
-    hub_consts = sys.modules.get("huggingface_hub.constants")  # read at import: set it too
+    # read at import: set it too (Any: a module attribute mypy cannot know)
+    hub_consts: Any = sys.modules.get("huggingface_hub.constants")
     old_hub = getattr(hub_consts, "HF_HUB_OFFLINE", None)
     if hub_consts is not None:
         hub_consts.HF_HUB_OFFLINE = True

@@ -37,6 +37,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+import mlprof.parser as parser
 from mlprof.errors import MLProfError
 from mlprof.model.sandbox import classify, script_sandbox
 
@@ -268,7 +269,6 @@ def _run_script(path: str, script_args: tuple[str, ...], hooks: _Hooks) -> dict:
     mlprof's parser, no network); errors that mean a missing network or package raise
     :class:`~mlprof.errors.MeasurementFailed` with status ``needs-network`` / ``needs-package``.
     """
-    import mlprof.parser as parser
 
     seen: dict[str, Any] = {}
     orig_parse = parser.parse

@@ -133,22 +133,22 @@ class ModelSpec:
             full_key = (*key, *(_stat_key(p) for p in extra))
             if None in full_key or full_key not in _HASHES:
                 h = hashlib.sha256()
-                extra = []
+                found: list[str] = []
                 for path in paths:
                     data = _read_bytes(path, self.spec_file, "file")
                     h.update(data)
                     # tensors stored beside an ONNX file (model.onnx.data) are the model too
                     for ext in external_data_files(path, data):
-                        extra.append(ext)
+                        found.append(ext)
                         h.update(b"\0external\0" + os.path.basename(ext).encode())
                         h.update(_read_bytes(ext, self.spec_file, "file (external data)"))
                 for mh in self.model_hashes:
                     h.update(b"::" + mh.encode())
-                full_key = (*key, *(_stat_key(p) for p in extra))
+                full_key = (*key, *(_stat_key(p) for p in found))
                 if None in full_key:
                     self._hash = h.hexdigest()
                     return self._hash
-                _EXTERNAL[key] = tuple(extra)
+                _EXTERNAL[key] = tuple(found)
                 _HASHES[full_key] = h.hexdigest()
             self._hash = _HASHES[full_key]
         return self._hash

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.ticker import FixedLocator
 
+from mlprof.measure.stats import throughput
 from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import (
     Curve,
@@ -60,7 +61,6 @@ def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = No
         raise ValueError("no curves to plot")
     if error_style not in ("band", "bars"):
         raise ValueError(f"error_style must be 'band' or 'bars', got {error_style!r}")
-    from mlprof.measure.stats import throughput
 
     def rates(c: Curve) -> tuple[np.ndarray, ...]:
         bs, med = _sorted(c.stats, "median_ms")

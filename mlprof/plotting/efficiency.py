@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mlprof.errors import MLProfError
+from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import (
     Curve,
     _style_context,
@@ -57,7 +59,6 @@ def plot_efficiency(curves: Sequence[Curve], peaks: Sequence[float], *, x_log: b
     logarithmic when the fractions span more than a decade; unstable or contended points open."""
     if not curves or len(curves) != len(peaks):
         raise ValueError("one peak per curve, at least one curve")
-    from mlprof.plotting.labels import plot_text
 
     data = [efficiency_values(c.stats, peak) for c, peak in zip(curves, peaks, strict=True)]
     log = use_log_y(y_log, [d[1] for d in data])
@@ -89,7 +90,6 @@ def plot_efficiency(curves: Sequence[Curve], peaks: Sequence[float], *, x_log: b
 
 def check_efficiency_stats(stats, path: str) -> None:
     """One line naming the statistics file when it has no FLOP count to plot."""
-    from mlprof.errors import MLProfError
 
     if "gflop_per_call" not in stats:
         raise MLProfError("written before FLOPs were counted: merge again under a new "

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlprof.plotting import use_backend
+from mlprof.plotting.backend import use_backend
+from mlprof.plotting.labels import plot_text
+from mlprof.plotting.runtimes import _style_context, decorate, log2_batch_axis
 from mlprof.runtimes.base import RUNTIME_OVERHEAD
 
 if TYPE_CHECKING:
@@ -104,8 +106,6 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
     of the stack, and the gap up to the wall time is what the profile does not see (the
     Python binding); otherwise the gap is all the time outside operators. ``y_log``,
     ``y_min`` and ``y_max`` (ms) apply to the lower panel."""
-    from mlprof.plotting.labels import plot_text
-    from mlprof.plotting.runtimes import _style_context, decorate, log2_batch_axis
 
     if not profiles:
         raise ValueError("no profiles to plot")

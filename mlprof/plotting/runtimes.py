@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-from mlprof.plotting import use_backend
+from mlprof.plotting.backend import use_backend
+from mlprof.plotting.labels import plot_text
 from mlprof.util import atomic_path
 
 if TYPE_CHECKING:
@@ -267,7 +268,6 @@ def open_legend_entries(ax, kinds: Sequence[str]) -> None:
 def decorate(ax, top_left_label: str = "mlprof", top_right_label: str | None = None,
              title: str | None = None) -> None:
     """The labels over the axes' corners (bold on the left, small on the right) and a title."""
-    from mlprof.plotting.labels import plot_text
 
     ax.text(0.0, 1.01, plot_text(top_left_label), transform=ax.transAxes, ha="left",
             va="bottom", fontweight="bold", gid="mlprof-top-left")
@@ -286,7 +286,6 @@ def finish(fig: Figure, ax, caption: str | None = None) -> None:
     """Lay ``fig`` out (in the current style): room for a ``caption`` under the axes, and a top
     right label that would run into the top left one broken at its ``|`` into lines (then made
     smaller if still too wide)."""
-    from mlprof.plotting.labels import plot_text
 
     renderer = fig._get_renderer()  # what tight_layout measures with, for any canvas
     bottom = 0.0
@@ -375,8 +374,6 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool |
     # the span of what is drawn: a wide band squashes the medians on a linear axis as well
     drawn = medians + [values(c.stats, col) for c in curves for col in ("p16_ms", "p84_ms")]
     log = use_log_y(y_log, drawn, y_min)
-
-    from mlprof.plotting.labels import plot_text
 
     with _style_context():
         fig, ax = new_figure()

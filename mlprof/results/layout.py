@@ -269,7 +269,8 @@ def parse_runtime_segment(segment: str) -> dict:
     """
     from mlprof.runtimes import runtime_names
 
-    rt, sep, device = segment.rpartition("__")
+    rt, sep, after = segment.rpartition("__")
+    device: str | None = after
     if not sep:
         rt, device = segment, None
     names = sorted(runtime_names(), key=len, reverse=True)

@@ -510,9 +510,9 @@ def select(entries: Iterable[StoreEntry], versions: Sequence[str] = (),
                 continue
         if rts:
             vers = (e.runtime_version or "").split(",")
-            names = list(e.runtimes) + [f"{r}-{v}" for r, v in zip(e.runtimes, vers,
-                                                                   strict=False) if v]
-            if not any(_match(n, rts) for n in names):
+            rt_names = list(e.runtimes) + [f"{r}-{v}" for r, v in zip(e.runtimes, vers,
+                                                                      strict=False) if v]
+            if not any(_match(n, rts) for n in rt_names):
                 continue
         out.append(e)
     return out

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from mlprof.errors import MLProfError
+from mlprof.runtimes import registration_of
 from mlprof.util import dist_version
 
 if TYPE_CHECKING:
@@ -68,7 +70,6 @@ class Runtime(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        from mlprof.runtimes import registration_of
 
         info = registration_of(f"{cls.__module__}:{cls.__qualname__}")
         if info is None:  # an abstract intermediate class or a test double: nothing to read
@@ -121,6 +122,5 @@ class Runtime(ABC):
     def op_profiler(self) -> OpProfiler:
         """Before :meth:`load`: the runtime's own per-operator profiler (runtimes registered
         with a ``profiler`` implement it)."""
-        from mlprof.errors import MLProfError
 
         raise MLProfError(f"runtime {self.name} has no per-operator profiler", field="--runtime")

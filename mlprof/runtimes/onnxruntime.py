@@ -12,7 +12,8 @@ import numpy as np
 import onnxruntime as ort
 
 from mlprof.errors import MLProfError
-from mlprof.model.onnx_graph import ResolvedModel, with_symbolic_batch
+from mlprof.model import read_model_file
+from mlprof.model.onnx_graph import ResolvedModel, resolve, with_symbolic_batch
 from mlprof.runtimes.base import RUNTIME_OVERHEAD, OpProfiler, Runtime
 
 _PROVIDERS = {"cpu": "CPUExecutionProvider"}
@@ -32,8 +33,6 @@ class OnnxRuntime(Runtime):
     @classmethod
     def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedModel:
         """Read the model file and check it against its ONNX graph."""
-        from mlprof.model import read_model_file
-        from mlprof.model.onnx_graph import resolve
 
         spec = read_model_file(model_file)
         if spec.is_script:

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.model.onnx_graph import ResolvedModel
+from mlprof.model import read_model_file
+from mlprof.model.onnx_graph import ResolvedModel, resolve
 from mlprof.runtimes.base import Runtime
 
 try:
@@ -40,8 +41,6 @@ class OpenVinoRuntime(Runtime):
     @classmethod
     def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedModel:
         """Read the model file and check it against its ONNX graph."""
-        from mlprof.model import read_model_file
-        from mlprof.model.onnx_graph import resolve
 
         spec = read_model_file(model_file)
         if spec.model_kind != "onnx":

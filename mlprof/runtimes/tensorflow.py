@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.model.spec import InputSpec, ModelSpec
+from mlprof.model import read_model_file
+from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype
 from mlprof.runtimes.base import Runtime
+from mlprof.runtimes.batching import rule_for
 
 try:
     import tensorflow as tf
@@ -83,8 +85,6 @@ def _dims(shape_proto) -> list[int | None] | None:
 
 
 def _dtype(enum: int, where: str) -> str:
-    from mlprof.model.spec import canonical_dtype
-
     name = tf.dtypes.as_dtype(enum).name
     return canonical_dtype(name, where)
 
@@ -165,19 +165,20 @@ def resolve_tf(spec: ModelSpec) -> ResolvedTFModel:
     # inputs: the YAML's (checked), else every graph input
     given = spec.inputs
     keys = list(graph_inputs)
+    chosen: list[tuple[str, InputSpec | None]]
     if given is None:
         chosen = [(k, None) for k in keys]
     else:
         chosen = []
-        for i, s in enumerate(given):
-            key = s.name if s.name in graph_inputs else by_tensor.get(s.name)
-            if key is None and s.name.endswith(":0"):
-                key = s.name[:-2] if s.name[:-2] in graph_inputs else None
+        for i, item in enumerate(given):
+            key = item.name if item.name in graph_inputs else by_tensor.get(item.name)
+            if key is None and item.name.endswith(":0"):
+                key = item.name[:-2] if item.name[:-2] in graph_inputs else None
             if key is None:
-                raise MLProfError(f"input '{s.name}' is not in the {kind}; its inputs: "
+                raise MLProfError(f"input '{item.name}' is not in the {kind}; its inputs: "
                                   f"{', '.join(keys) or '(none)'}", where,
                                   f"model.inputs[{i}].name")
-            chosen.append((key, s))
+            chosen.append((key, item))
         missing = [k for k in keys if k not in {c[0] for c in chosen}]
         if missing:
             raise MLProfError(f"graph input(s) {', '.join(missing)} not listed", where,
@@ -185,7 +186,7 @@ def resolve_tf(spec: ModelSpec) -> ResolvedTFModel:
     inputs, input_tensors = [], []
     for key, s in chosen:
         t = graph_inputs[key]
-        fld = f"model.inputs[{given.index(s)}]" if s is not None else None
+        fld = f"model.inputs[{given.index(s)}]" if given is not None and s is not None else None
         if t.dims is None or not t.dims:
             if s is None:
                 raise MLProfError(f"input '{key}' has an unknown shape; write a model YAML "
@@ -200,10 +201,11 @@ def resolve_tf(spec: ModelSpec) -> ResolvedTFModel:
                                       f"'{key}' has dims {t.dims}", where, f"{fld}.shape")
                 shape = tuple(s.shape)
             else:
-                if any(d is None for d in rest):
+                known = [d for d in rest if d is not None]
+                if len(known) != len(rest):
                     raise MLProfError(f"input '{key}' has dims {t.dims}; write a model YAML "
                                       "that gives its shape", where)
-                shape = tuple(int(d) for d in rest)
+                shape = tuple(int(d) for d in known)
             batched = True
         if s is not None and s.dtype and s.dtype != t.dtype:
             raise MLProfError(f"dtype {s.dtype} contradicts the {kind}: input '{key}' is "
@@ -278,7 +280,6 @@ class TensorFlowRuntime(Runtime):
     @classmethod
     def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTFModel:
         """Read the model file and check it against its graph or signature."""
-        from mlprof.model import read_model_file
 
         spec = read_model_file(model_file)
         if spec.model_kind != "tf":
@@ -365,7 +366,6 @@ class TfAotRuntime(Runtime):
     @classmethod
     def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTFModel:
         """Read the model file and check it against its SavedModel signature."""
-        from mlprof.model import read_model_file
 
         spec = read_model_file(model_file)
         if spec.model_kind != "tfaot":
@@ -390,8 +390,6 @@ class TfAotRuntime(Runtime):
     def load(self, batch_size: int) -> None:
         """Compile the signature with XLA for each size of the batch rule at ``batch_size``."""
         import time
-
-        from mlprof.runtimes.batching import rule_for
 
         spec = self.model.spec
         comp = spec.compilation or {}

@@ -15,7 +15,9 @@ import numpy as np
 import torch
 
 from mlprof.errors import MLProfError
+from mlprof.model.script import capture, discover, positional_ok, select
 from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype, read_model_file
+from mlprof.runtimes import check_model_kind
 from mlprof.runtimes.base import OpProfiler, Runtime
 
 
@@ -40,8 +42,6 @@ class ResolvedTorchModel:
 def resolve_script(model_file: str, script_args: tuple[str, ...] = (), *,
                    runtime: str | None = None) -> ResolvedTorchModel:
     """Capture the model of ``script.py::HASH`` (or the script's only model) for ``runtime``."""
-    from mlprof.model.script import capture, discover, select
-    from mlprof.runtimes import check_model_kind
 
     spec = read_model_file(model_file)
     if not spec.is_script:
@@ -67,7 +67,6 @@ def resolve_script(model_file: str, script_args: tuple[str, ...] = (), *,
             arguments.append(("const", value))
     if len(spec.model_hashes) != 1:
         spec.name = spec.label = f"{spec.name}-{want}"
-    from mlprof.model.script import positional_ok
 
     resolved = ResolvedTorchModel(spec=spec, module=module, inputs=inputs, arguments=arguments,
                                   names=[n for n, _ in items],

@@ -33,8 +33,8 @@ workflows' output checks), not this one. Worth reporting upstream: both fixes ar
 Guard: each patch is applied only when the offending code is present (checked in the byte code
 of the installed law's functions), so an upgraded law that fixed them is left alone;
 ``law.__version__`` is recorded in :func:`status`. ``MLP_NO_SCALE_PATCH=1`` disables both
-(for A/B measurements, ``benchmarks/scheduling.py``). Applied once, on import of
-:mod:`mlprof.tasks`.
+(for A/B measurements, ``benchmarks/scheduling.py``). Applied once, when ``law run`` or the
+``mlprof`` command starts or the API schedules tasks (:mod:`mlprof.tasks.hooks`), never on import.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def _patch_make_unique() -> bool:
 def apply() -> dict[str, Any]:
     """Apply the patches (once; no-op when ``$MLP_NO_SCALE_PATCH`` is set). Returns :func:`status`.
 
-    Called on import of :mod:`mlprof.tasks`.
+    Called by :func:`mlprof.tasks.hooks.install_build_hooks`.
     """
     import law
 
@@ -220,6 +220,3 @@ def apply() -> dict[str, Any]:
 def status() -> dict[str, Any]:
     """Which patches are active: ``applied``, ``add_task_history``, ``make_unique``, ``reason``."""
     return dict(_status)
-
-
-apply()

@@ -10,8 +10,10 @@ from typing import ClassVar
 import law
 import luigi
 
-from mlprof.errors import INTERRUPTED, MLProfError
+from mlprof.errors import INTERRUPTED, MeasurementFailed, MLProfError
 from mlprof.results import families, layout
+from mlprof.tasks import cmdline
+from mlprof.util import write_json_atomic
 
 logger = logging.getLogger("mlprof")
 
@@ -138,8 +140,6 @@ class BaseTask(law.Task):
         import datetime
         import traceback
 
-        from mlprof.util import write_json_atomic
-
         status = getattr(exception, "status", "failed")
         message = str(exception) if isinstance(exception, MLProfError) else \
             f"{type(exception).__name__}: {exception}"
@@ -180,7 +180,6 @@ def failure_reason(task) -> str:
 def failure_error(task, file: str | None = None) -> MLProfError:
     """The error to raise for an incomplete ``task``: :func:`failure_reason`, as a
     :class:`~mlprof.errors.MeasurementFailed` with the recorded status when there is one."""
-    from mlprof.errors import MeasurementFailed
 
     failure = first_failure(task) or {}
     status = failure.get("status")
@@ -231,7 +230,7 @@ def first_failure(task) -> dict | None:
     return None
 
 
-class _OneLineErrors(logging.Filter):
+class OneLineErrors(logging.Filter):
     """Log mlprof's bad-input errors as one line instead of a traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -252,19 +251,17 @@ def install_error_handling() -> None:
     """One-line errors in luigi's log, for ``law run``'s command line and for errors raised
     while parsing parameters.
 
-    Called once, by :mod:`mlprof.tasks` (the task layer's only process-wide side effect).
+    Called by :func:`mlprof.tasks.hooks.install_run_hooks` (``law run`` and ``mlprof``).
     luigi's command-line parser: no abbreviations, one line for an unknown option (with the
     closest names), a bad value or a missing parameter, exit code 40 (:mod:`.cmdline`).
     """
     import sys
 
-    from mlprof.tasks import cmdline
-
     cmdline.install()
 
     lg = logging.getLogger("luigi-interface")
-    if not any(isinstance(f, _OneLineErrors) for f in lg.filters):
-        lg.addFilter(_OneLineErrors())
+    if not any(isinstance(f, OneLineErrors) for f in lg.filters):
+        lg.addFilter(OneLineErrors())
 
     previous = sys.excepthook
     if getattr(previous, "_mlprof", False):

@@ -22,7 +22,7 @@ through several module-level names and keep the current instance on the class it
     parameter; the first bad one raises :class:`MLProfError` naming the option and the value
     (``--batch-sizes: expected comma-separated integers, got '1,two'``), as does a required
     parameter without a value (``--version: missing (required)``). luigi's own handling then
-    logs it (one line, through :class:`mlprof.tasks.base._OneLineErrors`) and exits with the same
+    logs it (one line, through :class:`mlprof.tasks.base.OneLineErrors`) and exits with the same
     code; nothing is scheduled and nothing is written. Errors raised by the tasks' own checks in
     ``__init__`` take the same way.
 
@@ -45,6 +45,7 @@ import luigi.cmdline_parser
 from luigi.task_register import Register
 
 from mlprof.errors import MLProfError
+from mlprof.util import close_options
 
 logger = logging.getLogger("luigi-interface")
 
@@ -217,8 +218,6 @@ class OneLineParser(argparse.ArgumentParser):
     def suggest(self, option: str) -> list[str]:
         """The options ``option`` was probably meant to be: those it begins (abbreviations are
         off; the root task's and luigi's documented options first), else the closest names."""
-        from mlprof.cli import close_options
-
         option = option.split("=", 1)[0]
         everything = list(self._option_string_actions)
         shown = [o for o, a in self._option_string_actions.items()

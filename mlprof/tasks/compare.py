@@ -12,8 +12,15 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
+from mlprof.model import read_model_file
 from mlprof.results import layout, records
-from mlprof.runtimes import DEFAULT_RUNTIME
+from mlprof.runtimes import (
+    DEFAULT_RUNTIME,
+    check_device,
+    check_installed,
+    check_model_kind,
+    runtime_version,
+)
 from mlprof.tasks.base import BaseTask, failure_reason
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
@@ -21,6 +28,7 @@ from mlprof.tasks.parameters import (
     PathsParameter,
     RuntimesParameter,
 )
+from mlprof.util import write_json_atomic, write_text_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -80,8 +88,6 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         from mlprof.measure.interleave import check_interleavable, check_rounds
-        from mlprof.model import read_model_file
-        from mlprof.runtimes import check_device, check_installed, check_model_kind
 
         check_rounds(self.interleave)
         if not self.model_files:
@@ -130,8 +136,6 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
         return tuple(self.runtimes)
 
     def store_parts(self) -> dict[str, str]:
-        from mlprof.runtimes import runtime_version
-
         return {
             "model": layout.models_segment([layout.model_segment(self._name(i), s.content_hash)
                                             for i, s in enumerate(self._specs)]),
@@ -165,7 +169,6 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
             rounds_csv,
             table_csv,
         )
-        from mlprof.util import write_json_atomic, write_text_atomic
 
         configs = self.configs()
         results, rows = [], []

@@ -9,6 +9,8 @@ import os
 import law
 
 from mlprof.errors import MLProfError
+from mlprof.model.script import discover, script_hash, select
+from mlprof.model.spec import script_model_name
 from mlprof.results import layout
 from mlprof.tasks.parameters import ModelMixin, ScriptMixin
 from mlprof.util import write_json_atomic
@@ -39,8 +41,6 @@ class DiscoverModels(ModelMixin, ScriptMixin):
         return os.path.splitext(os.path.basename(self.model_spec.file))[0]
 
     def store_parts(self):
-        from mlprof.model.script import script_hash
-
         return {"model": layout.model_segment(self.script_name, script_hash(self.model_spec.file)),
                 "settings": layout.discovery_settings_segment(self.script_key())}
 
@@ -49,8 +49,6 @@ class DiscoverModels(ModelMixin, ScriptMixin):
 
     def run(self):
         from mlprof.measure.isolate import run_isolated
-        from mlprof.model.script import discover
-        from mlprof.model.spec import script_model_name
 
         manifest = run_isolated(discover, {"path": self.model_spec.file,
                                            "script_args": self.script_argv,
@@ -69,6 +67,5 @@ class DiscoverModels(ModelMixin, ScriptMixin):
 
     def selected(self, single: bool = False) -> list[dict]:
         """The models picked by ``::HASH`` (all without), exactly one with ``single``."""
-        from mlprof.model.script import select
 
         return select(self.manifest(), self.model_spec.model_hashes, single=single)

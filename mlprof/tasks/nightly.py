@@ -23,11 +23,28 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.report.nightly import CONFIRM_SUFFIX, confirm_version
+from mlprof.experiments import load_experiment, load_experiments
+from mlprof.report import collect, to_frame
+from mlprof.report.history import candidates
+from mlprof.report.nightly import (
+    CONFIRM_SUFFIX,
+    EXIT_NIGHT_FAILED,
+    confirm_version,
+    experiment_status,
+    failing_line,
+    finish_status,
+    inactive_status,
+    nightly_summary,
+    rerun_params,
+    status_line,
+    summary_line,
+)
 from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.dashboard import Dashboard
 from mlprof.tasks.parameters import PathParameter, expand_path
+from mlprof.tasks.plotting import PlotMultiRuntimes, PlotSpeedup
+from mlprof.tasks.runtime import MeasureRuntime
 from mlprof.util import short_hash, write_json_atomic
 
 law.contrib.load("slack", "telegram")
@@ -71,7 +88,6 @@ class RunExperiment(BaseTask):
     @property
     def priority(self) -> int:
         """The experiment's priority (luigi runs higher priorities first)."""
-        from mlprof.experiments import load_experiment
 
         try:
             return load_experiment(self.experiment_file).priority
@@ -88,7 +104,6 @@ class RunExperiment(BaseTask):
 
     def measurement_tasks(self, exp) -> tuple[list, list[str]]:
         """One PlotMultiRuntimes per model file, and the errors of those that cannot be made."""
-        from mlprof.tasks.plotting import PlotMultiRuntimes
 
         tasks, errors = [], []
         for f in exp.model_files:
@@ -104,7 +119,6 @@ class RunExperiment(BaseTask):
     def speedup_tasks(self, exp, tasks: list) -> list:
         """A speed-up plot vs the experiment's ``reference_runtime`` per measurement task (the
         same measurements; nothing is measured twice), when it compares runtimes."""
-        from mlprof.tasks.plotting import PlotSpeedup
 
         if not exp.reference_runtime or len(exp.runtimes) < 2:
             return []
@@ -117,9 +131,6 @@ class RunExperiment(BaseTask):
         return out
 
     def run(self):
-        from mlprof.experiments import load_experiment
-        from mlprof.report.nightly import experiment_status, finish_status, status_line
-
         t0 = time.time()
         try:
             # a rotating experiment measures the slice of this night (its date in --version)
@@ -176,7 +187,6 @@ class _ExperimentsMixin(BaseTask):
 
     def experiment_list(self):
         """``(file, experiment or None, error or None)`` in run order."""
-        from mlprof.experiments import load_experiments
 
         return load_experiments(self.experiments_dir)
 
@@ -204,11 +214,6 @@ class ConfirmResults(_ExperimentsMixin):
         return self.declared_outputs()["confirm"]
 
     def run(self):
-        from mlprof.report import collect, to_frame
-        from mlprof.report.history import candidates
-        from mlprof.report.nightly import rerun_params
-        from mlprof.tasks.runtime import MeasureRuntime
-
         report = to_frame(collect([layout.store_base()]))
         found, tasks = [], []
         for c in candidates(report, self.version):
@@ -287,7 +292,6 @@ class Nightly(_ExperimentsMixin):
         :data:`~mlprof.report.nightly.EXIT_NIGHT_FAILED` (``law run`` is the only caller: the
         Python API's ``luigi.build`` never exits).
         """
-        from mlprof.report.nightly import EXIT_NIGHT_FAILED, failing_line, summary_line
 
         if not self.complete():
             return f"{self.task_family}: not complete: {failure_reason(self)}"
@@ -305,8 +309,6 @@ class Nightly(_ExperimentsMixin):
         # a generator (the dashboard is a dynamic dependency): luigi runs it again from the
         # top once the dashboard exists, so everything before the yield only reads files
         import pandas as pd
-
-        from mlprof.report.nightly import inactive_status, nightly_summary, summary_line
 
         inputs = self.input()
         statuses = [_load(inp.path) for inp in inputs["experiments"].values()]

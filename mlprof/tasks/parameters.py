@@ -13,8 +13,18 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
+from mlprof.model import read_model_file
 from mlprof.results import layout
+from mlprof.runtimes import (
+    DEFAULT_RUNTIME,
+    canonical_runtime,
+    check_device,
+    engine_runtime,
+    runtime_info,
+    runtime_version,
+)
 from mlprof.tasks.base import BaseTask
+from mlprof.util import float_tag, short_hash
 
 DEFAULT_MODEL = "$MLP_BASE/examples/dnn/model_onnx_l10u128.yaml"
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -65,8 +75,6 @@ class RuntimeParameter(luigi.Parameter):
     """A runtime name; aliases (``ort``) resolve to the canonical name."""
 
     def normalize(self, x):
-        from mlprof.runtimes import canonical_runtime
-
         return canonical_runtime(x)
 
 
@@ -74,8 +82,6 @@ class RuntimesParameter(law.CSVParameter):
     """Comma-separated runtime names (aliases resolved, duplicates dropped)."""
 
     def normalize(self, x):
-        from mlprof.runtimes import canonical_runtime
-
         return tuple(dict.fromkeys(canonical_runtime(r) for r in super().normalize(x)))
 
 
@@ -100,8 +106,6 @@ class BatchSizesParameter(law.CSVParameter):
 
 
 def _default_runtime() -> str:
-    from mlprof.runtimes import DEFAULT_RUNTIME
-
     return DEFAULT_RUNTIME
 
 
@@ -143,7 +147,6 @@ class ModelMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.model import read_model_file
         from mlprof.model.onnx_graph import check_up_front
 
         if not str(self.model_file).strip():
@@ -272,7 +275,6 @@ class RuntimeMixin(BaseTask):
         """The default runtime of a model that ONNX Runtime does not measure is its engine's
         (``inference_engine: tf`` -> tensorflow), as MLProf's YAML decides the engine."""
         params = super().modify_param_values(params)
-        from mlprof.runtimes import DEFAULT_RUNTIME, engine_runtime, runtime_info
 
         if params.get("runtime") == DEFAULT_RUNTIME and params.get("model_file"):
             from mlprof.model import read_model_file
@@ -287,7 +289,6 @@ class RuntimeMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.runtimes import check_device
 
         check_device(self.runtime, self.device)
         if self.runtime_version:
@@ -302,21 +303,18 @@ class RuntimeMixin(BaseTask):
     @property
     def runtime_info(self):
         """The runtime's registration (capabilities, package, aliases)."""
-        from mlprof.runtimes import runtime_info
 
         return runtime_info(self.runtime)
 
     @property
     def resolved_runtime_version(self) -> str:
         """--runtime-version, else the installed version of the runtime."""
-        from mlprof.runtimes import runtime_version
 
         return self.runtime_version or runtime_version(self.runtime)
 
     @property
     def uses_venv(self) -> bool:
         """Whether the measurement runs in another environment (another runtime version)."""
-        from mlprof.runtimes import runtime_version
 
         return bool(self.runtime_version) and self.runtime_version != runtime_version(
             self.runtime)
@@ -473,7 +471,6 @@ class PlotMixin(BaseTask):
     def plot_tag(self, labels: tuple[str, ...] = ()) -> str:
         """File-name part for every non-default plot option and every given label (so a plot
         with other options or labels never shares a file with this one)."""
-        from mlprof.util import float_tag, short_hash
 
         o = self.plot_options()
         tags = []

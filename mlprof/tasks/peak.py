@@ -14,8 +14,9 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout, records
-from mlprof.runtimes import peak_runtimes
+from mlprof.runtimes import check_device, check_installed, peak_runtimes, runtime_version
 from mlprof.tasks.parameters import ThreadsMixin
+from mlprof.util import write_json_atomic
 
 
 class MeasurePeak(ThreadsMixin):
@@ -27,14 +28,12 @@ class MeasurePeak(ThreadsMixin):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.runtimes import check_device, check_installed
 
         check_device(self.runtime, self.device)
         check_installed(self.runtime)
 
     def runtime_segment(self) -> str:
         """``onnxruntime-<installed version>__<device>``."""
-        from mlprof.runtimes import runtime_version
 
         return layout.runtime_segment([(self.runtime, runtime_version(self.runtime))],
                                       self.device)
@@ -53,7 +52,6 @@ class MeasurePeak(ThreadsMixin):
 
     def run(self):
         from mlprof.measure.peak import measure_peak_isolated
-        from mlprof.util import write_json_atomic
 
         record = measure_peak_isolated(self.runtime, self.threads)
         write_json_atomic(self.output().path, records.stamp(record, "peak"))

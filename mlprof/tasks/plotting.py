@@ -8,10 +8,22 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
+from mlprof.model import read_model_file
 from mlprof.model.spec import script_model_name
 from mlprof.results import layout
-from mlprof.runtimes import DEFAULT_RUNTIME, TFAOT_MODEL
-from mlprof.tasks.base import BaseTask, Requirements, failure_reason
+from mlprof.runtimes import (
+    DEFAULT_RUNTIME,
+    TFAOT_MODEL,
+    canonical_runtime,
+    check_device,
+    check_installed,
+    check_model_kind,
+    engine_runtime,
+    runtime_info,
+    runtime_names,
+    runtime_version,
+)
+from mlprof.tasks.base import BaseTask, Requirements, failure_cause_of, failure_reason
 from mlprof.tasks.compare import CompareInterleaved, InterleaveMixin, draw_comparison
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import (
@@ -26,6 +38,7 @@ from mlprof.tasks.parameters import (
     ScriptMixin,
     refuse_given,
 )
+from mlprof.tasks.peak import peak_requirements, peak_values
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
 
 
@@ -118,7 +131,6 @@ def _export_caption(task, runtimes: tuple[str, ...]) -> str | None:
     """The caption of a plot with a model script: how it was exported for the runtimes that
     measure an ONNX export (None when none does)."""
     from mlprof.plotting.labels import export_caption
-    from mlprof.runtimes import runtime_info
 
     exported = [rt for rt in runtimes if runtime_info(rt).needs_export]
     if not exported:
@@ -145,8 +157,6 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, LogYMixin, PlotMixin):
                                  self.requires())], [t.path for t in self.output().values()])
 
     def run(self):
-        from mlprof.tasks.peak import peak_requirements, peak_values
-
         label = self.given_label() or self.model_spec.label
         # --y-axis efficiency: the runtime's GEMM peak, measured once (a dynamic dependency)
         peaks = peak_values((yield peak_requirements([self.requires()]))) \
@@ -192,9 +202,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             if values and len(values) != len(self.model_files):
                 raise MLProfError(f"{len(values)} value(s) for {len(self.model_files)} model "
                                   "file(s); give one per model file or none", field=fld)
-        from mlprof.model import read_model_file
         from mlprof.model.onnx_graph import check_up_front
-        from mlprof.runtimes import check_device, check_model_kind, runtime_info
 
         self._specs = [read_model_file(f) for f in self.model_files]
         for s in self._specs:
@@ -205,7 +213,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         # per model, the curves' runtimes: those of --runtimes that measure its kind (a TF
         # model is not measured by ONNX Runtime); with the default --runtimes, a model no
         # default runtime measures goes to its engine's runtime (tf -> tensorflow)
-        from mlprof.runtimes import engine_runtime
 
         default = tuple(self.runtimes) == (DEFAULT_RUNTIME,)
         self._model_pairs = []
@@ -226,7 +233,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
             for s in aot:
                 check_rules(self.tfaot_batch_rules, s.compilation["batch_sizes"], s.spec_file)
-        from mlprof.runtimes import check_installed
 
         for rt, version in self._all_pairs():
             if not version:
@@ -269,7 +275,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         """(runtime, version or "" for the installed one) per curve, from ``entries``
         (default: --runtime-versions)."""
         from mlprof.measure.venvs import parse_runtime_version
-        from mlprof.runtimes import canonical_runtime
 
         fld = "--runtime-versions"
         runtimes = self.resolved_runtimes
@@ -291,8 +296,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return [(rt, v) for rt in runtimes for v in (wanted.get(rt) or [""])]
 
     def _version(self, rt: str, version: str) -> str:
-        from mlprof.runtimes import runtime_version
-
         return version or runtime_version(rt)
 
     def _name(self, i: int) -> str:
@@ -303,7 +306,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
     def _exports(self) -> bool:
         """Whether some curve measures a script model's ONNX export."""
-        from mlprof.runtimes import runtime_info
 
         return any(s.is_script for s in self._specs) and any(
             runtime_info(rt).needs_export for rt in self.resolved_runtimes)
@@ -336,7 +338,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         rt, version = runtime
         params = MeasurementTask.applicable(is_script, rt, {
             p: getattr(self, p) for p in self.SCRIPT_PARAMS + self.EXPORT_PARAMS})
-        from mlprof.model import read_model_file
 
         aot = not is_script and read_model_file(model_file).model_kind == TFAOT_MODEL
         return self.reqs.MergeRuntimes.req(self, model_file=model_file, runtime=rt,
@@ -425,7 +426,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         files were measured, and the failures grouped by cause (a corpus run with
         ``--model-files 'models/*/*.py'`` ends with this table)."""
         from mlprof.report.causes import corpus_of, format_summary
-        from mlprof.tasks.base import failure_cause_of
 
         rows = []
         for i, f in enumerate(self.model_files):
@@ -584,7 +584,6 @@ class PlotSpeedup(PlotMultiRuntimes):
         specs = getattr(self, "_specs", None)
         if specs is None:
             return (self.reference_runtime,)
-        from mlprof.runtimes import check_device, check_installed, runtime_info, runtime_names
 
         found = [self.reference_runtime]
         for rt in runtime_names():

@@ -16,10 +16,12 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout
+from mlprof.runtimes import runtime_version
 from mlprof.tasks.base import BaseTask, Requirements
 from mlprof.tasks.export import ExportOnnx
 from mlprof.tasks.parameters import PlotMixin
 from mlprof.tasks.runtime import MeasurementTask
+from mlprof.util import write_text_atomic
 
 logger = logging.getLogger("mlprof")
 
@@ -47,7 +49,6 @@ class ProfileMixin(BaseTask):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         from mlprof.measure.profile import check_profilable
-        from mlprof.runtimes import runtime_version
 
         check_profilable(self.runtime)
         installed = runtime_version(self.runtime)
@@ -197,7 +198,6 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         from mlprof.plotting import save_figure
         from mlprof.plotting.labels import runtime_label
         from mlprof.plotting.profile import format_top_table, plot_profile, top_table
-        from mlprof.util import write_text_atomic
 
         profiles = self.profiles()
         rows = top_table(profiles, self.top_ops)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mlprof.tasks.parameters import StoresMixin
-from mlprof.util import atomic_path
+from mlprof.util import atomic_path, write_text_atomic
 
 
 class Report(StoresMixin):
@@ -37,7 +37,6 @@ class Report(StoresMixin):
         from mlprof.report import collect, to_frame
         from mlprof.report.causes import format_summary
         from mlprof.report.collect import script_rows
-        from mlprof.util import write_text_atomic
 
         df = to_frame(collect(self.resolved_stores()))
         out = self.output()

@@ -1,0 +1,113 @@
+"""The task layer's process-wide hooks: installed when ``law run`` (or the ``mlprof`` command)
+starts, never by an import.
+
+What they are (all idempotent):
+
+- one-line errors (:func:`mlprof.tasks.base.install_error_handling`): luigi's command-line parser
+  patched (:mod:`mlprof.tasks.cmdline`), a filter on luigi's log, ``sys.excepthook`` (one line
+  for an :class:`~mlprof.errors.MLProfError`, and for Ctrl-C under ``law run``);
+- the summary ``law run`` prints at its end (:mod:`mlprof.tasks.summary`, wraps
+  ``luigi.interface._schedule_and_run``);
+- law 0.1.21's scale patches (:mod:`mlprof.tasks._scale`);
+- a heap freeze at exit (``gc.freeze``: the interpreter's shutdown skips a full collection over
+  pandas and matplotlib, 0.5-0.8 s per run, measured by ``benchmarks/overhead.py``);
+- under ``law run`` with a model script, an early start of the measurement server.
+
+Where they are installed: law has no start-up hook of its own. ``law run Task`` (``law/cli/run.py``)
+imports the module that defines ``Task`` (found in the index that ``law index`` writes from
+``law.cfg``'s ``[modules]``), appends ``" run"`` to ``sys.argv[0]`` and hands the command line to
+luigi (``luigi.cmdline.luigi_run``). So the import of :mod:`mlprof.tasks` is the first mlprof
+code of a ``law run``, before luigi parses anything: it calls :func:`install_run_hooks` when
+:func:`started_by_law_run` recognizes the process (``law ... run`` or luigi's ``luigi``
+command), and only then. The ``mlprof`` command calls :func:`install_run_hooks` itself before it
+runs tasks. Python code that imports the tasks (the API, a notebook, the tests) gets none of it;
+the API schedules its tasks after :func:`install_build_hooks` (the scale patches: same results,
+less time) and within :func:`one_line_errors` (luigi's log filter, removed again).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+
+from mlprof.tasks import _scale
+from mlprof.tasks.base import OneLineErrors, install_error_handling
+from mlprof.tasks.summary import install_run_summary
+
+_installed = False
+
+
+def started_by_law_run(argv: Sequence[str] | None = None) -> bool:
+    """Whether this process is ``law run`` (or luigi's ``luigi`` command), from ``argv``
+    (default ``sys.argv``): at import of the tasks ``argv[0]`` is law's script and ``run`` its
+    first argument; later law has appended ``" run"`` to ``argv[0]``."""
+    argv = sys.argv if argv is None else argv
+    if not argv:
+        return False
+    prog = os.path.basename(argv[0])
+    if argv[0].endswith(" run"):
+        return True
+    if prog.startswith("law"):
+        return "run" in argv[1:3]
+    return prog == "luigi"
+
+
+def install_build_hooks() -> None:
+    """What scheduling tasks needs in any process: law 0.1.21's scale patches (same results,
+    linear time; :mod:`mlprof.tasks._scale`). Called by :func:`install_run_hooks` and by the
+    API before it schedules tasks."""
+    _scale.apply()
+
+
+@contextlib.contextmanager
+def one_line_errors() -> Iterator[None]:
+    """Within the block, luigi's log shows an :class:`~mlprof.errors.MLProfError` as one line
+    (as under ``law run``), not as a traceback; the API schedules its tasks in here."""
+    lg = logging.getLogger("luigi-interface")
+    if any(isinstance(f, OneLineErrors) for f in lg.filters):
+        yield
+        return
+    log_filter = OneLineErrors()
+    lg.addFilter(log_filter)
+    try:
+        yield
+    finally:
+        lg.removeFilter(log_filter)
+
+
+def install_run_hooks() -> None:
+    """Install the hooks of a ``law run`` or ``mlprof`` process (see the module docstring).
+
+    Called once per process; later calls do nothing.
+    """
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    install_build_hooks()
+    install_error_handling()
+    install_run_summary()
+    atexit.register(gc.freeze)
+    _prestart_for_scripts()
+
+
+def _prestart_for_scripts() -> None:
+    """Under ``law run`` with a model script argument, start the measurement server now.
+
+    It imports torch (~2.5 s); started here, that overlaps with law's own start-up and the
+    scheduling instead of delaying the first discovery (measured: -0.3 to -0.5 s per run).
+    """
+    argv = sys.argv
+    if not argv or not os.path.basename(argv[0]).startswith("law"):
+        return
+    if "run" not in argv[1:3] and not argv[0].endswith(" run"):
+        return
+    if any(a.endswith(".py") or ".py::" in a for a in argv[2:]):
+        from mlprof.measure.isolate import prestart
+
+        prestart(torch=True)
