@@ -16,6 +16,8 @@ from conftest import FAST, REPO, files_in, law_run
 
 from mlprof.cli import EXIT_BAD_INPUT, main
 from mlprof.errors import MLProfError
+from mlprof.results import layout
+from mlprof.results import scan as scan_module
 from mlprof.results import store as st
 
 LINEAR = REPO / "tests" / "scripts" / "linear.py"
@@ -27,17 +29,17 @@ BS = ["--batch-sizes", "1,2"]
 
 
 def test_segments_parse_runtimes_and_models():
-    one = st.parse_runtime_segment("onnxruntime-1.31.1__cpu")
+    one = layout.parse_runtime_segment("onnxruntime-1.31.1__cpu")
     assert (one["runtime"], one["runtime_version"], one["device"]) == (
         "onnxruntime", "1.31.1", "cpu")
-    multi = st.parse_runtime_segment("onnxruntime-1.31.1-torch-compile-2.14.1-torch-2.14.1__cpu")
+    multi = layout.parse_runtime_segment("onnxruntime-1.31.1-torch-compile-2.14.1-torch-2.14.1__cpu")
     assert multi["runtimes"] == ["onnxruntime", "torch-compile", "torch"]
     assert multi["runtime_version"] == "1.31.1,2.14.1,2.14.1"
-    m = st.parse_model_segment("linear-ee07f9c5__11eb62f5")
+    m = layout.parse_model_segment("linear-ee07f9c5__11eb62f5")
     assert (m["model"], m["model_hash"]) == ("linear-ee07f9c5", "11eb62f5")
-    joined = st.parse_model_segment("dnn_l10u128__bb7860fc-dnn_l20u128__0123abcd")
+    joined = layout.parse_model_segment("dnn_l10u128__bb7860fc-dnn_l20u128__0123abcd")
     assert joined["models"] == ["dnn_l10u128", "dnn_l20u128"]
-    assert st.parse_model_segment("stores_59adfd6a")["models"] == ["stores_59adfd6a"]
+    assert layout.parse_model_segment("stores_59adfd6a")["models"] == ["stores_59adfd6a"]
 
 
 def test_bad_store_and_missing_selector_fail_in_one_line(tmp_path):
@@ -277,7 +279,7 @@ def test_leftovers_are_listed_and_cleaned(tmp_path, monkeypatch, capsys):
     leftovers = {deleting, partial, site / ".dashboard.ab_12cd3", luigi}
     # young: maybe a task or a deletion still running, so not listed
     assert not [e for e in st.scan(store).entries if e.status == "leftover"]
-    monkeypatch.setattr(st, "LEFTOVER_AGE", 0.0)
+    monkeypatch.setattr(scan_module, "LEFTOVER_AGE", 0.0)
     listed = _json(capsys, "list", "--store", str(store))["entries"]
     found = {Path(e["path"]): e for e in listed if e["status"] == "leftover"}
     assert set(found) == leftovers
@@ -309,7 +311,7 @@ def test_delete_takes_leftovers_inside_a_version_with_it(tmp_path, monkeypatch, 
     store = tmp_path / "store"
     dirs = _synthetic(store)
     (dirs["v1"] / ".runtime_bs_2.csv.k3j4h5g6.tmp").write_text("partial")
-    monkeypatch.setattr(st, "LEFTOVER_AGE", 0.0)
+    monkeypatch.setattr(scan_module, "LEFTOVER_AGE", 0.0)
     out = _json(capsys, "delete", "--version", "v1", "--task", "Measure*", "--store", str(store))
     assert [Path(r["path"]) for r in out["removed"]] == [dirs["v1"]]  # once, with its version
     assert not dirs["v1"].exists() and dirs["v2"].exists()
