@@ -32,7 +32,8 @@ def test_segments_parse_runtimes_and_models():
     one = layout.parse_runtime_segment("onnxruntime-1.31.1__cpu")
     assert (one["runtime"], one["runtime_version"], one["device"]) == (
         "onnxruntime", "1.31.1", "cpu")
-    multi = layout.parse_runtime_segment("onnxruntime-1.31.1-torch-compile-2.14.1-torch-2.14.1__cpu")
+    multi = layout.parse_runtime_segment(
+        "onnxruntime-1.31.1-torch-compile-2.14.1-torch-2.14.1__cpu")
     assert multi["runtimes"] == ["onnxruntime", "torch-compile", "torch"]
     assert multi["runtime_version"] == "1.31.1,2.14.1,2.14.1"
     m = layout.parse_model_segment("linear-ee07f9c5__11eb62f5")
