@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import pytest
 from conftest import FAST, REPO, files_in, law_run
@@ -81,15 +82,37 @@ def test_onnxruntime_operators_add_up_to_the_wall_time(tmp_path):
         assert 0.9 <= p["coverage"] <= 1.1, (bs, p["op_ms_per_call"], p["wall_ms_per_call"])
 
 
+def _binding_ms() -> float:
+    """What a profiled call costs outside ONNX Runtime's own spans on this machine: the wall
+    time of an Identity model's call minus its operator and ``model_run`` time (the Python
+    binding and the harness' clock around ``session.run``), the least of three profiles."""
+    import tempfile
+
+    from onnx_factory import identity_model
+
+    model = identity_model(os.path.join(tempfile.mkdtemp(), "identity.onnx"),
+                           [("x", "float32", ["N", 10])])
+    gaps = []
+    for _ in range(3):
+        p = profile_isolated(model, MeasureSettings(batch_size=1, runtime="onnxruntime",
+                                                    n_calls=100, warmup=10,
+                                                    min_duration=0.3)).provenance
+        gaps.append(p["wall_ms_per_call"] - p["op_ms_per_call"] - p["overhead_ms_per_call"])
+    return min(gaps)
+
+
 def test_onnxruntime_profile_of_the_cnn_adds_up_at_every_batch_size():
     """The example CNN (10 nodes): at batch size 1 its kernels are about half of a profiled
-    call (30 of 68 µs), the executor around them (scheduling, the profiler's ~3 µs per node)
-    the other half. The profile names its convolutions and poolings and the runtime's overhead
-    (from ONNX Runtime's own ``model_run`` spans, one per call), and all of them add up to
-    within 10 % of the wall time around session.run at batch sizes 1, 8 and 64, profiled as
-    the task does by default: 0.3 s of calls (measured 0.94, 0.95 and 0.99: what remains is
-    the Python binding, ~4 µs; over 10-20 calls it was 6 µs, and coverage at batch size 1
-    0.89-0.90, also in the fresh-clone CI)."""
+    call, the executor around them (scheduling, the profiler's ~3 µs per node) the other
+    half. The profile names its convolutions and poolings and the runtime's overhead (from ONNX
+    Runtime's own ``model_run`` spans, one per call), and all of them add up to within 10 % of
+    the wall time around session.run at batch sizes 1, 8 and 64, profiled as the task does by
+    default (0.3 s of calls), once the Python binding is taken out: what no span covers, the
+    same for an Identity model (:func:`_binding_ms`). That part is the machine's: ~4 µs on the
+    VM of issue 14 (coverage 0.94 at batch size 1 without taking it out), 18 µs on the VM of
+    2026-11-25 (coverage 0.86-0.87 at batch size 1, also at aa9a969 and with ONNX Runtime
+    1.31.1; 0.96 once the binding's 18 µs are taken out)."""
+    binding = _binding_ms()
     for bs in (1, 8, 64):
         result = _least_disturbed(CNN, MeasureSettings(batch_size=bs, runtime="onnxruntime",
                                                        n_calls=100, warmup=10,
@@ -102,8 +125,12 @@ def test_onnxruntime_profile_of_the_cnn_adds_up_at_every_batch_size():
         assert overhead.calls == 1 and overhead.ms_per_call > 0
         # the operators alone are inside the call, and fall short of it at batch size 1
         assert p["operator_coverage"] < p["coverage"]
-        assert 0.9 <= p["coverage"] <= 1.1, (bs, p["op_ms_per_call"],
-                                             p["overhead_ms_per_call"], p["wall_ms_per_call"])
+        covered = p["op_ms_per_call"] + p["overhead_ms_per_call"]
+        net = covered / (p["wall_ms_per_call"] - binding)
+        assert 0.9 <= net <= 1.1, (bs, p["op_ms_per_call"], p["overhead_ms_per_call"],
+                                   p["wall_ms_per_call"], binding)
+        if bs >= 8:  # a call long enough that the binding does not matter
+            assert 0.9 <= p["coverage"] <= 1.1, (bs, covered, p["wall_ms_per_call"])
 
 
 def _least_disturbed(model, settings: MeasureSettings, tries: int = 3):
