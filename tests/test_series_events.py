@@ -107,26 +107,27 @@ def test_an_upgrade_or_edit_continues_the_series_and_the_alert_names_it(
     assert set(pd.read_csv(csv)["event"].dropna()) == {expected}
 
 
-def test_the_dashboard_marks_the_upgrade(tmp_path: Path, measured: Path) -> None:  # noqa: F811
-    from mlprof.report.dashboard import build_dashboard
+@pytest.mark.parametrize("change", ["runtime", "model"])
+def test_the_dashboard_marks_the_upgrade_or_edit(change: str, tmp_path: Path,
+                                                 measured: Path) -> None:  # noqa: F811
+    from mlprof.report.dashboard import build_dashboard, current_results
 
     store = tmp_path / "nights"
-    make_store(store, measured, "runtime")
+    make_store(store, measured, change)
     report = to_frame(collect([store]))
     out = tmp_path / "site"
     build_dashboard(report, out, current_versions=["n7", "n7.confirm"], plots=False)
     index = (out / "index.html").read_text()
-    assert f"-&gt; {NEW_VERSION}" in index  # the alert row names the upgrade
+    # the alert rows name the upgrade or edit
+    assert (f"-&gt; {NEW_VERSION}" if change == "runtime" else f"-&gt; {NEW_HASH})") in index
     pages = [p.read_text() for p in (out / "models").glob("*.html")]
-    assert len(pages) == 1, "one model page across the upgrade"
+    assert len(pages) == 1, "one model page across the change"
     assert pages[0].count('class="event"') == report["batch_size"].nunique()
-    # the current results are the new version's only (the old one is history now)
-    from mlprof.report.dashboard import current_results
-
-    cur = current_results(report, ["n7", "n7.confirm"])
-    assert set(cur["runtime_version"]) == {NEW_VERSION}
-    cur_all = current_results(report)
-    assert set(cur_all["runtime_version"]) == {NEW_VERSION}
+    # the current results are the new version's or content's only (the old is history now)
+    column, new = ("runtime_version", NEW_VERSION) if change == "runtime" else \
+        ("model_hash", NEW_HASH)
+    assert set(current_results(report, ["n7", "n7.confirm"])[column]) == {new}
+    assert set(current_results(report)[column]) == {new}
 
 
 def test_versions_measured_side_by_side_stay_apart(tmp_path: Path,
