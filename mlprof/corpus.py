@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlprof.errors import MLProfError
-from mlprof.measure.trust import CONTENDED, UNSTABLE, marked, marks
+from mlprof.measure.trust import combined, marked, marks
 from mlprof.report.causes import corpus_of
 from mlprof.runtimes import DEFAULT_RUNTIME
 
@@ -206,8 +206,7 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         firsts = [_first_median(t) for t in tasks]
         row(s, rt, status="ok", models=str(len(tasks)),
             median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),
-            flags=marks(any(UNSTABLE in f for _, f in firsts),
-                        any(CONTENDED in f for _, f in firsts)))
+            flags=combined(f for _, f in firsts))
     out = [rows[(s.path, rt)] for s in scripts for rt in runtimes]
     say(f"done in {time.monotonic() - t0:.0f} s")
     return out

@@ -238,9 +238,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
             "notes": resolved.notes,
         },
         "settings": asdict(s),
-        # events one call processes: the batch size, or 1 when no input has a batch dimension
-        # (every batch size then measures the model's own shapes); throughputs divide by it
-        "events_per_call": s.batch_size if any(i.batched for i in resolved.inputs) else 1,
+        "events_per_call": events_in_call(s.batch_size, resolved.inputs),
         "session_creation_ms": session_ns / 1e6,
         "first_call_ms": first_ns / 1e6,
         "warmup_ms": warmup_ns / 1e6,
@@ -300,6 +298,13 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
                               memory_limit=memory_limit)
     result.provenance["lock_wait_s"] = lock.wait_s
     return result
+
+
+def events_in_call(batch_size: int, inputs: Any) -> int:
+    """The events one call processes: the batch size, or 1 when no input has a batch dimension
+    (every batch size then measures the model's own shapes); throughputs and times per event
+    divide by it. ``inputs``: the resolved model's input specs (their ``batched`` flags)."""
+    return batch_size if any(i.batched for i in inputs) else 1
 
 
 def _needs_torch(model_file: str, runtime: str) -> bool:

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
-from mlprof.measure.harness import ProgressFn, _needs_torch
+from mlprof.measure.harness import ProgressFn, _needs_torch, events_in_call
 from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
@@ -183,8 +183,7 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
                   "file": spec.file, "content_hash": spec.content_hash},
         "settings": asdict(s),
         "batch_size": s.batch_size,
-        # the batch size, or 1 when no input has a batch dimension (times per event divide by it)
-        "events_per_call": s.batch_size if any(i.batched for i in resolved.inputs) else 1,
+        "events_per_call": events_in_call(s.batch_size, resolved.inputs),
         "n_profiled_calls": n,
         "wall_ms": wall_ms,
         "wall_ms_per_call": wall_per_call,

@@ -49,6 +49,13 @@ def marks(unstable: Any = False, contended: Any = False) -> str:
     return (UNSTABLE if _true(unstable) else "") + (CONTENDED if _true(contended) else "")
 
 
+def combined(flags: Iterable[str]) -> str:
+    """The markers of several points together (a script's models, a corpus line): ``~!`` when
+    one is unstable and another contended."""
+    seen = "".join(flags)
+    return marks(UNSTABLE in seen, CONTENDED in seen)
+
+
 def row_marks(row: Mapping[str, Any]) -> str:
     """The markers of a statistics or report row (its ``unstable``/``contended`` fields;
     missing in records written before them: no marker)."""

@@ -270,10 +270,9 @@ def script_rows(df) -> list[dict]:
 def _script_flags(ok) -> str:
     """The trust markers of a script's measured points (``ok``, report rows), together: ``~!``
     when one is unstable and one contended (:mod:`mlprof.measure.trust`)."""
-    from mlprof.measure.trust import CONTENDED, UNSTABLE, marks
+    from mlprof.measure.trust import combined, marks
 
-    seen = "".join(marks(u, c) for u, c in zip(ok["unstable"], ok["contended"], strict=True))
-    return marks(UNSTABLE in seen, CONTENDED in seen)
+    return combined(marks(u, c) for u, c in zip(ok["unstable"], ok["contended"], strict=True))
 
 
 def _upstream_failures(store: Path) -> list[dict]:

@@ -395,19 +395,14 @@ def current_results(report, versions: Iterable[str] | None = None):
 # -- series: one configuration and batch size over time ---------------------------------------
 
 
-def _norm(value: Any) -> str:
-    """A key part: missing -> "", whole floats as integers (pandas turns ints with gaps into
-    floats), anything else as text."""
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
+#: a key part, normalized as every reader of results normalizes it
+_norm = identity.norm
 
 
 def series_key(row: Mapping[str, Any]) -> tuple[str, ...]:
-    """The :data:`~mlprof.results.identity.SERIES_KEY` of a row, normalized (:func:`_norm`)."""
-    return tuple(_norm(row.get(k)) for k in SERIES_KEY)
+    """The :data:`~mlprof.results.identity.SERIES_KEY` of a row, normalized
+    (:func:`mlprof.results.identity.key_of`)."""
+    return identity.key_of(row)
 
 
 def _base_version(version: str) -> str:

@@ -25,8 +25,8 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from mlprof.results import layout
 
@@ -40,9 +40,10 @@ PLOT_TYPES = ("pdf", "png", "svg")
 # --- checks -------------------------------------------------------------------------------------
 
 
-def _read_head_tail(path: str, n: int = 4096) -> tuple[bytes, bytes, int]:
-    """The first and last ``n`` bytes of a regular file and its size; ``ValueError`` for
-    anything else (never blocks on a FIFO, never follows a link)."""
+def _read_head_tail(path: str, n: int = 4096, whole: bool = False) -> tuple[bytes, bytes, int]:
+    """The first and last ``n`` bytes of a regular file (the whole file with ``whole``, up to
+    :data:`CHECK_BYTES`) and its size; ``ValueError`` for anything else (never blocks on a
+    FIFO, never follows a link)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
@@ -52,6 +53,11 @@ def _read_head_tail(path: str, n: int = 4096) -> tuple[bytes, bytes, int]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ValueError("is not a regular file")
+        if whole:
+            if st.st_size > CHECK_BYTES:
+                raise ValueError(f"is {st.st_size} bytes, more than a record can be "
+                                 f"({CHECK_BYTES})")
+            n = st.st_size
         head = os.pread(fd, n, 0)
         tail = os.pread(fd, n, max(st.st_size - n, 0)) if st.st_size > n else head
         return head, tail, st.st_size
@@ -59,21 +65,9 @@ def _read_head_tail(path: str, n: int = 4096) -> tuple[bytes, bytes, int]:
         os.close(fd)
 
 
-def _read_all(path: str) -> bytes:
-    head, _, size = _read_head_tail(path, 0)
-    if size > CHECK_BYTES:
-        raise ValueError(f"is {size} bytes, more than a record can be ({CHECK_BYTES})")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
-    try:
-        return os.pread(fd, size, 0)
-    finally:
-        os.close(fd)
-
-
 def check_json(path: str) -> None:
     """A JSON object (every record mlprof writes is one)."""
-    data = _read_all(path)
+    data, _, _ = _read_head_tail(path, whole=True)
     try:
         value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
@@ -128,11 +122,6 @@ def check_onnx(path: str) -> None:
     head, _, size = _read_head_tail(path, 16)
     if size == 0 or head[:1] != b"\x08":
         raise ValueError("is not an ONNX model")
-
-
-def check_plot(path: str) -> None:
-    """A plot, by its file type."""
-    {"png": check_png, "pdf": check_pdf, "svg": check_svg}[path.rsplit(".", 1)[-1]](path)
 
 
 def check_dir(path: str) -> None:
@@ -201,7 +190,11 @@ class Family:
     specs: tuple[FileSpec, ...]
     #: ExportOnnx keeps its record after ``mlprof store clean`` removed the model: ``cleaned``
     cleanable: tuple[str, ...] = ()
-    dir_keys: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def dir_keys(self) -> frozenset[str]:
+        """The keys of the output directories (``is_dir`` specs): targets of directories."""
+        return frozenset(s.key for s in self.specs if s.is_dir)
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -311,11 +304,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                "alerts": f"alerts_{statistic}.csv",
                "plots": f"history_{statistic}" + ("" if view == "panels" else f"__{view}")},
            (FileSpec("alerts", r"alerts_(?P<unit>[a-z0-9_]+)\.csv"),
-            FileSpec("plots", r"history_(?P<unit>[a-z0-9_]+?)(?:__[a-z0-9_-]+)?", is_dir=True)),
-           dir_keys=frozenset({"plots"})),
+            FileSpec("plots", r"history_(?P<unit>[a-z0-9_]+?)(?:__[a-z0-9_-]+)?", is_dir=True))),
     Family("Dashboard", lambda: {"dashboard": "dashboard"},
-           (FileSpec("dashboard", r"dashboard", is_dir=True),),
-           dir_keys=frozenset({"dashboard"})),
+           (FileSpec("dashboard", r"dashboard", is_dir=True),)),
     Family("RunExperiment", lambda: {"status": "status.json"},
            (FileSpec("status", r"status\.json"),)),
     Family("ConfirmResults", lambda: {"confirm": "confirm.json"},
@@ -329,8 +320,3 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 def family(task: str) -> Family | None:
     """The declaration of ``task`` (a task family's name), None for an unknown one."""
     return FAMILIES.get(task)
-
-
-def declared_files(task: str, **names: object) -> Mapping[str, str]:
-    """The output names of ``task`` for its naming values (see :attr:`Family.files`)."""
-    return FAMILIES[task].files(**names)

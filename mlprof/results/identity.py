@@ -19,6 +19,7 @@ for the Report, the history, the alerts and the dashboard.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,11 +44,17 @@ GROUP_KEY = [k for k in SERIES_KEY if k != "batch_size"]
 LATEST_KEY = [k for k in SERIES_KEY if k not in ("host", "cpu_model", "threads")]
 
 
-def _norm(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
+def norm(value: Any) -> str:
+    """A key part: missing (None, NaN) -> "", whole floats as integers (pandas turns integers
+    with gaps into floats, numpy's included), anything else as text."""
+    if value is None:
         return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        f = float(value)  # a Python or numpy float
+        if f != f:
+            return ""
+        if f.is_integer():
+            return str(int(f))
     return str(value)
 
 
@@ -56,8 +63,14 @@ def assign(report: Any) -> Any:
 
     ``variant`` is "" unless one run (``version``) holds several runtime versions or model
     hashes of one series: then each of them is a series of its own (``runtime_version=...``,
-    ``model_hash=...``). Idempotent; a frame without the columns gets them empty.
+    ``model_hash=...``). Only measured rows (``status`` ``ok``) decide a split: a failure is no
+    point of a series. A frame that has ``variant`` already (assigned before, or a part of
+    such a frame) is returned as it is, so that the readers of one report (the dashboard calls
+    the history, the alerts and the current results on it) split it once and alike. A frame
+    without the key's columns gets them empty.
     """
+    if "variant" in report.columns:
+        return report
     df = report.copy()
     for col in [*SERIES_KEY, *EVENT_FIELDS, "version"]:
         if col not in df.columns:
@@ -66,10 +79,12 @@ def assign(report: Any) -> Any:
     if df.empty:
         return df
     base = [k for k in SERIES_KEY if k != "variant"]
-    keys = df[base].map(_norm).agg("\x1f".join, axis=1)
+    keys = df[base].map(norm).agg("\x1f".join, axis=1)
+    measured = df["status"] == "ok" if "status" in df.columns else keys == keys
+    runs = df["version"].map(norm)
     for fld in EVENT_FIELDS:
-        vals = df[fld].map(_norm)
-        per_run = vals.groupby([keys, df["version"].map(_norm)]).nunique()
+        vals = df[fld].map(norm)
+        per_run = vals[measured].groupby([keys[measured], runs[measured]]).nunique()
         split = {k for (k, _), n in per_run.items() if n > 1}
         if split:
             mask = keys.isin(split)
@@ -81,7 +96,7 @@ def assign(report: Any) -> Any:
 def key_of(row: Mapping[str, Any], key: Sequence[str] = SERIES_KEY) -> tuple[str, ...]:
     """A row's key (default: its series), normalized: missing -> "", whole floats as
     integers (pandas turns integers with gaps into floats), anything else as text."""
-    return tuple(_norm(row.get(k)) for k in key)
+    return tuple(norm(row.get(k)) for k in key)
 
 
 @dataclass(frozen=True)
@@ -112,11 +127,11 @@ def events(points: Any, runtime: str = "") -> list[Event]:
     last: dict[str, str] = {}
     for i, row in enumerate(rows):
         for fld in EVENT_FIELDS:
-            value = _norm(row.get(fld))
+            value = norm(row.get(fld))
             if not value:
                 continue
             if fld in last and last[fld] != value:
-                out.append(Event(i, fld, last[fld], value, runtime or _norm(row.get("runtime"))))
+                out.append(Event(i, fld, last[fld], value, runtime or norm(row.get("runtime"))))
             last[fld] = value
     return out
 

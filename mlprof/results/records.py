@@ -74,6 +74,10 @@ class ModelIdentity:
         return asdict(self)
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
@@ -92,9 +96,8 @@ def model_identity(prov: Mapping[str, Any], name: str | None = None,
         nm = _text(ident.get("name")) or ""
         return ModelIdentity(nm, _text(ident.get("label")) or nm, _text(ident.get("file")),
                              _text(ident.get("hash")) or model_hash)
-    task = prov.get("task") if isinstance(prov.get("task"), Mapping) else {}
-    spec = prov.get("model") if isinstance(prov.get("model"), Mapping) else {}
-    assert isinstance(task, Mapping) and isinstance(spec, Mapping)
+    task = _mapping(prov.get("task"))
+    spec = _mapping(prov.get("model"))
     nm = _text(task.get("model_name")) or name or _text(spec.get("name")) or "model"
     file = _text(task.get("model_file")) or _text(spec.get("spec_file"))
     own_spec = file is not None and _text(spec.get("spec_file")) == file
