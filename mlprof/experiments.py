@@ -230,8 +230,36 @@ def _rotate(path: str, value: Any, n_files: int) -> int:
     return n
 
 
+class _Problems:
+    """The problems found in one experiment file, reported together: a user who fixes one field
+    should not discover the next one run after run."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.found: list[tuple[str, str]] = []
+
+    def add(self, error: MLProfError, fld: str | None = None) -> None:
+        """Record ``error`` (a problem of ``fld``, default: the field it names)."""
+        where = fld if fld is not None else (error.field or "")
+        message = f"{error.message}: {error.file}" if error.file and error.file != self.path \
+            else error.message
+        self.found.append((where, message))
+
+    def raise_any(self) -> None:
+        """Raise one :class:`MLProfError` naming every problem (one line)."""
+        if len(self.found) == 1:
+            raise _fail(self.path, *self.found[0])
+        if self.found:
+            raise _fail(self.path, "", f"{len(self.found)} problems: " + "; ".join(
+                f"{f}: {m}" if f else m for f, m in self.found))
+
+
 def load_experiment(path: str | os.PathLike) -> Experiment:
-    """Read and check one experiment file; raises :class:`MLProfError` naming file and field."""
+    """Read and check one experiment file; raises :class:`MLProfError` naming file and field.
+
+    Every field is checked even after one is wrong, and the error names all wrong fields at once
+    (``3 problems: exclude_files: ...; rotate.slices: ...; settings.n_calls: ...``).
+    """
     import yaml
 
     path = os.path.abspath(os.fspath(path))
@@ -246,94 +274,163 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         raise _fail(path, where, f"not valid YAML: {getattr(e, 'problem', e)}") from None
     if not isinstance(data, dict):
         raise _fail(path, "", "must be a mapping of fields (title, model_files, ...)")
-    unknown = sorted(set(data) - set(FIELDS))
-    if unknown:
-        raise _fail(path, unknown[0], f"unknown field; known: {', '.join(FIELDS)}")
+    problems = _Problems(path)
+    for name in sorted(set(map(str, data)) - set(FIELDS)):
+        problems.add(_fail(path, name, f"unknown field; known: {', '.join(FIELDS)}"))
     kw: dict[str, Any] = {"name": os.path.splitext(os.path.basename(path))[0], "file": path}
+
+    def check(fld: str, fn: Any, *args: Any) -> Any:
+        """``fn(*args)``, or None with its error recorded under ``fld``."""
+        try:
+            return fn(*args)
+        except MLProfError as e:  # a field of this file keeps its own name (model_files[2])
+            problems.add(e, e.field if e.file == path and e.field else fld)
+            return None
 
     for fld in ("title", "description", "script_args"):
         if fld in data and data[fld] is not None:
             if not isinstance(data[fld], str):
-                raise _fail(path, fld, f"must be a string, got {data[fld]!r}")
+                problems.add(_fail(path, fld, f"must be a string, got {data[fld]!r}"))
+                continue
             kw[fld] = " ".join(data[fld].split()) if fld != "description" else data[fld].strip()
     kw.setdefault("title", kw["name"])
     if "active" in data:
         if not isinstance(data["active"], bool):
-            raise _fail(path, "active", f"must be true or false, got {data['active']!r}")
-        kw["active"] = data["active"]
+            problems.add(_fail(path, "active", f"must be true or false, got {data['active']!r}"))
+        else:
+            kw["active"] = data["active"]
     if "priority" in data:
         if isinstance(data["priority"], bool) or not isinstance(data["priority"], int):
-            raise _fail(path, "priority", f"must be an integer, got {data['priority']!r}")
-        kw["priority"] = data["priority"]
+            problems.add(_fail(path, "priority", f"must be an integer, got {data['priority']!r}"))
+        else:
+            kw["priority"] = data["priority"]
 
+    files: dict[str, str] | None = None
     if "model_files" not in data:
-        raise _fail(path, "model_files", "missing: give at least one model file")
-    files = _model_files(path, _str_list(path, "model_files", data["model_files"]))
-    if data.get("exclude_files") is not None:
-        patterns = _str_list(path, "exclude_files", data["exclude_files"])
-        excluded = {f.partition("::")[0] for f in _model_files(path, patterns, "exclude_files")}
-        files = {f: k for f, k in files.items() if f.partition("::")[0] not in excluded}
-        if not files:
-            raise _fail(path, "exclude_files", "excludes every model file")
-        base = os.path.dirname(path)
-        kw["exclude_files"] = tuple(os.path.abspath(os.path.join(
-            base, os.path.expanduser(os.path.expandvars(p)))) for p in patterns)
-    kw["model_files"], kw["model_keys"] = tuple(files), tuple(files.values())
-    if "rotate" in data:
-        kw["slices"] = _rotate(path, data["rotate"], len(files))
+        problems.add(_fail(path, "model_files", "missing: give at least one model file"))
+    else:
+        values = check("model_files", _str_list, path, "model_files", data["model_files"])
+        if values is not None:
+            files = check("model_files", _model_files, path, values)
+    if data.get("exclude_files") is not None and data["exclude_files"] != []:
+        patterns = check("exclude_files", _str_list, path, "exclude_files",
+                         data["exclude_files"])
+        excluded = None if patterns is None else check(
+            "exclude_files", _model_files, path, patterns, "exclude_files")
+        if excluded is not None and files is not None:
+            gone = {f.partition("::")[0] for f in excluded}
+            files = {f: k for f, k in files.items() if f.partition("::")[0] not in gone}
+            if not files:
+                problems.add(_fail(path, "exclude_files", "excludes every model file"))
+                files = None
+        if patterns is not None:
+            base = os.path.dirname(path)
+            kw["exclude_files"] = tuple(os.path.abspath(os.path.join(
+                base, os.path.expanduser(os.path.expandvars(p)))) for p in patterns)
+    if files is not None:
+        kw["model_files"], kw["model_keys"] = tuple(files), tuple(files.values())
+        if "rotate" in data:
+            kw["slices"] = check("rotate", _rotate, path, data["rotate"], len(files))
 
     if "runtimes" in data:
-        rts = _str_list(path, "runtimes", data["runtimes"])
-        try:
-            kw["runtimes"] = tuple(dict.fromkeys(canonical_runtime(r) for r in rts))
-        except MLProfError as e:
-            raise _fail(path, "runtimes", e.message) from None
+        rts = check("runtimes", _str_list, path, "runtimes", data["runtimes"])
+        if rts is not None:
+            names = [check("runtimes", canonical_runtime, r) for r in rts]
+            if None not in names:
+                kw["runtimes"] = tuple(dict.fromkeys(names))
     device = data.get("device", "cpu")
     if not isinstance(device, str):
-        raise _fail(path, "device", f"must be a string, got {device!r}")
-    for rt in kw.get("runtimes", Experiment.runtimes):
-        try:
-            check_device(rt, device)
-        except MLProfError as e:
-            raise _fail(path, "device", e.message) from None
-    kw["device"] = device
+        problems.add(_fail(path, "device", f"must be a string, got {device!r}"))
+    else:
+        if all(check("device", check_device, rt, device) is not None
+               for rt in kw.get("runtimes", Experiment.runtimes)):
+            kw["device"] = device
     if data.get("reference_runtime") is not None:
-        try:
-            ref = canonical_runtime(str(data["reference_runtime"]))
-        except MLProfError as e:
-            raise _fail(path, "reference_runtime", e.message) from None
-        if ref not in kw.get("runtimes", Experiment.runtimes):
-            raise _fail(path, "reference_runtime", f"{ref!r} is not one of the runtimes")
-        kw["reference_runtime"] = ref
+        ref = check("reference_runtime", canonical_runtime, str(data["reference_runtime"]))
+        if ref is not None:
+            if ref not in kw.get("runtimes", Experiment.runtimes):
+                problems.add(_fail(path, "reference_runtime",
+                                   f"{ref!r} is not one of the runtimes"))
+            else:
+                kw["reference_runtime"] = ref
 
     if "batch_sizes" in data:
         bs = data["batch_sizes"]
         if isinstance(bs, int) and not isinstance(bs, bool):
             bs = [bs]
         if not isinstance(bs, list):
-            raise _fail(path, "batch_sizes", f"must be a list of integers >= 1, got {bs!r}")
-        try:
-            kw["batch_sizes"] = check_batch_sizes(bs)
-        except MLProfError as e:
-            raise _fail(path, "batch_sizes", e.message) from None
+            problems.add(_fail(path, "batch_sizes",
+                               f"must be a list of integers >= 1, got {bs!r}"))
+        else:
+            checked_bs = check("batch_sizes", check_batch_sizes, bs)
+            if checked_bs is not None:
+                kw["batch_sizes"] = checked_bs
 
     settings = data.get("settings") or {}
     if not isinstance(settings, dict):
-        raise _fail(path, "settings", f"must be a mapping, got {settings!r}")
+        problems.add(_fail(path, "settings", f"must be a mapping, got {settings!r}"))
+        settings = {}
     known = [s.name for s in cli_settings()]  # the measurement options of MeasureRuntime
     checked: dict[str, Any] = {}
     for key, value in settings.items():
         fld = f"settings.{key}"
         if key not in known:
-            raise _fail(path, fld, f"unknown setting; known: {', '.join(known)}")
+            problems.add(_fail(path, fld, f"unknown setting; known: {', '.join(known)}"))
+            continue
         try:
             checked[key] = check_setting(key, value)
         except MLProfError as e:  # e.g. an input data file that is not found: named
-            raise _fail(path, fld, f"{e.message}: {e.file}" if e.file else e.message) from None
+            problems.add(_fail(path, fld, f"{e.message}: {e.file}" if e.file else e.message))
     kw["settings"] = checked
     if "notify" in data and data["notify"] is not None:
-        kw["notify"] = tuple(_str_list(path, "notify", data["notify"]))
+        notify = check("notify", _str_list, path, "notify", data["notify"])
+        if notify is not None:
+            kw["notify"] = tuple(notify)
+    problems.raise_any()
     return Experiment(**kw)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an experiment measures: each model file with the runtimes that can measure it."""
+
+    pairs: tuple[tuple[str, tuple[str, ...]], ...]   # (model file, its runtimes)
+    skipped: tuple[str, ...]   # one line per (model file, runtime) left out, saying why
+    errors: tuple[str, ...]    # model files that cannot be read or that no runtime measures
+
+
+def plan(exp: Experiment) -> Plan:
+    """Pair each model file of ``exp`` with the runtimes of ``exp`` that measure its kind.
+
+    A runtime that cannot measure one model file (``torch`` on an ONNX YAML model) skips that
+    pair only, with one line saying so; the file's other runtimes still measure it and the
+    experiment can be ``ok``. A file that no runtime of the experiment measures, or that cannot
+    be read, is an error of that file.
+    """
+    from mlprof.model import read_model_file
+    from mlprof.runtimes import check_model_kind, runtime_info
+
+    pairs, skipped, errors = [], [], []
+    for f in exp.model_files:
+        name = os.path.basename(f)
+        try:
+            kind = read_model_file(f).model_kind
+        except MLProfError as e:
+            errors.append(f"{name}: {e}")
+            continue
+        keep = tuple(rt for rt in exp.runtimes if runtime_info(rt).measures(kind))
+        for rt in exp.runtimes:
+            if rt not in keep:
+                try:
+                    check_model_kind(rt, kind, name)
+                except MLProfError as e:
+                    skipped.append(f"skipped {rt} on {name}: {e.message}")
+        if keep:
+            pairs.append((f, keep))
+        else:
+            errors.append(f"{name}: none of the runtimes ({', '.join(exp.runtimes)}) measures "
+                          "it")
+    return Plan(tuple(pairs), tuple(skipped), tuple(errors))
 
 
 def experiment_files(directory: str | os.PathLike) -> list[str]:

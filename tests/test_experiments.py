@@ -320,3 +320,53 @@ def test_run_experiment_records_the_slice(tmp_path: Path) -> None:
     assert status["errors"] == [f"{path}: rotate: picks the night's slice from the date in "
                                 "--version (YYYY-MM-DD, e.g. nightly-2026-11-22), but 'n1' has "
                                 "none"]
+
+
+def test_every_problem_of_a_file_in_one_error(tmp_path: Path) -> None:
+    """Three wrong fields: one error naming all three, so that one edit fixes the file."""
+    path = write(tmp_path, "three.yaml", f"""
+model_files: [{DNN}]
+rotate: {{slices: 16}}
+runtimes: [onnxruntime, torchy]
+settings: {{n_calls: -1}}
+""")
+    with pytest.raises(MLProfError) as err:
+        load_experiment(path)
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith(f"{path}: 3 problems: rotate.slices: 16 slices for 1 model file(s)")
+    assert "; runtimes: unknown runtime 'torchy'" in text
+    assert text.endswith("; settings.n_calls: must be >= 1, got -1")
+
+
+def test_one_problem_keeps_its_field(tmp_path: Path) -> None:
+    path = write(tmp_path, "one.yaml", f"model_files: [{DNN}]\nbatch_sizes: [0]\n")
+    with pytest.raises(MLProfError) as err:
+        load_experiment(path)
+    assert (err.value.file, err.value.field) == (str(path), "batch_sizes")
+
+
+def test_an_empty_exclude_list_excludes_nothing(tmp_path: Path) -> None:
+    e = load_experiment(write(tmp_path, "ex.yaml", f"model_files: [{DNN}, {OTHER}]\n"
+                              "exclude_files: []\n"))
+    assert e.model_files == (str(DNN), str(OTHER))
+
+
+def test_a_runtime_that_cannot_measure_a_file_skips_that_pair_only(tmp_path: Path) -> None:
+    """torch measures scripts, not an ONNX YAML model: that pair is skipped, with one line; the
+    YAML model keeps onnxruntime and the script gets both."""
+    from mlprof.experiments import plan
+
+    script = REPO / "models" / "selftest" / "linear.py"
+    e = load_experiment(write(tmp_path, "mixed.yaml", f"model_files: [{DNN}, {script}]\n"
+                              "runtimes: [onnxruntime, torch]\n"))
+    p = plan(e)
+    assert p.pairs == ((str(DNN), ("onnxruntime",)), (str(script), ("onnxruntime", "torch")))
+    assert p.errors == ()
+    (line,) = p.skipped
+    assert line.startswith("skipped torch on model_onnx_l10u128.yaml: runtime torch measures "
+                           "Python model scripts (.py)"), line
+    only_torch = load_experiment(write(tmp_path, "torch.yaml", f"model_files: [{DNN}]\n"
+                                       "runtimes: [torch]\n"))
+    assert plan(only_torch).errors == (
+        "model_onnx_l10u128.yaml: none of the runtimes (torch) measures it",)

@@ -34,6 +34,8 @@ settings: {{n_calls: 10, warmup: 2, min_duration: 1.0}}
 
 #: the statuses of a measured result in results.csv (flagged ones were measured too)
 MEASURED = ("ok", "unstable", "contended")
+DNN_YAML = REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml"
+LINEAR = REPO / "models" / "selftest" / "linear.py"
 
 
 #: busy loops beside the n3 run: 9 runnable processes on 2 cores leave the measurement about
@@ -101,7 +103,10 @@ def broken_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     exps = make_experiments(root / "experiments", good=EXPERIMENT, broken=BROKEN,
                             off=EXPERIMENT.replace("priority: 1", "active: false"),
                             partial=f"title: Fixed batch\nmodel_files: [{fixed}]\n"
-                            "batch_sizes: [1, 128]\nsettings: {n_calls: 10, min_duration: 0}\n")
+                            "batch_sizes: [1, 128]\nsettings: {n_calls: 10, min_duration: 0}\n",
+                            mixed=f"title: Mixed\nmodel_files: [{DNN_YAML}, {LINEAR}]\n"
+                            "runtimes: [onnxruntime, torch]\nreference_runtime: onnxruntime\n"
+                            "batch_sizes: [1]\nsettings: {n_calls: 5, min_duration: 0}\n")
     store = root / "store"
     return {"store": store, "experiments": exps, "summary": nightly(store, exps, "v1")}
 
@@ -172,6 +177,23 @@ def test_broken_experiment_does_not_stop_the_good_one(broken_run: dict) -> None:
     assert fixed[1]["status"] in MEASURED and fixed[128]["status"] == "failed"
     failures = index.split('id="failures-table"', 1)[1].split("</table>", 1)[0]
     assert "fixed batch dimension of 1" in failures and ">128<" in failures
+
+
+def test_a_runtime_that_does_not_apply_skips_its_pair_and_the_experiment_is_ok(
+        broken_run: dict) -> None:
+    """torch on an ONNX YAML model: that pair only is skipped, with one line; the YAML model is
+    measured on onnxruntime, the script on both, and the experiment is ok."""
+    mixed = {e["name"]: e for e in broken_run["summary"]["experiments"]}["mixed"]
+    assert mixed["status"] == "ok", mixed
+    assert mixed["errors"] == [] and mixed["results"] == "2/2 model file(s) complete"
+    (line,) = mixed["skipped"]
+    assert line.startswith("skipped torch on model_onnx_l10u128.yaml: runtime torch measures")
+    assert line in broken_run["summary"]["_stdout"]
+    results = read_csv(site(broken_run["summary"]) / "results.csv")
+    measured = {(r["model"], r["runtime"]) for r in results
+                if r["model"] in ("dnn_l10u128", "linear") and r["status"] in MEASURED}
+    assert measured == {("dnn_l10u128", "onnxruntime"), ("linear", "onnxruntime"),
+                        ("linear", "torch")}
 
 
 def test_rerun_is_complete(broken_run: dict) -> None:

@@ -52,14 +52,16 @@ def experiment_status(file: str, version: str, exp: Any = None, error: str | Non
 
 def finish_status(status: dict, n_files: int, outcomes: Sequence[tuple[str, bool, str]],
                   errors: Sequence[str], plots: Sequence[str], started: float,
-                  finished: float) -> dict:
+                  finished: float, skipped: Sequence[str] = ()) -> dict:
     """Complete ``status`` from the outcome of each model file (name, complete, reason) plus
-    the errors of model files that could not even be set up."""
+    the errors of model files that could not even be set up. ``skipped`` are the (model file,
+    runtime) pairs left out because the runtime does not measure that kind of model: recorded,
+    never an error."""
     errors = list(errors) + [f"{name}: {reason}" for name, ok, reason in outcomes if not ok]
     n_ok = sum(1 for _, ok, _ in outcomes if ok)
     status.update(status="ok" if not errors else "partial" if n_ok else "failed",
                   errors=errors, results=f"{n_ok}/{n_files} model file(s) complete",
-                  plots=list(plots))
+                  plots=list(plots), skipped=list(skipped))
     status.update(finished=now(), duration_s=round(finished - started, 2))
     return status
 

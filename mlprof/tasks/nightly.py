@@ -23,7 +23,7 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.experiments import load_experiment, load_experiments
+from mlprof.experiments import load_experiment, load_experiments, plan
 from mlprof.report import collect, to_frame
 from mlprof.report.history import candidates
 from mlprof.report.nightly import (
@@ -102,19 +102,21 @@ class RunExperiment(BaseTask):
     def output(self):
         return self.declared_outputs()["status"]
 
-    def measurement_tasks(self, exp) -> tuple[list, list[str]]:
-        """One PlotMultiRuntimes per model file, and the errors of those that cannot be made."""
+    def measurement_tasks(self, exp) -> tuple[list, list[str], list[str]]:
+        """One PlotMultiRuntimes per model file with the runtimes that measure it, the errors of
+        those that cannot be made and one line per (model file, runtime) pair skipped."""
 
-        tasks, errors = [], []
-        for f in exp.model_files:
+        todo = plan(exp)
+        tasks, errors = [], list(todo.errors)
+        for f, runtimes in todo.pairs:
             try:
                 tasks.append(PlotMultiRuntimes(
-                    version=self.version, model_files=(f,), runtimes=exp.runtimes,
+                    version=self.version, model_files=(f,), runtimes=runtimes,
                     batch_sizes=exp.batch_sizes, device=exp.device,
                     script_args=exp.script_args, file_types=("png",), **exp.settings))
             except MLProfError as e:
                 errors.append(str(e))
-        return tasks, errors
+        return tasks, errors, list(todo.skipped)
 
     def speedup_tasks(self, exp, tasks: list) -> list:
         """A speed-up plot vs the experiment's ``reference_runtime`` per measurement task (the
@@ -124,6 +126,8 @@ class RunExperiment(BaseTask):
             return []
         out = []
         for t in tasks:
+            if len(t.runtimes) < 2 or exp.reference_runtime not in t.runtimes:
+                continue  # a model file only one runtime measures: nothing to compare
             try:
                 out.append(PlotSpeedup.req(t, reference_runtime=exp.reference_runtime))
             except MLProfError:  # e.g. only one runtime measures it: its plot task says why
@@ -147,7 +151,9 @@ class RunExperiment(BaseTask):
                                  + (f"{part.label}, " if part is not None else "")
                                  + f"{len(exp.model_files)} model file(s) x "
                                  f"{len(exp.runtimes)} runtime(s)")
-            tasks, errors = self.measurement_tasks(exp)
+            tasks, errors, skipped = self.measurement_tasks(exp)
+            for line in skipped:
+                self.publish_message(line)
             speedups = self.speedup_tasks(exp, tasks)
             build_isolated(tasks + speedups)
             outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
@@ -155,7 +161,7 @@ class RunExperiment(BaseTask):
             plots = [p.path for t in tasks + speedups if t.complete()
                      for p in t.output().values()]
             finish_status(status, len(exp.model_files), outcomes, errors, plots, t0,
-                          time.time())
+                          time.time(), skipped)
             if part is not None:  # the dashboard's "results" column shows it
                 status["results"] = f"{status['results']}; {part.label}"
         write_json_atomic(self.output().path, status)
