@@ -193,8 +193,10 @@ def corpus_dir() -> str:
 def cmd_corpus(a: argparse.Namespace) -> int:
     """Every script of the corpora: a line per finished script, then what was measured per
     corpus and the failures grouped by cause (see :mod:`mlprof.corpus`)."""
-    from mlprof.corpus import collect_scripts, run_corpus
+    from mlprof.corpus import collect_scripts, results_table, run_corpus
+    from mlprof.measure.trust import with_legend
     from mlprof.report.causes import NEEDS, format_summary, format_table
+    from mlprof.results.layout import store_base
 
     if a.models_dir:
         root = os.path.abspath(a.models_dir)
@@ -220,10 +222,20 @@ def cmd_corpus(a: argparse.Namespace) -> int:
         print("\nnot measured\n" + format_table(bad, ["script", "runtime", "status", "cause",
                                                     "detail", "reason"]))
     print("\n" + format_summary(rows))
+    results, cols, shown = results_table(rows)
+    if results:
+        print("\nresults: median latency per call (ms) at each batch size\n"
+              + with_legend(_table(results, cols), shown))
     n_ok = sum(r["status"] == "ok" for r in rows)
     print(f"\n{n_ok} of {len(rows)} measured ({100 * n_ok / max(len(rows), 1):.1f} %) in "
           f"{wall:.0f} s ({', '.join(_csv(a.runtimes))}, batch size(s) "
           f"{','.join(map(str, a.batch_sizes))}, {a.workers} workers)")
+    stats = [p for r in rows for p in r.get("stats") or ()]
+    if stats:
+        print(f"full results (every statistic, the samples, the provenance): {len(stats)} "
+              f"statistics file(s), one per model and runtime, under {store_base()}/"
+              f"MergeRuntimes/ (version {a.version}), e.g. {stats[0]}; one table of them all: "
+              f"law run Report --version {a.version} (report.csv)")
     # what the scripts need from outside (network, a package) is not mlprof's failure
     return 0 if all(r["status"] in ("ok", "skipped", *NEEDS) for r in rows) else 1
 

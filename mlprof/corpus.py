@@ -206,10 +206,44 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         firsts = [_first_median(t) for t in tasks]
         row(s, rt, status="ok", models=str(len(tasks)),
             median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),
-            flags=combined(f for _, f in firsts))
+            flags=combined(f for _, f in firsts),
+            points=[p for t in tasks for p in _points(t)],
+            stats=[t.output()["stats"].path for t in tasks])
     out = [rows[(s.path, rt)] for s in scripts for rt in runtimes]
     say(f"done in {time.monotonic() - t0:.0f} s")
     return out
+
+
+def _points(merge: Any) -> list[dict]:
+    """Every batch size of a complete MergeRuntimes: ``model``, ``batch_size``, ``median_ms``
+    (per call), ``throughput`` (events/s at the median) and ``flags`` (trust markers)."""
+    from mlprof.measure.stats import read_stats_csv
+
+    st = read_stats_csv(merge.output()["stats"].path)
+    n = len(st["batch_size"])
+    unstable = st.get("unstable", [False] * n)
+    contended = st.get("contended", [False] * n)
+    return [{"model": merge.resolved_model_name, "batch_size": int(st["batch_size"][i]),
+             "median_ms": float(st["median_ms"][i]), "throughput": float(st["throughput"][i]),
+             "flags": marks(unstable[i], contended[i])} for i in range(n)]
+
+
+def results_table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[str], list[str]]:
+    """The measured results of :func:`run_corpus`'s rows as table rows: one per model and
+    runtime, a column per batch size (``bs 8``: the median latency per call in ms, with its
+    trust markers). Returns the rows, the columns and the markers shown (for the legend)."""
+    sizes = sorted({p["batch_size"] for r in rows for p in r.get("points") or ()})
+    out: dict[tuple[str, str, str], dict] = {}
+    shown: list[str] = []
+    for r in rows:
+        for p in r.get("points") or ():
+            key = (r["script"], p["model"], r["runtime"])
+            line = out.setdefault(key, {"script": r["script"], "model": p["model"],
+                                        "runtime": r["runtime"]})
+            line[f"bs {p['batch_size']}"] = marked(f"{p['median_ms']:.4g}", p["flags"])
+            shown.append(p["flags"])
+    cols = ["script", "model", "runtime", *(f"bs {b}" for b in sizes)]
+    return list(out.values()), cols, shown
 
 
 def _first_median(merge: Any) -> tuple[float, str]:
