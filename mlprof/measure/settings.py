@@ -64,6 +64,24 @@ def _batch_rules(value: str) -> str:
     return normalized_rules(value)
 
 
+#: ``MLP_QUICK=1`` shortens the *default* measurement (for trying commands out, and for the test
+#: that runs every example of the docs): fewer calls and warm-up calls, no minimum duration. The
+#: values reach the output path like any other (``calls10_..._warmup1_mindur0``), so a quick result
+#: is never taken for a default one; options given explicitly (``--n-calls 100``) still win.
+QUICK_ENV = "MLP_QUICK"
+QUICK_DEFAULTS: dict[str, Any] = {"n_calls": 10, "warmup": 1, "min_duration": 0.0}
+
+
+def quick() -> bool:
+    """Whether ``$MLP_QUICK`` asks for short default measurements."""
+    return os.environ.get(QUICK_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _default(name: str, value: Any) -> Any:
+    """The default of setting ``name``: ``value``, or its :data:`QUICK_DEFAULTS` one."""
+    return QUICK_DEFAULTS[name] if quick() and name in QUICK_DEFAULTS else value
+
+
 def _setting(default: Any = MISSING, *, help: str, **spec: Any) -> Any:
     """A :class:`MeasureSettings` field; ``spec`` holds the other :class:`Setting` fields."""
     return field(default=default, metadata={"help": help, **spec})
@@ -84,15 +102,15 @@ class MeasureSettings:
         1, help="intra-op threads (0: the runtime's default, one per physical core)",
         flag="--threads", min=0, cli=True)
     n_calls: int = _setting(
-        100, help="timed calls per event (per round, see --min-duration)", flag="--n-calls",
+        _default("n_calls", 100), help="timed calls per event (per round, see --min-duration)", flag="--n-calls",
         min=1, cli=True)
     n_events: int = _setting(
         1, help="events: distinct inputs, measured in turn", flag="--n-events", min=1, cli=True)
     warmup: int = _setting(
-        10, help="untimed calls after the (separately timed) first call", flag="--warmup",
+        _default("warmup", 10), help="untimed calls after the (separately timed) first call", flag="--warmup",
         min=0, cli=True)
     min_duration: float = _setting(
-        0.5, help="keep measuring, in rounds of n-calls per event, until this many seconds of "
+        _default("min_duration", 0.5), help="keep measuring, in rounds of n-calls per event, until this many seconds of "
         "measuring are reached (0: exactly n-calls per event)", flag="--min-duration", min=0,
         cli=True)
     input_data: str = _setting(
