@@ -434,7 +434,10 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 f"{self.task_family}: not complete: {failure_reason(self)}"
         if not self.complete():
             return self.failures_summary()
-        curves = [(f"{m.resolved_model_name} {m.runtime}", m) for _, m in self._merges()]
+        setting = self.compared[0] if self.compared else None
+        curves = [(" ".join([m.resolved_model_name, m.runtime] + (
+            [setting_label(((setting, getattr(m, setting)),))] if setting else [])), m)
+            for _, m in self._merges()]
         return self.summary_of(curves, [t.path for t in self.output().values()])
 
     def failures_summary(self) -> str:
