@@ -88,8 +88,9 @@ class CompareMixin(BaseTask):
         from mlprof.measure.settings import COMPARE_FIELD, check_threads_here, parse_compare
 
         name, values = parse_compare(self.compare)
-        refuse_given(self, (name,), f"is compared by --compare {self.compare}; give its "
-                     "values there only")
+        if name in dict(self.get_params()):  # not min_duration of an interleaved comparison
+            refuse_given(self, (name,), f"is compared by --compare {self.compare}; give its "
+                         "values there only")
         if name == "threads":
             for v in values:
                 try:
