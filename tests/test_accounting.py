@@ -62,7 +62,7 @@ STRING_VALUES = {
     "input_data": "zeros", "runtime_version": "1.20.1", "device": "gpu",
     "script_args": "--batch_size 3", "experiments": str(REPO / "tests"),
     "experiments_file": "other.json", "workflow": "slurm", "effective_workflow": "slurm",
-    "tfaot_batch_rules": "3:ones",
+    "tfaot_batch_rules": "3:ones", "compare": "threads=1,2",
 }
 
 

@@ -18,8 +18,13 @@ its interval is the percentile interval of that median over 2000 resamples of th
 (seeded, so the same data give the same interval). An interval that contains 1 means the data
 cannot tell the two apart: the table says "not significant".
 
+A configuration may also differ from the others in one measurement setting
+(``Config.settings``: ``threads=2``; ``PlotMultiRuntimes --compare``), and a model script is
+measured as its runtime measures it: ONNX Runtime and OpenVINO on its ONNX export (an ``.onnx``
+file here), the PyTorch runtimes on the script itself (``script.py::HASH`` with its arguments).
+
 What cannot share a process is refused (:func:`check_interleavable`): other runtime versions
-(measured in their own virtual environments), AOT TensorFlow models and model scripts.
+(measured in their own virtual environments) and AOT TensorFlow models.
 """
 
 from __future__ import annotations
@@ -35,12 +40,13 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.harness import _needs_torch
 from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
 from mlprof.measure.settings import MeasureSettings
 from mlprof.measure.sysinfo import system_info
-from mlprof.runtimes import SCRIPT_MODEL, TFAOT_MODEL, get_runtime
+from mlprof.runtimes import TFAOT_MODEL, get_runtime
 from mlprof.util import git_commit
 from mlprof.version import __version__
 
@@ -58,12 +64,20 @@ TABLE_COLUMNS = ("batch_size", "config", "model", "runtime", "reference", "round
 
 @dataclass(frozen=True)
 class Config:
-    """One compared configuration: a model file (YAML/ONNX) on a runtime."""
+    """One compared configuration: the file a runtime measures (YAML/ONNX, a script's ONNX
+    export, or ``script.py::HASH`` run with ``script_args``) and, in ``settings``, the
+    measurement settings in which it differs from the others (``(("threads", 2),)``)."""
 
     label: str
     model_file: str
     runtime: str
     model: str = ""
+    script_args: tuple[str, ...] = ()
+    settings: tuple[tuple[str, Any], ...] = ()
+
+    def measure_settings(self, base: MeasureSettings) -> MeasureSettings:
+        """``base`` with this configuration's settings and runtime, checked."""
+        return replace(base, runtime=self.runtime, **dict(self.settings)).validated()
 
 
 @dataclass
@@ -83,18 +97,14 @@ def check_interleavable(model_kind: str, runtime: str, runtime_version: str = ""
     """Refuse, in one line, a configuration that cannot share a process with the others."""
 
     if runtime_version:
-        raise MLProfError(f"--interleave: {runtime} {runtime_version} is measured in its own "
+        raise MLProfError(f"{runtime} {runtime_version} is measured in its own "
                           "virtual environment and cannot share a process with the other "
                           "configurations; leave out --runtime-versions", file or None,
                           "--runtime-versions")
     if model_kind == TFAOT_MODEL:
-        raise MLProfError("--interleave: AOT TensorFlow models (inference_engine: tfaot) are "
+        raise MLProfError("AOT TensorFlow models (inference_engine: tfaot) are "
                           "compiled per batch size into their own library and cannot be "
                           "interleaved; compare them without --interleave", file or None,
-                          "--interleave")
-    if model_kind == SCRIPT_MODEL:
-        raise MLProfError("--interleave: model scripts are not supported yet; interleave their "
-                          "ONNX exports (ExportOnnx) as .onnx files", file or None,
                           "--interleave")
 
 
@@ -110,27 +120,29 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
                         ) -> InterleavedResult:
     """Load every configuration in this process, then time ``rounds`` rotating rounds.
 
-    Per configuration: inputs (``settings``' input data and seed, the same values for all),
-    session, one untimed first call and ``settings.warmup`` untimed calls, all before round 1.
-    A round runs each configuration's ``settings.n_calls`` calls per event, each call timed
-    alone with ``perf_counter_ns`` as in :mod:`mlprof.measure.harness`.
+    Per configuration: inputs (its settings' input data and seed: the same values for all
+    unless the input data is the compared setting), session, one untimed first call and
+    ``warmup`` untimed calls, all before round 1. A round runs each configuration's ``n_calls``
+    calls per event, each call timed alone with ``perf_counter_ns`` as in
+    :mod:`mlprof.measure.harness`.
     """
 
     rounds = check_rounds(rounds)
     s = settings.validated()
     say = progress or (lambda f, m: None)
     say(0.0, f"loading {len(configs)} configurations")
-    models = []
+    models, own = [], []
     for c in configs:
         cls = get_runtime(c.runtime)
-        resolved = cls.resolve(c.model_file)
-        feeds = make_feeds(resolved.inputs, s.batch_size, s.n_events, s.input_data, s.seed)
+        sc = c.measure_settings(s)
+        resolved = cls.resolve(c.model_file, tuple(c.script_args))
+        feeds = make_feeds(resolved.inputs, sc.batch_size, sc.n_events, sc.input_data, sc.seed)
         models.append((cls, resolved, feeds))
+        own.append(sc)
     n = len(configs)
-    per = s.n_calls * s.n_events
     medians = np.zeros((rounds, n))
     orders = []
-    buf = [0] * per
+    bufs = [[0] * (sc.n_calls * sc.n_events) for sc in own]
     pc = time.perf_counter_ns
     start = time.time()
     infos: list[dict[str, Any]] = []
@@ -144,17 +156,18 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
         # (`current` still holds the last round's sessions while the new ones are made)
         # made in the round's order too: the session made first ran 0.5 % slower on average
         # (100 runs of the same DNN twice, 12 rounds each) when it always came first
-        made = {j: _ready(*models[j], s) for j in order}
+        made = {j: _ready(*models[j], own[j]) for j in order}
         current = [made[j] for j in range(n)]
         if not infos:
             infos = [{"runtime": rt.name, "runtime_version": type(rt).version(),
                       "runtime_settings": rt.info(), "model_file": c.model_file,
-                      "model_sha256": models[j][1].spec.model_sha256()}
+                      "model_sha256": models[j][1].spec.model_sha256(),
+                      "settings": dict(c.settings), "script_args": list(c.script_args)}
                      for j, (c, (rt, _)) in enumerate(zip(configs, current, strict=True))]
         for j in order:
-            k = 0
+            k, buf = 0, bufs[j]
             for fn, args in current[j][1]:
-                for _ in range(s.n_calls):
+                for _ in range(own[j].n_calls):
                     t0 = pc()
                     fn(*args)
                     buf[k] = pc() - t0
@@ -163,8 +176,9 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
         say((r + 1) / rounds, f"round {r + 1} of {rounds}")
     prov = {
         "interleaved": True,
-        "method": f"{rounds} rounds; each round runs every configuration for {s.n_calls} calls "
-                  "per event in rotating order in one process; speed-ups are paired per round",
+        "method": f"{rounds} rounds; each round runs every configuration for its n_calls "
+                  f"({', '.join(str(sc.n_calls) for sc in own)}) calls per event in rotating "
+                  "order in one process; speed-ups are paired per round",
         "mlprof_version": __version__, "git_commit": git_commit(),
         **system_info(), "settings": asdict(s), "rounds": rounds,
         "configs": [{"label": c.label, "model": c.model, **info}
@@ -202,7 +216,8 @@ def measure_interleaved_isolated(configs: Sequence[Config], settings: MeasureSet
     with measurement_lock(label) as lock:
         result = run_isolated(measure_interleaved, {"configs": list(configs),
                                                     "settings": settings, "rounds": rounds},
-                              timeout=timeout, progress=progress, label=label)
+                              timeout=timeout, progress=progress, label=label,
+                              torch=any(_needs_torch(c.model_file, c.runtime) for c in configs))
     result.provenance["lock_wait_s"] = lock.wait_s
     return result
 

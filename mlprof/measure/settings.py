@@ -207,12 +207,15 @@ def cli_settings() -> list[Setting]:
     return [s for s in SETTINGS.values() if s.cli]
 
 
-def unknown_setting_error(name: str, valid: Iterable[str]) -> MLProfError:
-    """One line for an unknown setting ``name``: the closest valid name and all of them."""
+def unknown_setting_error(name: str, valid: Iterable[str],
+                          field: str | None = None) -> MLProfError:
+    """One line for an unknown setting ``name``: the closest valid name and all of them
+    (``field``: the option it was given in, which the message then names it under)."""
     valid = list(valid)
     close = difflib.get_close_matches(name, valid, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
-    return MLProfError(f"unknown setting; {hint}valid: {', '.join(valid)}", field=name)
+    what = f"unknown setting {name!r}" if field else "unknown setting"
+    return MLProfError(f"{what}; {hint}valid: {', '.join(valid)}", field=field or name)
 
 
 def setting(name: str) -> Setting:
@@ -230,6 +233,43 @@ def check_setting(name: str, value: Any) -> Any:
 def check_settings(values: Mapping[str, Any]) -> dict[str, Any]:
     """Every setting of ``values`` (name -> value) checked and normalized."""
     return {name: check_setting(name, value) for name, value in values.items()}
+
+
+#: the settings ``--compare`` varies within one plot: the measurement options of
+#: :func:`cli_settings` (batch sizes are the x axis, runtimes have ``--runtimes``)
+COMPARE_FIELD = "--compare"
+
+
+def parse_compare(text: str) -> tuple[str, tuple[Any, ...]]:
+    """``threads=1,2`` as ``("threads", (1, 2))``: one measurement setting and the values to
+    put side by side on one plot, each checked as its own option checks it.
+
+    Why one parser: a comparison of settings is a question users ask of every setting (threads,
+    events, input data, ...); defining the values here, from :data:`SETTINGS`, means a new
+    setting can be compared without touching the tasks. Raises :class:`MLProfError` naming
+    ``--compare``: a malformed text, an unknown setting (with the closest name), a bad value,
+    fewer than two distinct values.
+    """
+    name, sep, values = str(text).partition("=")
+    name = name.strip().lstrip("-").replace("-", "_")
+    if not sep or not name or not values.strip():
+        raise MLProfError(f"expected setting=value,value,... (e.g. threads=1,2), got {text!r}",
+                          field=COMPARE_FIELD)
+    valid = [s.name for s in cli_settings()]
+    if name not in valid:
+        raise unknown_setting_error(name, valid, COMPARE_FIELD)
+    out: list[Any] = []
+    for v in values.split(","):
+        try:
+            value = SETTINGS[name].parse(v.strip())
+        except MLProfError as e:
+            raise MLProfError(f"{name}={v.strip()}: {e.message}", field=COMPARE_FIELD) from None
+        if value not in out:
+            out.append(value)
+    if len(out) < 2:
+        raise MLProfError(f"give at least two different values of {name}, got {values!r}",
+                          field=COMPARE_FIELD)
+    return name, tuple(out)
 
 
 def check_threads_here(threads: int, allow_more: bool = False) -> int:

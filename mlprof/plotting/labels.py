@@ -62,20 +62,22 @@ def short_cpu_model(name: str) -> str:
     return " ".join(text.split())
 
 
-def device_label(device: str, threads: int, cpu_model: str = "") -> str:
-    """``CPU, 1 thread``, or with the CPU model ``AMD EPYC, 1 thread``."""
-    t = "default threads" if threads == 0 else f"{threads} thread{'s' if threads != 1 else ''}"
+def device_label(device: str, threads: int | str, cpu_model: str = "") -> str:
+    """``CPU, 1 thread``, or with the CPU model ``AMD EPYC, 1 thread``; ``threads`` as text
+    (``threads=1,2``) where the curves differ in it."""
+    t = threads if isinstance(threads, str) else "default threads" if threads == 0 else \
+        f"{threads} thread{'s' if threads != 1 else ''}"
     what = short_cpu_model(cpu_model) if cpu_model and device.lower() == "cpu" else ""
     return f"{what or device.upper()}, {t}"
 
 
-def machine_label(device: str, threads: int, cpu_model: str = "", host: str = "") -> str:
+def machine_label(device: str, threads: int | str, cpu_model: str = "", host: str = "") -> str:
     """``AMD EPYC, 1 thread | host vm``: where a plot's numbers were measured."""
     label = device_label(device, threads, cpu_model)
     return f"{label} | host {host}" if host else label
 
 
-def runtime_label(runtime: str, version: str, device: str, threads: int, cpu_model: str = "",
+def runtime_label(runtime: str, version: str, device: str, threads: int | str, cpu_model: str = "",
                   host: str = "") -> str:
     """``onnxruntime 1.20.1 | CPU, 1 thread`` (with CPU model and host when given)."""
     return f"{runtime} {version} | {machine_label(device, threads, cpu_model, host)}"
@@ -105,7 +107,7 @@ def curve_labels(curves: Sequence[CurveInfo]) -> list[str]:
     return labels
 
 
-def corner_label(curves: Sequence[CurveInfo], device: str, threads: int) -> str:
+def corner_label(curves: Sequence[CurveInfo], device: str, threads: int | str) -> str:
     """The top right corner: the runtime and measured version when all curves share one, the
     CPU model, threads and host (and the model when all curves show one model)."""
     machine = machine_label(device, threads, _joined(c.cpu_model for c in curves),

@@ -77,6 +77,25 @@ def resolve_script(model_file: str, script_args: tuple[str, ...] = (), *,
     return resolved
 
 
+#: the process's inference-mode guard (see :func:`_process_inference_mode`)
+_INFERENCE_MODE: list[Any] = []
+
+
+def _process_inference_mode() -> Any:
+    """Enter ``torch.inference_mode()`` once for the rest of this process.
+
+    Why once: the guard restores the mode it found when it is garbage-collected, so a guard per
+    session turned inference mode off again when an earlier session was dropped while a later
+    one lived (interleaved rounds make a session per round and configuration): the later
+    session's inputs, made in inference mode, then met autograd ("Inference tensors cannot be
+    saved for backward")."""
+    if not _INFERENCE_MODE:
+        mode = torch.inference_mode()
+        mode.__enter__()
+        _INFERENCE_MODE.append(mode)
+    return _INFERENCE_MODE[0]
+
+
 class TorchRuntime(Runtime):
     """PyTorch eager mode under ``torch.inference_mode()``, model in eval mode.
 
@@ -113,8 +132,7 @@ class TorchRuntime(Runtime):
         """Eval mode, thread settings, inference mode for the rest of this process."""
         self._prepare_threads()
         self.model.module.eval()
-        self._mode = torch.inference_mode()
-        self._mode.__enter__()
+        self._mode = _process_inference_mode()
         self.callable = self._make_callable(self.model.module)
 
     def bind(self, feed: dict[str, np.ndarray]) -> tuple[Callable[..., Any], tuple]:

@@ -19,15 +19,20 @@ from mlprof.runtimes import (
     check_device,
     check_installed,
     check_model_kind,
+    runtime_info,
     runtime_version,
 )
-from mlprof.tasks.base import BaseTask, failure_reason
+from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
+    ExportMixin,
     MeasurementMixin,
     PathsParameter,
     RuntimesParameter,
+    ScriptMixin,
+    refuse_given,
 )
+from mlprof.tasks.runtime import MeasurementTask, MeasureRuntime
 from mlprof.util import write_json_atomic, write_text_atomic
 
 if TYPE_CHECKING:
@@ -62,23 +67,113 @@ class InterleaveMixin(BaseTask):
                                  "curves)")
 
 
-class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
-    """Every model file on every runtime, interleaved: per batch size one isolated child loads
-    all configurations and runs ``--interleave`` rounds of ``--n-calls`` calls per event each.
+class CompareMixin(BaseTask):
+    """``--compare SETTING=V1,V2,...``: one measurement setting varied on one plot (``threads=1,2``,
+    ``n_events=1,4``, ``input_data=random,zeros``), each value a curve or configuration of its
+    own; the setting's own option is then refused (it would be ignored). The values reach the
+    output path through :meth:`compare_part`."""
+
+    exclude_index = True
+
+    compare = luigi.Parameter(default="", description="put several values of one measurement "
+                              "setting on one plot, e.g. threads=1,2 (settings: threads, "
+                              "n_calls, n_events, warmup, min_duration, input_data); default: "
+                              "none")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._compared: tuple[str, tuple] | None = None
+        if not self.compare:
+            return
+        from mlprof.measure.settings import COMPARE_FIELD, check_threads_here, parse_compare
+
+        name, values = parse_compare(self.compare)
+        if name in dict(self.get_params()):  # not min_duration of an interleaved comparison
+            refuse_given(self, (name,), f"is compared by --compare {self.compare}; give its "
+                         "values there only")
+        if name == "threads":
+            for v in values:
+                try:
+                    check_threads_here(v, allow_more=bool(getattr(self, "oversubscribe", False)))
+                except MLProfError as e:
+                    raise MLProfError(f"threads={v}: {e.message}", field=COMPARE_FIELD) from None
+        self._compared = (name, values)
+
+    @property
+    def compared(self) -> tuple[str, tuple] | None:
+        """(setting, values) of --compare, None without it."""
+        return self._compared
+
+    def compared_settings(self) -> list[tuple[tuple[str, object], ...]]:
+        """Per compared value the settings override of one configuration (``(("threads", 2),)``);
+        one empty override without --compare."""
+        if self._compared is None:
+            return [()]
+        name, values = self._compared
+        return [((name, v),) for v in values]
+
+    def corner_threads(self) -> int | str:
+        """What a plot's corner says about threads: ``--threads``, or ``threads=1,2`` when they
+        are the compared setting (each curve's label then names its own)."""
+        if self._compared is not None and self._compared[0] == "threads":
+            return "threads=" + ",".join(str(v) for v in self._compared[1])
+        return int(getattr(self, "threads", 1))
+
+    def compare_part(self) -> str:
+        """``compare-threads-1-2``: the compared values as a path part ("" without); an input
+        file by its name and content hash, so another file's values are another result."""
+        if self._compared is None:
+            return ""
+        from mlprof.measure.settings import INPUT_KINDS
+
+        name, values = self._compared
+        tags = []
+        for v in values:
+            if name == "input_data" and v not in INPUT_KINDS:
+                from mlprof.util import sha256_file
+
+                tags.append(layout.input_tag(v, sha256_file(v)))
+            else:
+                tags.append(layout.float_tag(v) if isinstance(v, float) else str(v))
+        return f"compare-{name.replace('_', '-')}-{layout.joined_or_hashed(tags, 48)}"
+
+
+def setting_label(override: tuple[tuple[str, object], ...]) -> str:
+    """``threads=2``: what a curve's label says about its compared setting (an input file by its
+    name)."""
+    import os
+
+    return ", ".join(f"{k}={os.path.basename(v) if isinstance(v, str) else v}"
+                     for k, v in override)
+
+
+class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin,
+                         InterleaveMixin, CompareMixin):
+    """Every model file on every runtime (and every value of ``--compare``), interleaved: per
+    batch size one isolated child loads all configurations and runs ``--interleave`` rounds of
+    ``--n-calls`` calls per event each.
+
+    A model script is measured on each runtime's own artifact, as MeasureRuntime measures it
+    (its :meth:`~mlprof.tasks.runtime.MeasureRuntime.measured_file`): ONNX Runtime and OpenVINO
+    its ONNX export (ExportOnnx runs first; a static export per batch size where the model
+    needs one), the PyTorch runtimes the script itself.
 
     Outputs: ``speedup_<bs>_il<R>.csv`` (per batch size and configuration: speed-up over the
     first configuration, 95 % CI, significant, verdict), ``rounds_<bs>_il<R>.csv`` (every
     round's medians) and ``provenance_<bs>_il<R>.json`` (``"interleaved": true``).
     """
 
-    model_files = PathsParameter(description="comma-separated model files (YAML or ONNX); the "
-                                 "first on the first runtime is the reference")
+    model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
+                                 "script.py[::HASH]); the first on the first runtime is the "
+                                 "reference")
     model_names = law.CSVParameter(default=(), description="names in output paths, one per "
                                    "model file")
     runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
                                  "runtimes; default: onnxruntime")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
     interleave = RoundsParameter(default=20, description="rounds per batch size; default: 20")
+
+    reqs = Requirements(MeasureRuntime=MeasureRuntime)
 
     # not parameters here: a round makes exactly --n-calls calls per event of each
     # configuration (no --min-duration), and AOT TensorFlow models cannot be interleaved
@@ -97,6 +192,9 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
         if self.model_names and len(self.model_names) != len(self.model_files):
             raise MLProfError(f"{len(self.model_names)} value(s) for {len(self.model_files)} "
                               "model file(s)", field="--model-names")
+        if self.compared and self.compared[0] == "min_duration":
+            raise MLProfError("min_duration does not apply with --interleave (a round is "
+                              "exactly --n-calls calls per event)", field="--compare")
         self._specs = [read_model_file(f) for f in self.model_files]
         for s in self._specs:
             check_interleavable(s.model_kind, "", file=s.spec_file)
@@ -105,6 +203,13 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
         for rt in self.runtimes:
             check_device(rt, self.device)
             check_installed(rt)
+        # script and export parameters must change some configuration, or they are refused
+        if not any(s.is_script for s in self._specs):
+            refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
+                         "applies to model scripts (.py) only")
+        elif not self._exports():
+            refuse_given(self, self.EXPORT_PARAMS, "applies to ONNX exports only; none of "
+                         f"{', '.join(self.runtimes)} measures one")
 
     @property
     def resources(self) -> dict[str, int]:
@@ -113,35 +218,66 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
     def _name(self, i: int) -> str:
         return self.model_names[i] if self.model_names else self._specs[i].name
 
-    def configs(self) -> list:
-        """The configurations in order: model files outer, runtimes inner; the first is the
-        reference. Labels name what varies."""
+    def _exports(self) -> bool:
+        """Whether some configuration measures a script model's ONNX export."""
+        return any(s.is_script for s in self._specs) and any(
+            runtime_info(rt).needs_export for rt in self.runtimes)
+
+    def _measurement(self, i: int, runtime: str, branch: int | None = None):
+        """The MeasureRuntime of model file ``i`` on ``runtime`` (the branch of batch size
+        number ``branch``): not run, only asked what it measures, so that a script's artifact
+        per runtime (export, static export, script::HASH) is decided in one place."""
+        params = MeasurementTask.applicable(True, runtime, {
+            p: getattr(self, p) for p in self.SCRIPT_PARAMS + self.EXPORT_PARAMS})
+        kw = dict(model_file=self.model_files[i], runtime=runtime, device=self.device,
+                  **params)
+        if self.model_names:
+            kw["model_name"] = self.model_names[i]
+        if branch is not None:
+            kw["branch"] = branch
+        return self.reqs.MeasureRuntime.req(self, **kw)
+
+    def requires(self):
+        """A script's export (runtimes that measure one) or discovery (those that run it)."""
+        return {f"{i}-{rt}": self._measurement(i, rt).model_requirements()
+                for i, s in enumerate(self._specs) if s.is_script for rt in self.runtimes}
+
+    def configs(self, batch_size: int | None = None) -> list:
+        """The configurations in order: model files outer, runtimes, then the values of
+        --compare; the first is the reference. Labels name what varies. With ``batch_size``
+        (the requirements complete) a script's configuration holds the file its runtime
+        measures at that batch size; without, the script (enough for labels)."""
         from mlprof.measure.interleave import Config
 
+        overrides = self.compared_settings()
         many_models, many_rts = len(self._specs) > 1, len(self.runtimes) > 1
+        many_values = len(overrides) > 1
         out = []
         for i, s in enumerate(self._specs):
             for rt in self.runtimes:
-                parts = ([self._name(i)] if many_models or not many_rts else []) + \
-                        ([rt] if many_rts else [])
-                out.append(Config(" ".join(parts), s.spec_file, rt, self._name(i)))
+                measured, argv = s.spec_file, ()
+                if s.is_script and batch_size is not None:
+                    m = self._measurement(i, rt, self.batch_sizes.index(batch_size))
+                    measured, argv = m.measured_file(), m.script_argv
+                for o in overrides:
+                    parts = ([self._name(i)] if many_models or not (many_rts or many_values)
+                             else []) + ([rt] if many_rts else []) + \
+                            ([setting_label(o)] if many_values else [])
+                    out.append(Config(" ".join(parts), measured, rt, self._name(i),
+                                      script_args=tuple(argv), settings=o))
         return out
 
-    #: YAML and ONNX models only (model scripts are refused): no ONNX export is measured
-    measures_export = False
-
-    @property
-    def resolved_runtimes(self) -> tuple[str, ...]:
-        """The runtimes, canonical names, in order (as the output path has them)."""
-        return tuple(self.runtimes)
-
     def store_parts(self) -> dict[str, str]:
+        segs = [layout.model_segment(self._name(i), layout.script_model_hash(
+                    s.content_hash, self.script_argv, self.max_depth) if s.is_script
+                    else s.content_hash) for i, s in enumerate(self._specs)]
+        settings = layout.measure_settings_segment(
+            self.measure_key(), self.export_key() if self._exports() else None)
         return {
-            "model": layout.models_segment([layout.model_segment(self._name(i), s.content_hash)
-                                            for i, s in enumerate(self._specs)]),
+            "model": layout.models_segment(segs),
             "runtime": layout.runtime_segment([(rt, runtime_version(rt))
                                                for rt in self.runtimes], self.device),
-            "settings": layout.measure_settings_segment(self.measure_key()),
+            "settings": "__".join(p for p in (settings, self.compare_part()) if p),
         }
 
     def output(self):
@@ -170,9 +306,18 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
             table_csv,
         )
 
-        configs = self.configs()
+        # a model measured on static graphs: each batch size's graph is exported first (a
+        # dynamic dependency, as in MeasureRuntime: which graph is needed shows only once the
+        # export has run)
+        static = [e for k in range(len(self.batch_sizes)) for i, s in enumerate(self._specs)
+                  if s.is_script for rt in self.runtimes
+                  for e in [self._measurement(i, rt, k).static_export()] if e is not None]
+        missing = [e for e in static if not e.complete()]
+        if missing:
+            yield missing
         results, rows = [], []
         for bs in self.batch_sizes:
+            configs = self.configs(bs)
             self.publish_message(f"interleaving {len(configs)} configurations at batch size "
                                  f"{bs}, {self.interleave} rounds")
             res = measure_interleaved_isolated(
@@ -185,6 +330,8 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
         write_json_atomic(out["provenance"].path, records.stamp({
             "interleaved": True, "task": {"family": self.task_family, "version": self.version,
                                           "params": self.to_str_params(only_significant=True)},
+            "compared": {"setting": self.compared[0], "values": list(self.compared[1])}
+            if self.compared else None,
             "batch_sizes": {str(r.batch_size): r.provenance for r in results}}, "interleaved"))
         write_text_atomic(out["table"].path, table_csv(rows))  # last: it marks completion
         logger.info("interleaved comparison:\n%s", format_table(rows))
@@ -199,11 +346,14 @@ def draw_comparison(task, compare: CompareInterleaved) -> Figure:
     configs = compare.configs()
     labels = {}
     if task.model_labels:
-        n_rt = len(compare.runtimes)
-        labels = {c.label: task.model_labels[k // n_rt] + (f" {c.runtime}" if n_rt > 1 else "")
+        n_rt, n_values = len(compare.runtimes), len(compare.compared_settings())
+        labels = {c.label: " ".join([task.model_labels[k // (n_rt * n_values)]]
+                                    + ([c.runtime] if n_rt > 1 else [])
+                                    + ([setting_label(c.settings)] if n_values > 1 else []))
                   for k, c in enumerate(configs)}
     corner = task.plot_options()["top_right_label"] or (
-        f"{', '.join(compare.runtimes)}, {device_label(compare.device, compare.threads)}, "
+        f"{', '.join(compare.runtimes)}, "
+        f"{device_label(compare.device, compare.corner_threads())}, "
         f"interleaved x{compare.interleave}")
     return plot_comparison(compare.rows(), labels=labels, x_log=task.x_log,
                            top_right_label=corner)

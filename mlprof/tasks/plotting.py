@@ -24,7 +24,13 @@ from mlprof.runtimes import (
     runtime_version,
 )
 from mlprof.tasks.base import BaseTask, Requirements, failure_cause_of, failure_reason
-from mlprof.tasks.compare import CompareInterleaved, InterleaveMixin, draw_comparison
+from mlprof.tasks.compare import (
+    CompareInterleaved,
+    CompareMixin,
+    InterleaveMixin,
+    draw_comparison,
+    setting_label,
+)
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import (
     BatchSizesMixin,
@@ -168,12 +174,14 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, LogYMixin, PlotMixin):
 
 
 class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, LogYMixin,
-                        PlotMixin, InterleaveMixin):
-    """Several models and/or runtimes on one plot.
+                        PlotMixin, InterleaveMixin, CompareMixin):
+    """Several models and/or runtimes (and values of one measurement setting) on one plot.
 
     Only what varies goes into the legend labels and the file name. ``--model-files`` accepts
     brace expansion and globs: ``'examples/dnn/model_onnx_l{10,20}u128.yaml'``. A model script
     without ``::HASH`` contributes every model it calls (found by DiscoverModels first).
+    ``--compare threads=1,2`` draws a curve per value of the setting (``threads=2`` in its
+    label); with ``--interleave`` they are configurations of the interleaved rounds.
     """
 
     model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
@@ -318,8 +326,9 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             "model": layout.models_segment(segs),
             "runtime": layout.runtime_segment(
                 [(rt, self._version(rt, v)) for rt, v in self._all_pairs()], self.device),
-            "settings": layout.measure_settings_segment(
+            "settings": "__".join(p for p in (layout.measure_settings_segment(
                 self.measure_key(), self.export_key() if self._exports() else None),
+                self.compare_part()) if p),
         }
 
     def _all_pairs(self) -> list[tuple[str, str]]:
@@ -334,7 +343,9 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return self.reqs.DiscoverModels.req(self, model_file=self.model_files[i],
                                             **self._given_name(i))
 
-    def _merge(self, model_file: str, is_script: bool, runtime: tuple[str, str], name: str):
+    def _merge(self, model_file: str, is_script: bool, runtime: tuple[str, str], name: str,
+               override: tuple = ()):
+        """The MergeRuntimes of one curve; ``override``: its value of --compare."""
         rt, version = runtime
         params = MeasurementTask.applicable(is_script, rt, {
             p: getattr(self, p) for p in self.SCRIPT_PARAMS + self.EXPORT_PARAMS})
@@ -343,7 +354,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         return self.reqs.MergeRuntimes.req(self, model_file=model_file, runtime=rt,
                                            runtime_version=version, model_name=name,
                                            tfaot_batch_rules=self.tfaot_batch_rules if aot
-                                           else "", **params)
+                                           else "", **params, **dict(override))
 
     def _given_name(self, i: int) -> dict:
         return {"model_name": self.model_names[i]} if self.model_names else {}
@@ -383,8 +394,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 reqs.append(self._discovery(i))  # the models follow in run()
             else:
                 name = self.model_names[i] if self.model_names else law.NO_STR
-                reqs.extend(self._merge(f, self._specs[i].is_script, rt, name)
-                            for rt in self._model_pairs[i])
+                reqs.extend(self._merge(f, self._specs[i].is_script, rt, name, o)
+                            for rt in self._model_pairs[i] for o in self.compared_settings())
         return reqs
 
     def output(self):
@@ -403,22 +414,30 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             stem.append(layout.joined_or_hashed([
                 layout.runtime_name(rt, self._version(rt, v)) if self.runtime_versions else rt
                 for rt, v in self._all_pairs()]))
+        if self.compared:  # compare-threads-1-2 -> threads-1-2
+            stem.append(self.compare_part().removeprefix("compare-"))
         stem.append(self.bs_tag)
         return stem
 
     def _merges(self) -> list[tuple[str, MergeRuntimes]]:
-        """(curve label, MergeRuntimes) per curve (scripts' models once discovered)."""
-        return [(label, self._merge(f, is_script, rt, name))
+        """(curve label, MergeRuntimes) per curve (scripts' models once discovered); with
+        --compare a curve per value, labelled ``<model>, threads=2``."""
+        return [(", ".join(p for p in (label, setting_label(o)) if p),
+                 self._merge(f, is_script, rt, name, o))
                 for f, is_script, name, label, i in self._entries()
-                for rt in self._model_pairs[i]]
+                for rt in self._model_pairs[i] for o in self.compared_settings()]
 
     def run_summary(self) -> str:
-        if self.interleave:
-            return self._interleaved().run_summary() if self.complete() else \
+        if self.interleave:  # the table with its intervals, its files and the plot's
+            return self._interleaved().run_summary() + "\n" + "\n".join(
+                f"  {t.path}" for t in self.output().values()) if self.complete() else \
                 f"{self.task_family}: not complete: {failure_reason(self)}"
         if not self.complete():
             return self.failures_summary()
-        curves = [(f"{m.resolved_model_name} {m.runtime}", m) for _, m in self._merges()]
+        setting = self.compared[0] if self.compared else None
+        curves = [(" ".join([m.resolved_model_name, m.runtime] + (
+            [setting_label(((setting, getattr(m, setting)),))] if setting else [])), m)
+            for _, m in self._merges()]
         return self.summary_of(curves, [t.path for t in self.output().values()])
 
     def failures_summary(self) -> str:
@@ -432,9 +451,9 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             if self._expands(i) and not self._discovery(i).complete():
                 tasks: list = [self._discovery(i)]
             else:
-                tasks = [self._merge(mf, is_script, rt, name)
+                tasks = [self._merge(mf, is_script, rt, name, o)
                          for mf, is_script, name, _, _ in self._entries(only=i)
-                         for rt in self._model_pairs[i]]
+                         for rt in self._model_pairs[i] for o in self.compared_settings()]
             bad = next((t for t in tasks if not t.complete()), None)
             row = {"corpus": corpus_of(f), "status": "ok"}
             if bad is not None:
@@ -463,7 +482,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
             peaks = peak_values((yield peak_requirements([m for _, m in merges])))
         _draw(self, [(_curve(m, label), m) for label, m in merges],
-              (self.device, self.threads), peaks, self.caption())
+              (self.device, self.corner_threads()), peaks, self.caption())
 
     def caption(self) -> str | None:
         """How the model scripts were exported, for the curves that measure an export."""
@@ -513,7 +532,7 @@ class PlotThroughput(PlotMultiRuntimes):
             curves, x_log=options["x_log"], y_log=options["y_log"],
             error_style=options["error_style"], caption=self.caption(),
             top_right_label=options["top_right_label"] or corner_label(
-                infos, self.device, self.threads)))
+                infos, self.device, self.corner_threads())))
 
 
 class PlotSpeedup(PlotMultiRuntimes):
@@ -545,6 +564,9 @@ class PlotSpeedup(PlotMultiRuntimes):
     interleave = 0
     error_style = "band"
     tfaot_batch_rules = ""
+    # the speed-up is between runtimes of one model; settings are compared with
+    # PlotMultiRuntimes --compare (and --interleave for a speed-up with its interval)
+    compare = ""
 
     def _runtime_pairs(self, entries: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
         """As PlotMultiRuntimes', where a bare version (``1.20.1``) is one of the reference
