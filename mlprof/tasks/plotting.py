@@ -38,7 +38,7 @@ from mlprof.tasks.parameters import (
     ScriptMixin,
     refuse_given,
 )
-from mlprof.tasks.peak import peak_requirements, peak_values
+from mlprof.tasks.peak import efficiency_inputs, peak_requirements
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
 
 
@@ -81,9 +81,10 @@ def _save(task, fig) -> list[str]:
 
 
 def _draw(task, curves: list[tuple], corner: tuple[str, int],
-          peaks: list[float] | None = None, caption: str | None = None) -> list[str]:
+          efficiency: dict | None = None, caption: str | None = None) -> list[str]:
     """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets; return the paths.
-    With ``peaks`` (GFLOP/s, one per curve): the efficiency plot (``--y-axis efficiency``)."""
+    With ``efficiency`` (:func:`mlprof.tasks.peak.efficiency_inputs`: the measured peaks, one
+    per curve, ...): the efficiency plot (``--y-axis efficiency``)."""
     from mlprof.measure.stats import read_stats_csv
     from mlprof.plotting import Curve, plot_runtimes
     from mlprof.plotting.labels import corner_label, curve_labels
@@ -94,14 +95,14 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int],
         options["top_right_label"] = corner_label(infos, *corner)
     plotted = [Curve(label, read_stats_csv(merge.output()["stats"].path))
                for label, (_, merge) in zip(curve_labels(infos), curves, strict=True)]
-    if peaks is None:
+    if efficiency is None:
         fig = plot_runtimes(plotted, caption=caption, **options)
     else:
         from mlprof.plotting.efficiency import check_efficiency_stats, plot_efficiency
 
         for c, (_, merge) in zip(plotted, curves, strict=True):
             check_efficiency_stats(c.stats, merge.output()["stats"].path)
-        fig = plot_efficiency(plotted, peaks, **{k: options[k] for k in (
+        fig = plot_efficiency(plotted, caption=caption, **efficiency, **{k: options[k] for k in (
             "x_log", "y_log", "error_style", "top_right_label")})
     return _save(task, fig)
 
@@ -159,12 +160,15 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, LogYMixin, PlotMixin):
     def run(self):
         label = self.given_label() or self.model_spec.label
         # --y-axis efficiency: the runtime's GEMM peak, measured once (a dynamic dependency)
-        peaks = peak_values((yield peak_requirements([self.requires()]))) \
-            if self.y_axis == "efficiency" else None
+        efficiency = None
+        if self.y_axis == "efficiency":
+            peaks = peak_requirements([self.requires()])
+            yield peaks
+            efficiency = efficiency_inputs(peaks, [self.requires()])
         caption = _export_caption(self, (self.runtime,)) if self.model_spec.is_script \
             else None
         _draw(self, [(_curve(self.requires(), label), self.requires())],
-              (self.device, self.threads), peaks, caption)
+              (self.device, self.threads), efficiency, caption)
 
 
 class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, LogYMixin,
@@ -457,13 +461,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         # scripts' models are known once discovered: dynamic dependencies
         merges = self._merges()
         yield [m for _, m in merges]
-        peaks = None
+        efficiency = None
         if self.y_axis == "efficiency":  # each curve's runtime's GEMM peak
-            from mlprof.tasks.peak import peak_requirements, peak_values
-
-            peaks = peak_values((yield peak_requirements([m for _, m in merges])))
+            peaks = peak_requirements([m for _, m in merges])
+            yield peaks
+            efficiency = efficiency_inputs(peaks, [m for _, m in merges])
         _draw(self, [(_curve(m, label), m) for label, m in merges],
-              (self.device, self.threads), peaks, self.caption())
+              (self.device, self.threads), efficiency, self.caption())
 
     def caption(self) -> str | None:
         """How the model scripts were exported, for the curves that measure an export."""
