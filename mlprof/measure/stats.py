@@ -173,10 +173,12 @@ def throughputs_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     return _points_table("throughput at the median latency", columns)
 
 
-def speedups_table(pairs: Sequence[tuple[str, str | os.PathLike, str | os.PathLike]]) -> str:
-    """Speed-ups ``reference median / median`` (above 1: faster), one column per ``(label,
-    reference statistics CSV, statistics CSV)``, on the batch sizes both have; a point is marked
-    when either measurement is. What PlotSpeedup prints at the end.
+def speedups_table(pairs: Sequence[tuple[str, str | os.PathLike, str | os.PathLike]],
+                   reference: str = "the reference") -> str:
+    """Speed-ups ``reference median / median`` (above 1: faster) over ``reference`` (named in
+    the title), one column per ``(label, reference statistics CSV, statistics CSV)``, on the
+    batch sizes both have; a point is marked when either measurement is. What PlotSpeedup
+    prints at the end.
 
     No confidence interval: the two curves were measured apart (minutes apart, the machine's
     drift moves such a ratio by up to ~10 %, see :mod:`mlprof.measure.interleave`); the table
@@ -198,8 +200,8 @@ def speedups_table(pairs: Sequence[tuple[str, str | os.PathLike, str | os.PathLi
             ratio = np.asarray(ref["median_ms"], dtype=float)[j] / \
                 np.asarray(st["median_ms"], dtype=float)[keep]
         columns.append((f"{label} [x]", sub, ratio))
-    return _points_table("speed-up vs the reference (reference median / median; > 1: faster)",
-                         columns, fmt="{:.3f}") + (
+    return _points_table(f"speed-up vs {reference} (its median latency / median latency; "
+                         "> 1: faster)", columns, fmt="{:.3f}") + (
         "\nno confidence interval: the curves were measured apart; for one, compare them "
         "interleaved (PlotMultiRuntimes --interleave 20 with the same --runtimes)")
 

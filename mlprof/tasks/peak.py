@@ -134,7 +134,7 @@ def efficiency_inputs(peaks: list[MeasurePeak], merges) -> dict:
     for rec, peak in zip(records, peaks, strict=True):
         host = rec.get("host") or socket.gethostname()
         version = str(rec.get("runtime_version") or runtime_version(peak.runtime))
-        others.append(store_rates(layout.store_base(), peak.runtime, version, peak.threads,
+        others.append(store_rates(layout.store_base(), peak.runtime, version, int(peak.threads),
                                   host, peak.device, exclude=on_plot))
     return {"peaks": [float(r["peak_gflops"]) for r in records],
             "contended": [bool(r.get("contended")) for r in records], "other_rates": others}

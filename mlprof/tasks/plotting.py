@@ -672,16 +672,17 @@ class PlotSpeedup(PlotMultiRuntimes):
         pairs = self.curve_infos()
         refs, others = self._references(pairs)
         stats = [m.output()["stats"].path for _, m in pairs]
+        several = len(refs) > 1  # several models: each column names its model
         columns = []
         for i in others:
             info, m = pairs[i]
-            ref_info = pairs[refs[m.model_file]][0]
-            name = m.resolved_model_name
-            label = f"{name} {info.runtime}" + (f" {info.version}" if self.runtime_versions
-                                                 else "")
-            ref = ref_info.runtime + (f" {ref_info.version}" if self.runtime_versions else "")
-            columns.append((f"{label} vs {ref}", stats[refs[m.model_file]], stats[i]))
-        return _with_outputs(speedups_table(columns), self)
+            label = " ".join([*([m.resolved_model_name] if several else []), info.runtime,
+                              *([info.version] if self.runtime_versions else [])])
+            columns.append((label, stats[refs[m.model_file]], stats[i]))
+        ref_info = pairs[next(iter(refs.values()))][0]
+        reference = ref_info.runtime + (f" {ref_info.version}" if self.runtime_versions
+                                         else "") + (" (each model's)" if several else "")
+        return _with_outputs(speedups_table(columns, reference), self)
 
 
 def _with_outputs(table: str, task) -> str:
