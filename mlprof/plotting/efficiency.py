@@ -107,7 +107,7 @@ def plot_efficiency(curves: Sequence[Curve], peaks: Sequence[float], *, x_log: b
             mark_open(ax, bs, med, hit, style)
             opened += [k for k in ("contended", "unstable") if point_flags(c.stats, k).any()]
         ax.set_xlabel("Batch size")
-        ax.set_ylabel("Achieved fraction of GEMM peak")
+        ax.set_ylabel("Achieved fraction of the peak")
         if x_log:
             log2_batch_axis(ax, all_bs)
         ax.margins(x=0.03)
