@@ -102,17 +102,17 @@ class MeasureSettings:
         1, help="intra-op threads (0: the runtime's default, one per physical core)",
         flag="--threads", min=0, cli=True)
     n_calls: int = _setting(
-        _default("n_calls", 100), help="timed calls per event (per round, see --min-duration)", flag="--n-calls",
-        min=1, cli=True)
+        _default("n_calls", 100), help="timed calls per event (per round, see --min-duration)",
+        flag="--n-calls", min=1, cli=True)
     n_events: int = _setting(
         1, help="events: distinct inputs, measured in turn", flag="--n-events", min=1, cli=True)
     warmup: int = _setting(
-        _default("warmup", 10), help="untimed calls after the (separately timed) first call", flag="--warmup",
-        min=0, cli=True)
+        _default("warmup", 10), help="untimed calls after the (separately timed) first call",
+        flag="--warmup", min=0, cli=True)
     min_duration: float = _setting(
-        _default("min_duration", 0.5), help="keep measuring, in rounds of n-calls per event, until this many seconds of "
-        "measuring are reached (0: exactly n-calls per event)", flag="--min-duration", min=0,
-        cli=True)
+        _default("min_duration", 0.5), help="keep measuring, in rounds of n-calls per event, "
+        "until this many seconds of measuring are reached (0: exactly n-calls per event)",
+        flag="--min-duration", min=0, cli=True)
     input_data: str = _setting(
         "random", help="random, incremental, zeros, ones, or a .npz/.npy file",
         flag="--input-data", validator=_input_data, cli=True)

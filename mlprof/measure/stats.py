@@ -6,7 +6,7 @@ import csv
 import math
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # pandas is optional here: the tasks use the numpy path (fast
     import pandas as pd
 
 __all__ = ["CV_UNSTABLE", "RAW_COLUMNS", "STAT_COLUMNS", "compute_stats", "medians_table",
-           "read_runtimes", "read_stats_csv", "summarize", "throughput", "write_stats_csv"]
+           "read_runtimes", "read_stats_csv", "speedups_table", "summarize", "throughput",
+           "throughputs_table", "write_stats_csv"]
 
 #: columns of the raw sample CSV
 RAW_COLUMNS = ["batch_size", "event", "call", "runtime_ms"]
@@ -156,24 +157,75 @@ def medians_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     A median of an unstable or contended point carries its marker (``0.0123 ~``, see
     :mod:`mlprof.measure.trust`) and the legend follows the table: the table is what most users
     read, and the warnings that say the same are far above it among luigi's lines."""
-    columns = [(label, read_stats_csv(path)) for label, path in curves]
-    sizes = sorted({int(b) for _, st in columns for b in st["batch_size"]})
-    rows = [["batch size", *[f"{label} [ms]" for label, _ in columns]]]
+    columns = [(f"{label} [ms]", read_stats_csv(path)) for label, path in curves]
+    return _points_table("median latency per batch", [
+        (label, st, np.asarray(st["median_ms"], dtype=float)) for label, st in columns])
+
+
+def throughputs_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
+    """As :func:`medians_table`, of throughputs: events per second at the median latency
+    (:func:`throughput`, the one definition), what PlotThroughput prints at the end."""
+    columns = []
+    for label, path in curves:
+        st = read_stats_csv(path)
+        ev = st["events_per_call"] if "events_per_call" in st else st["batch_size"]
+        columns.append((f"{label} [events/s]", st, np.asarray(throughput(ev, st["median_ms"]))))
+    return _points_table("throughput at the median latency", columns)
+
+
+def speedups_table(pairs: Sequence[tuple[str, str | os.PathLike, str | os.PathLike]],
+                   reference: str = "the reference") -> str:
+    """Speed-ups ``reference median / median`` (above 1: faster) over ``reference`` (named in
+    the title), one column per ``(label, reference statistics CSV, statistics CSV)``, on the
+    batch sizes both have; a point is marked when either measurement is. What PlotSpeedup
+    prints at the end.
+
+    No confidence interval: the two curves were measured apart (minutes apart, the machine's
+    drift moves such a ratio by up to ~10 %, see :mod:`mlprof.measure.interleave`); the table
+    says where to get one (``PlotMultiRuntimes --interleave``)."""
+    columns = []
+    for label, ref_path, path in pairs:
+        ref, st = read_stats_csv(ref_path), read_stats_csv(path)
+        ref_at = {int(b): i for i, b in enumerate(ref["batch_size"])}
+        keep = [i for i, b in enumerate(st["batch_size"]) if int(b) in ref_at]
+        j = [ref_at[int(st["batch_size"][i])] for i in keep]
+        def flags(st: Any, name: str) -> np.ndarray:
+            return np.asarray(st.get(name, np.zeros(len(st["batch_size"]), dtype=bool)),
+                              dtype=bool)
+
+        sub = {"batch_size": np.asarray(st["batch_size"])[keep]}
+        for name in ("unstable", "contended"):  # either measurement's marker
+            sub[name] = flags(st, name)[keep] | flags(ref, name)[j]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.asarray(ref["median_ms"], dtype=float)[j] / \
+                np.asarray(st["median_ms"], dtype=float)[keep]
+        columns.append((f"{label} [x]", sub, ratio))
+    return _points_table(f"speed-up vs {reference} (its median latency / median latency; "
+                         "> 1: faster)", columns, fmt="{:.3f}") + (
+        "\nno confidence interval: the curves were measured apart; for one, compare them "
+        "interleaved (PlotMultiRuntimes --interleave 20 with the same --runtimes)")
+
+
+def _points_table(title: str, columns: Sequence[tuple[str, Any, np.ndarray]],
+                  fmt: str = "{:.4g}") -> str:
+    """One row per batch size, one column per ``(header, statistics, values)``, each value with
+    its point's trust markers; the legend under the table when a marker is shown."""
+    sizes = sorted({int(b) for _, st, _ in columns for b in st["batch_size"]})
+    rows = [["batch size", *[header for header, _, _ in columns]]]
     shown: list[str] = []
     for bs in sizes:
         row = [str(bs)]
-        for _, st in columns:
+        for _, st, values in columns:
             n = len(st["batch_size"])
             unstable = st.get("unstable", np.zeros(n, dtype=bool))
             contended = st.get("contended", np.zeros(n, dtype=bool))
-            hit = [(m, marks(u, c)) for b, m, u, c in zip(
-                st["batch_size"], st["median_ms"], unstable, contended, strict=True)
-                if int(b) == bs]
+            hit = [(v, marks(u, c)) for b, v, u, c in zip(
+                st["batch_size"], values, unstable, contended, strict=True) if int(b) == bs]
             if hit:
-                median, flags = hit[0]
+                value, flags = hit[0]
                 shown.append(flags)
                 # the marker column is as wide in every row, so the numbers stay aligned
-                row.append(f"{median:.4g} {flags:<2}")
+                row.append(f"{fmt.format(value)} {flags:<2}")
             else:
                 row.append("-   ")
         rows.append(row)
@@ -183,4 +235,4 @@ def medians_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return with_legend("median latency per batch\n" + "\n".join(lines), shown)
+    return with_legend(title + "\n" + "\n".join(lines), shown)

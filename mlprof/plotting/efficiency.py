@@ -2,10 +2,15 @@
 
 A model's achieved GFLOP/s (its ONNX graph's FLOPs per call at the median latency, see
 :mod:`mlprof.model.flops`) over the machine's sustained GEMM GFLOP/s on the same runtime and
-thread count (:mod:`mlprof.measure.peak`). Small batches are memory- or overhead-bound (the
-example DNN reached 11 % of a 235 GFLOP/s peak at batch size 1, 49 % at 8, 85 % at 64 and
-92 % at 512 on one thread: at batch size 1 each call moves 0.63 MB of
-weights for 0.32 MFLOP), large ones approach the compute limit as the weights are reused.
+thread count (:mod:`mlprof.measure.peak`), raised to the best rate any curve of the plot that
+shares that peak (or the store's measurements given as ``other_rates``) achieved: a GEMM
+benchmark is not a bound on every kernel (here it measured 73 GFLOP/s, the 10x128 DNN's Gemm
+nodes ran at ~100), and an efficiency above 1 would be a wrong plot, not a finding. The caption
+says which measurement set the peak and what the GEMM benchmark measured.
+
+Small batches are memory- or overhead-bound (at batch size 1 each call of the example DNN
+moves 0.63 MB of weights for 0.32 MFLOP), large ones approach the compute limit as the weights
+are reused.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.peak import PeakInUse, achieved_rates, peak_in_use
 from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import (
     Curve,
@@ -50,32 +56,58 @@ def efficiency_values(stats, peak_gflops: float) -> tuple[np.ndarray, ...]:
     return bs[order], at("median_ms"), at("p84_ms"), at("p16_ms")
 
 
+def peaks_in_use(curves: Sequence[Curve], peaks: Sequence[float],
+                 contended: Sequence[bool] | None = None,
+                 other_rates: Sequence[Sequence[tuple[float, str]]] | None = None,
+                 ) -> list[PeakInUse]:
+    """The peak each curve is divided by: curves with the same measured peak (one MeasurePeak:
+    host, runtime version, threads) share one, at least the best rate any of them, or any of
+    their ``other_rates`` (GFLOP/s, what), achieved (:func:`mlprof.measure.peak.peak_in_use`)."""
+    if not curves or len(curves) != len(peaks):
+        raise ValueError("one peak per curve, at least one curve")
+    flags = list(contended) if contended is not None else [False] * len(curves)
+    others = list(other_rates) if other_rates is not None else [[]] * len(curves)
+    groups: dict[tuple[float, bool], list[tuple[float, str]]] = {}
+    for c, peak, flag, extra in zip(curves, peaks, flags, others, strict=True):
+        group = groups.setdefault((float(peak), bool(flag)), [])
+        group += achieved_rates(c.stats, c.label) + list(extra)
+    used = {key: peak_in_use(key[0], rates, key[1]) for key, rates in groups.items()}
+    return [used[(float(p), bool(f))] for p, f in zip(peaks, flags, strict=True)]
+
+
 def plot_efficiency(curves: Sequence[Curve], peaks: Sequence[float], *, x_log: bool = True,
                     y_log: bool | None = None, error_style: str = "band",
                     top_right_label: str | None = None, top_left_label: str = "mlprof",
-                    title: str | None = None) -> Figure:
-    """Achieved fraction of the peak vs batch size, one curve per ``(curve, peak GFLOP/s)``;
-    the band is the fraction at the 84th and 16th latency percentiles. ``y_log`` None:
-    logarithmic when the fractions span more than a decade; unstable or contended points open."""
-    if not curves or len(curves) != len(peaks):
-        raise ValueError("one peak per curve, at least one curve")
+                    title: str | None = None, caption: str | None = None,
+                    contended: Sequence[bool] | None = None,
+                    other_rates: Sequence[Sequence[tuple[float, str]]] | None = None,
+                    ) -> Figure:
+    """Achieved fraction of the peak vs batch size, one curve per ``(curve, measured peak
+    GFLOP/s)``; the band is the fraction at the 84th and 16th latency percentiles. ``y_log``
+    None: logarithmic when the fractions span more than a decade; unstable or contended points
+    open.
 
-    data = [efficiency_values(c.stats, peak) for c, peak in zip(curves, peaks, strict=True)]
+    The peak divided by is :func:`peaks_in_use`'s, so no value drawn exceeds 1; the caption
+    (under ``caption``) names what set it."""
+    used = peaks_in_use(curves, peaks, contended, other_rates)
+    notes = list(dict.fromkeys(u.note() for u in used))
+    caption = "; ".join([*notes, *([caption] if caption else [])])
+    data = [efficiency_values(c.stats, u.gflops) for c, u in zip(curves, used, strict=True)]
     log = use_log_y(y_log, [d[1] for d in data])
     with _style_context():
         fig, ax = new_figure()
         all_bs: set[int] = set()
         opened: list[str] = []
-        for i, (c, peak, (bs, med, lo, hi)) in enumerate(zip(curves, peaks, data, strict=True)):
+        for i, (c, u, (bs, med, lo, hi)) in enumerate(zip(curves, used, data, strict=True)):
             all_bs.update(int(b) for b in bs)
             style = curve_style(i, len(curves))
-            label = plot_text(f"{c.label} (peak {peak:.0f} GFLOP/s)")
+            label = plot_text(f"{c.label} (peak {u.gflops:.0f} GFLOP/s)")
             draw_curve(ax, bs, med, lo, hi, label, style, error_style)
             hit = point_flags(c.stats, "unstable") | point_flags(c.stats, "contended")
             mark_open(ax, bs, med, hit, style)
             opened += [k for k in ("contended", "unstable") if point_flags(c.stats, k).any()]
         ax.set_xlabel("Batch size")
-        ax.set_ylabel("Achieved fraction of GEMM peak")
+        ax.set_ylabel("Achieved fraction of the peak")
         if x_log:
             log2_batch_axis(ax, all_bs)
         ax.margins(x=0.03)
@@ -84,7 +116,7 @@ def plot_efficiency(curves: Sequence[Curve], peaks: Sequence[float], *, x_log: b
         open_legend_entries(ax, opened)
         leg = ax.legend(title="median, 16-84% band", loc="best", frameon=True, framealpha=0.85)
         leg.get_title().set_fontsize("small")
-        finish(fig, ax)
+        finish(fig, ax, caption)
     return fig
 
 

@@ -568,6 +568,9 @@ def profile_plot_files(bs_tag: str, top: int) -> dict[str, str]:
 
 #: MeasurePeak's record (mlprof.measure.peak)
 PEAK_FILE = "peak.json"
+#: MeasurePeak's version directory: the GEMM benchmark's revision, never ``--version`` (a peak
+#: belongs to the host, runtime version and threads; raise it when the benchmark changes)
+PEAK_REVISION = "gemm1"
 
 
 def host_segment(host: str) -> str:

@@ -276,3 +276,34 @@ def get_runtime(name: str):
 def peak_runtimes() -> tuple[str, ...]:
     """The runtimes with a peak microbenchmark (:attr:`RuntimeInfo.peak_benchmark`)."""
     return tuple(n for n in runtime_names() if runtime_info(n).peak_benchmark)
+
+
+def runtimes_measuring(kinds: list[str] | tuple[str, ...], device: str = "cpu"
+                       ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(installed, not installed)``: every registered runtime that can measure a model of one
+    of ``kinds`` on ``device`` (:meth:`RuntimeInfo.measures`: a script also through its ONNX
+    export, as OpenVINO measures it), in registration order.
+
+    The automatic choice of runtimes (PlotSpeedup without ``--runtimes``) is this, so that a new
+    runtime joins it by its registration alone, not by a list in a task."""
+    installed: list[str] = []
+    missing: list[str] = []
+    for info in _REGISTRY.values():
+        if not any(info.measures(k) for k in kinds):
+            continue
+        try:
+            check_device(info.name, device)
+        except MLProfError:
+            continue
+        try:
+            check_installed(info.name)
+        except MLProfError:
+            missing.append(info.name)
+            continue
+        installed.append(info.name)
+    return tuple(installed), tuple(missing)
+
+
+def kinds_text(kinds: list[str] | tuple[str, ...]) -> str:
+    """``"a Python model script"``, ``"an ONNX/YAML model or a Python model script"``."""
+    return " or ".join(_IS_TEXT[k] for k in dict.fromkeys(kinds))

@@ -103,9 +103,14 @@ class BaseTask(law.Task):
         """This task's path segments (see :data:`mlprof.results.layout.LAYOUTS`)."""
         return {}
 
+    def version_dir(self) -> str:
+        """The version directory of this task's outputs: ``--version`` (MeasurePeak, whose
+        result belongs to the machine rather than to one version, has a fixed one)."""
+        return str(self.version)
+
     def local_path(self, *path: str) -> str:
         """Absolute path of ``path`` in this task's output directory."""
-        return os.path.join(layout.result_dir(self.task_family, str(self.version),
+        return os.path.join(layout.result_dir(self.task_family, self.version_dir(),
                                               self.store_parts()), *map(str, path))
 
     def local_target(self, *path: str, **kwargs) -> law.LocalFileTarget:

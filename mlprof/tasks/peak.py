@@ -1,9 +1,12 @@
 """MeasurePeak: the machine's GEMM peak on a runtime, once per host, runtime version and threads.
 
-The efficiency plots (``--y-axis efficiency``) divide a model's achieved GFLOP/s by it; the
-record (``peak.json``, see :mod:`mlprof.measure.peak`) is cached in the store and copied into
-the provenance of every MergeRuntimes of the same host, runtime, threads and ``--version``
-that runs after it.
+The efficiency plots (``--y-axis efficiency``) divide a model's achieved GFLOP/s by it (raised
+to the best rate a measurement achieved, :func:`mlprof.measure.peak.peak_in_use`); the record
+(``peak.json``, see :mod:`mlprof.measure.peak`) is cached in the store and copied into the
+provenance of every MergeRuntimes of the same host, runtime version and threads that runs after
+it. ``--version`` does not reach its path: the peak belongs to the machine and the installed
+runtime, not to one set of results, so every ``--version`` shares one peak (the version
+directory is :data:`mlprof.results.layout.PEAK_REVISION`, the benchmark's revision).
 """
 
 from __future__ import annotations
@@ -25,6 +28,13 @@ class MeasurePeak(ThreadsMixin):
 
     runtime = peak_runtimes()[0]
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")
+    version = luigi.Parameter(default=layout.PEAK_REVISION, significant=False,
+                              description="accepted and ignored: one peak per host, runtime "
+                              "version and thread count, whatever --version")
+
+    param_reasons = {"version": "the peak belongs to the host, runtime version and threads "
+                                "(all in the path), not to one --version of results: every "
+                                "version shares it (the directory is the benchmark's revision)"}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -47,6 +57,11 @@ class MeasurePeak(ThreadsMixin):
                 "runtime": self.runtime_segment(),
                 "settings": layout.peak_settings_segment(self.threads)}
 
+    def version_dir(self) -> str:
+        """The benchmark's revision, never ``--version``: one peak per host, runtime version and
+        threads."""
+        return layout.PEAK_REVISION
+
     def output(self):
         return self.declared_outputs()["peak"]
 
@@ -55,12 +70,16 @@ class MeasurePeak(ThreadsMixin):
 
         record = measure_peak_isolated(self.runtime, self.threads)
         write_json_atomic(self.output().path, records.stamp(record, "peak"))
-        self.publish_message(f"peak: {record['peak_gflops']:.1f} GFLOP/s "
-                             f"(spread {100 * record['spread']:.1f} %, n={record['n']})")
+        tries = len(record.get("attempts", [])) or 1
+        self.publish_message(
+            f"peak: {record['peak_gflops']:.1f} GFLOP/s (spread {100 * record['spread']:.1f} %, "
+            f"n={record['n']}, {tries} attempt(s))"
+            + (": every attempt contended (other processes used the CPUs); used, and flagged "
+               "in the plots" if record.get("contended") else ""))
 
 
 def peak_task(task) -> MeasurePeak | None:
-    """The MeasurePeak of a measurement task's runtime, threads and version; None when the
+    """The MeasurePeak of a measurement task's runtime and threads (on this host); None when the
     runtime has no peak microbenchmark or is measured in another environment."""
     from mlprof.runtimes import peak_runtimes
 
@@ -95,8 +114,27 @@ def peak_requirements(merges) -> list[MeasurePeak]:
     return peaks
 
 
-def peak_values(targets) -> list[float]:
-    """``peak_gflops`` of each MeasurePeak output (checked)."""
+def peak_records(targets) -> list[dict]:
+    """Each MeasurePeak output's record (checked)."""
     from mlprof.measure.peak import read_peak
 
-    return [float(read_peak(t.path)["peak_gflops"]) for t in targets]
+    return [read_peak(t.path) for t in targets]
+
+
+def efficiency_inputs(peaks: list[MeasurePeak], merges) -> dict:
+    """What an efficiency plot needs besides its curves (keywords of
+    :func:`mlprof.plotting.efficiency.plot_efficiency`): each curve's measured peak, whether
+    it was contended, and the achieved rates of the store's other measurements of the same
+    host, runtime version and threads (the floor of the peak beyond the plot's own curves)."""
+    from mlprof.measure.peak import store_rates
+
+    records = peak_records([p.output() for p in peaks])
+    on_plot = [m.output()["stats"].path for m in merges]
+    others = []
+    for rec, peak in zip(records, peaks, strict=True):
+        host = rec.get("host") or socket.gethostname()
+        version = str(rec.get("runtime_version") or runtime_version(peak.runtime))
+        others.append(store_rates(layout.store_base(), peak.runtime, version, int(peak.threads),
+                                  host, peak.device, exclude=on_plot))
+    return {"peaks": [float(r["peak_gflops"]) for r in records],
+            "contended": [bool(r.get("contended")) for r in records], "other_rates": others}

@@ -19,9 +19,10 @@ from mlprof.runtimes import (
     check_installed,
     check_model_kind,
     engine_runtime,
+    kinds_text,
     runtime_info,
-    runtime_names,
     runtime_version,
+    runtimes_measuring,
 )
 from mlprof.tasks.base import BaseTask, Requirements, failure_cause_of, failure_reason
 from mlprof.tasks.compare import (
@@ -44,7 +45,7 @@ from mlprof.tasks.parameters import (
     ScriptMixin,
     refuse_given,
 )
-from mlprof.tasks.peak import peak_requirements, peak_values
+from mlprof.tasks.peak import efficiency_inputs, peak_requirements
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
 
 
@@ -87,9 +88,10 @@ def _save(task, fig) -> list[str]:
 
 
 def _draw(task, curves: list[tuple], corner: tuple[str, int],
-          peaks: list[float] | None = None, caption: str | None = None) -> list[str]:
+          efficiency: dict | None = None, caption: str | None = None) -> list[str]:
     """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets; return the paths.
-    With ``peaks`` (GFLOP/s, one per curve): the efficiency plot (``--y-axis efficiency``)."""
+    With ``efficiency`` (:func:`mlprof.tasks.peak.efficiency_inputs`: the measured peaks, one
+    per curve, ...): the efficiency plot (``--y-axis efficiency``)."""
     from mlprof.measure.stats import read_stats_csv
     from mlprof.plotting import Curve, plot_runtimes
     from mlprof.plotting.labels import corner_label, curve_labels
@@ -100,14 +102,14 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int],
         options["top_right_label"] = corner_label(infos, *corner)
     plotted = [Curve(label, read_stats_csv(merge.output()["stats"].path))
                for label, (_, merge) in zip(curve_labels(infos), curves, strict=True)]
-    if peaks is None:
+    if efficiency is None:
         fig = plot_runtimes(plotted, caption=caption, **options)
     else:
         from mlprof.plotting.efficiency import check_efficiency_stats, plot_efficiency
 
         for c, (_, merge) in zip(plotted, curves, strict=True):
             check_efficiency_stats(c.stats, merge.output()["stats"].path)
-        fig = plot_efficiency(plotted, peaks, **{k: options[k] for k in (
+        fig = plot_efficiency(plotted, caption=caption, **efficiency, **{k: options[k] for k in (
             "x_log", "y_log", "error_style", "top_right_label")})
     return _save(task, fig)
 
@@ -165,12 +167,15 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, LogYMixin, PlotMixin):
     def run(self):
         label = self.given_label() or self.model_spec.label
         # --y-axis efficiency: the runtime's GEMM peak, measured once (a dynamic dependency)
-        peaks = peak_values((yield peak_requirements([self.requires()]))) \
-            if self.y_axis == "efficiency" else None
+        efficiency = None
+        if self.y_axis == "efficiency":
+            peaks = peak_requirements([self.requires()])
+            yield peaks
+            efficiency = efficiency_inputs(peaks, [self.requires()])
         caption = _export_caption(self, (self.runtime,)) if self.model_spec.is_script \
             else None
         _draw(self, [(_curve(self.requires(), label), self.requires())],
-              (self.device, self.threads), peaks, caption)
+              (self.device, self.threads), efficiency, caption)
 
 
 class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, LogYMixin,
@@ -476,13 +481,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         # scripts' models are known once discovered: dynamic dependencies
         merges = self._merges()
         yield [m for _, m in merges]
-        peaks = None
+        efficiency = None
         if self.y_axis == "efficiency":  # each curve's runtime's GEMM peak
-            from mlprof.tasks.peak import peak_requirements, peak_values
-
-            peaks = peak_values((yield peak_requirements([m for _, m in merges])))
+            peaks = peak_requirements([m for _, m in merges])
+            yield peaks
+            efficiency = efficiency_inputs(peaks, [m for _, m in merges])
         _draw(self, [(_curve(m, label), m) for label, m in merges],
-              (self.device, self.corner_threads()), peaks, self.caption())
+              (self.device, self.corner_threads()), efficiency, self.caption())
 
     def caption(self) -> str | None:
         """How the model scripts were exported, for the curves that measure an export."""
@@ -516,6 +521,17 @@ class PlotThroughput(PlotMultiRuntimes):
         return self.plot_targets("_".join(["throughput"] + self.curves_stem()),
                                  tuple(self.model_labels))
 
+    def run_summary(self) -> str:
+        """The throughput plotted (events per second at the median latency) per batch size and
+        curve, and the output paths; why the plot is missing otherwise."""
+        from mlprof.measure.stats import throughputs_table
+
+        if not self.complete():
+            return self.failures_summary()
+        table = throughputs_table([(f"{m.resolved_model_name} {m.runtime}",
+                                    m.output()["stats"].path) for _, m in self._merges()])
+        return _with_outputs(table, self)
+
     def run(self):
         from mlprof.measure.stats import read_stats_csv
         from mlprof.plotting import Curve
@@ -541,9 +557,10 @@ class PlotSpeedup(PlotMultiRuntimes):
 
     ``--reference-runtime`` (default: onnxruntime; its newest version when ``--runtime-versions``
     gives several) must be one of the runtimes. Without ``--runtimes``: the reference and every
-    installed runtime that measures the models as they are (not through an ONNX export). A
-    model script is compared on its measurement settings: ONNX Runtime measures its ONNX
-    export (whose settings are in the caption under the plot), PyTorch the script itself, both
+    installed runtime that can measure the models (the registry's capabilities; for a script
+    also those that measure its ONNX export, OpenVINO), named in the plot's title. A model
+    script is compared on its measurement settings: ONNX Runtime and OpenVINO measure its ONNX
+    export (whose settings are in the caption under the plot), PyTorch the script itself, all
     with the same calls, events, warm-up and threads.
     """
 
@@ -552,8 +569,9 @@ class PlotSpeedup(PlotMultiRuntimes):
                                          f"{DEFAULT_RUNTIME}")
     runtimes = RuntimesParameter(default=(), description="comma-separated runtimes, the "
                                  "reference among them; default: the reference and every "
-                                 "installed runtime that measures the models as they are "
-                                 "(ONNX: openvino; scripts: torch, torch-compile)")
+                                 "installed runtime that can measure the models (ONNX: "
+                                 "openvino; scripts: torch, torch-compile and openvino on "
+                                 "the ONNX export)")
 
     # not parameters here (see PlotThroughput); a speed-up has no band either, and an AOT
     # TensorFlow model is measured by tfaot alone (nothing to compare it with)
@@ -595,9 +613,9 @@ class PlotSpeedup(PlotMultiRuntimes):
 
     @property
     def resolved_runtimes(self) -> tuple[str, ...]:
-        """--runtimes, or the reference and every installed runtime that measures one of the
-        models as it is (not through an ONNX export) on --device, once the model files are
-        read."""
+        """--runtimes, or the reference and every installed runtime that can measure one of
+        the models on --device (:func:`mlprof.runtimes.runtimes_measuring`: a script also
+        through its ONNX export, as OpenVINO measures it), once the model files are read."""
         if self.runtimes:
             return super().resolved_runtimes
         pairs = getattr(self, "_model_pairs", None)
@@ -606,21 +624,21 @@ class PlotSpeedup(PlotMultiRuntimes):
         specs = getattr(self, "_specs", None)
         if specs is None:
             return (self.reference_runtime,)
+        found, _ = runtimes_measuring([s.model_kind for s in specs], self.device)
+        return tuple(dict.fromkeys([self.reference_runtime, *found]))
 
-        found = [self.reference_runtime]
-        for rt in runtime_names():
-            # those that measure the models as they are (an ONNX file, a script), not through
-            # an export the reference measures already
-            if rt in found or not any(s.model_kind in runtime_info(rt).model_kinds
-                                      for s in specs):
-                continue
-            try:
-                check_installed(rt)
-                check_device(rt, self.device)
-            except MLProfError:
-                continue
-            found.append(rt)
-        return tuple(found)
+    def choice_text(self) -> str | None:
+        """Which runtimes were chosen and why, for the plot's title (None with --runtimes):
+        ``runtimes: every installed one that measures a Python model script`` and the list."""
+        if self.runtimes:
+            return None
+        kinds = [s.model_kind for s in self._specs]
+        _, missing = runtimes_measuring(kinds, self.device)
+        text = (f"runtimes: every installed one that measures {kinds_text(kinds)}\n("
+                + ", ".join(self.resolved_runtimes) + ")")
+        if missing:
+            text += f"; not installed: {', '.join(missing)}"
+        return text
 
     def output(self):
         stem = ["speedup", "vs-" + self.reference_runtime]
@@ -635,32 +653,63 @@ class PlotSpeedup(PlotMultiRuntimes):
         from mlprof.plotting.labels import corner_label, curve_labels
 
         yield [m for _, m in self._merges()]
-        merges = self._merges()
         pairs = self.curve_infos()
         infos = [info for info, _ in pairs]
         curves = [Curve(label, read_stats_csv(m.output()["stats"].path))
                   for label, (_, m) in zip(curve_labels(infos), pairs, strict=True)]
-        # per model (the model file and, for a script, the model in it): the reference runtime's
-        # newest version is the reference of that model's other curves
-        models = [m.model_file for _, m in merges]
+        refs, others = self._references(pairs)
+        one_ref = len(set(refs.values())) == 1
+        ref_info = pairs[next(iter(refs.values()))][0]
+        options = self.plot_options()
+        models = [m.model_file for _, m in pairs]
+        fig = plot_speedup(
+            curves[next(iter(refs.values()))], [curves[i] for i in others],
+            references=[curves[refs[models[i]]] for i in others],
+            reference_label=None if one_ref else f"{ref_info.runtime} (each model's)",
+            x_log=options["x_log"], y_log=options["y_log"], caption=self.caption(),
+            title=self.choice_text(), top_right_label=options["top_right_label"] or corner_label(
+                infos, self.device, self.threads))
+        _save(self, fig)
+
+    def _references(self, pairs) -> tuple[dict[str, int], list[int]]:
+        """Per model (the model file and, for a script, the model in it) the index of its
+        reference curve among ``pairs`` (:meth:`curve_infos`): the reference runtime's newest
+        version; and the indices of the other curves (each compared with its model's)."""
+        models = [m.model_file for _, m in pairs]
         refs: dict[str, int] = {}
         for i, (info, _) in enumerate(pairs):
             if info.runtime == self.reference_runtime:
                 j = refs.get(models[i])
                 if j is None or _version_key(info.version) > _version_key(pairs[j][0].version):
                     refs[models[i]] = i
-        others = [i for i in range(len(pairs)) if refs.get(models[i]) not in (None, i)]
-        one_ref = len(set(refs.values())) == 1
+        return refs, [i for i in range(len(pairs)) if refs.get(models[i]) not in (None, i)]
+
+    def run_summary(self) -> str:
+        """The speed-ups plotted (reference median / median) per batch size and curve, and the
+        output paths; why the plot is missing otherwise."""
+        from mlprof.measure.stats import speedups_table
+
+        if not self.complete():
+            return self.failures_summary()
+        pairs = self.curve_infos()
+        refs, others = self._references(pairs)
+        stats = [m.output()["stats"].path for _, m in pairs]
+        several = len(refs) > 1  # several models: each column names its model
+        columns = []
+        for i in others:
+            info, m = pairs[i]
+            label = " ".join([*([m.resolved_model_name] if several else []), info.runtime,
+                              *([info.version] if self.runtime_versions else [])])
+            columns.append((label, stats[refs[m.model_file]], stats[i]))
         ref_info = pairs[next(iter(refs.values()))][0]
-        options = self.plot_options()
-        fig = plot_speedup(
-            curves[next(iter(refs.values()))], [curves[i] for i in others],
-            references=[curves[refs[models[i]]] for i in others],
-            reference_label=None if one_ref else f"{ref_info.runtime} (each model's)",
-            x_log=options["x_log"], y_log=options["y_log"], caption=self.caption(),
-            top_right_label=options["top_right_label"] or corner_label(
-                infos, self.device, self.threads))
-        _save(self, fig)
+        reference = ref_info.runtime + (f" {ref_info.version}" if self.runtime_versions
+                                         else "") + (" (each model's)" if several else "")
+        return _with_outputs(speedups_table(columns, reference), self)
+
+
+def _with_outputs(table: str, task) -> str:
+    """A summary table followed by the task's output paths."""
+    return table + "\noutputs:\n" + "\n".join(f"  {t.path}" for t in task.output().values())
 
 
 def _version_key(version: str) -> tuple:
