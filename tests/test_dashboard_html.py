@@ -302,7 +302,7 @@ def nights_site(tmp_path_factory) -> dict:
     for night in sc.versions[-2:]:
         current = [night] + ([f"{night}.confirm"] if night == sc.versions[-1] else [])
         proc = law_run("Dashboard", "--version", night, "--current", ",".join(current),
-                       store=store)
+                       "--publish", store=store)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"store": store, "root": store / "dashboard", "info": info, "sc": sc,
             "bench": bench}
