@@ -78,6 +78,13 @@ class Dashboard(StoresMixin):
                 self.current_note = (
                     f"--current: no {', '.join(quiet)} in the stores (nothing needed "
                     f"confirming that night); showing {', '.join(self.current_versions)}")
+        if self.publish:
+            # refused before anything is built (a bad command line: exit 40), not after
+            from mlprof.report.dashboard_archive import check_free, publishable
+
+            if publishable(self.version):
+                check_free(os.path.join(layout.store_base(), ARCHIVE_DIR), self.version,
+                           self.output().path)
 
     def store_parts(self):
         extras = [*self.current_versions, self.experiments_file
@@ -92,7 +99,7 @@ class Dashboard(StoresMixin):
     def run(self):
         from mlprof.report import collect, to_frame
         from mlprof.report.dashboard import build_dashboard
-        from mlprof.report.dashboard_archive import check_free, publish, publishable
+        from mlprof.report.dashboard_archive import publish, publishable
 
         experiments = None
         if self.experiments_file != law.NO_STR:
@@ -100,8 +107,6 @@ class Dashboard(StoresMixin):
                 experiments = json.load(f)
         target = self.output().path
         root = os.path.join(layout.store_base(), ARCHIVE_DIR)
-        if self.publish and publishable(self.version):
-            check_free(root, self.version, target)  # before building: refused leaves nothing
         report = to_frame(collect(self.resolved_stores()))
         with atomic_dir(target) as tmp:  # the whole site appears at once, or not at all
             summary = build_dashboard(report, tmp, current_versions=self.current_versions,
