@@ -38,6 +38,7 @@ import numpy as np
 
 from mlprof.report.alerts import TRIM, AlertRule
 from mlprof.report.dashboard_svg import (
+    SPARK_CSS,
     XYCurve,
     box_plot,
     history_panel,
@@ -375,7 +376,7 @@ def _table(rows: Sequence[Mapping], cols: Sequence[str], *, table_id: str,
 def _page(title: str, meta: str, body: str, nav: str = "") -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
+            f"<title>{_esc(title)}</title><style>{_CSS}{SPARK_CSS}</style></head><body>"
             f"<header><h1>{_esc(title)}</h1><div class=\"meta\">{meta}</div>"
             f'<nav class="nights" id="nights">{nav}</nav></header>'
             f"<main>{body}</main><script>{_JS}</script></body></html>\n")
@@ -1066,14 +1067,12 @@ def _trends_html(cur: Sequence[dict], series: Mapping[tuple, Series], trend, mod
                 change) >= 0.05 else ""
         elif len(s.values) < 2:
             ctext = "first result"
-        what = (f"{r['label']} · {r['runtime']} {r['runtime_version']} · "
-                f"{_norm(r.get('threads'))} thr · batch size {_norm(r['batch_size'])}")
         href = _href(model_link(r, _anchor(key)) or "")
         inner = (f'<div class="what"><b>{_esc(r["label"])}</b><br>{_esc(r["runtime"])} '
                  f'{_esc(r["runtime_version"])} &middot; {_esc(_norm(r.get("threads")))} '
                  f'thread(s)<br>batch size <b>{_esc(_norm(r["batch_size"]))}</b></div>'
-                 f'{trend(key, what, width=200, height=34)} '
-                 f'<span class="{ccls}">{_esc(ctext)}</span>')
+                 f'{trend(key, "", width=200, height=34)} '
+                 + (f'<span class="{ccls}">' if ccls else "<span>") + f"{_esc(ctext)}</span>")
         cls = "card" + (f" {ccls or 'worse'}" if changed else "")
         attrs = f'class="{cls}" data-c="{1 if changed else 0}"'
         cards.append(f'<a {attrs} href="{href}">{inner}</a>' if href

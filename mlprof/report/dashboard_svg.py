@@ -106,12 +106,18 @@ def _range(values: Sequence[float], pad: float = 0.08, log: bool = False
     return lo - d, hi + d
 
 
+#: the style of :func:`sparkline`'s line and baseline, for the page that shows them
+SPARK_CSS = ("svg.spark polyline{fill:none;stroke:" + NEUTRAL + ";stroke-width:1.4}"
+             "svg.spark line{stroke:#9aa3b2;stroke-dasharray:3,2;stroke-width:1}")
+
+
 def sparkline(values: Sequence[float], *, baseline: float | None = None,
               marks: Mapping[int, str] | None = None, width: int = 120, height: int = 28,
               worse_up: bool = True, title: str = "") -> str:
     """A trend line of ``values`` (oldest first): the baseline dashed, the last point coloured
     by its change (red: worse, green: better, grey: within 5 %), ``marks`` (index -> ``regression``
-    or ``improvement``) as triangles. ``title`` is the tooltip."""
+    or ``improvement``) as triangles. ``title`` is the tooltip (none when empty: a card that
+    names the series needs none). The page includes :data:`SPARK_CSS`."""
     vals = [float(v) for v in values]
     if not vals:
         return ""
@@ -124,12 +130,12 @@ def sparkline(values: Sequence[float], *, baseline: float | None = None,
              f'viewBox="0 0 {width} {height}" role="img">']
     if title:
         parts.append(f"<title>{_esc(title)}</title>")
+    # the line's and the baseline's style is the page's (SPARK_CSS): thousands of trend lines
+    # on a front page, each a few bytes shorter
     if baseline is not None and math.isfinite(baseline):
         yb = _fmt_xy(y(baseline))
-        parts.append(f'<line x1="2" x2="{width - 2}" y1="{yb}" y2="{yb}" stroke="#9aa3b2" '
-                     'stroke-dasharray="3,2" stroke-width="1"/>')
-    parts.append(f'<polyline fill="none" stroke="{NEUTRAL}" stroke-width="1.4" '
-                 f'points="{pts}"/>')
+        parts.append(f'<line x1="2" x2="{width - 2}" y1="{yb}" y2="{yb}"/>')
+    parts.append(f'<polyline points="{pts}"/>')
     color = NEUTRAL
     if baseline:
         change = vals[-1] / baseline - 1
