@@ -9,7 +9,7 @@ paths, failure records as the tasks write them; every branch passes
 :func:`mlprof.measure.results.read_branch`),
 one version per night (``nightly-2026-11-01``, ...), then runs what a user runs::
 
-    law run Dashboard --version <night> --current <night>
+    law run Dashboard --version <night> --current <night> --publish
 
 for the last two nights (the first build, then the next night's, which also updates the fixed
 entry point ``$MLP_STORE/dashboard/``), timing each as a subprocess (wall time, as a shell sees
@@ -264,8 +264,8 @@ def write_store(store: str | os.PathLike, sc: Scenario | None = None) -> dict:
 
 
 def law_dashboard(store: Path, night: str) -> tuple[float, str]:
-    """``law run Dashboard --version NIGHT --current NIGHT[,NIGHT.confirm]`` (as Nightly
-    shows a night): wall time and output."""
+    """``law run Dashboard --version NIGHT --current NIGHT[,NIGHT.confirm] --publish`` (as
+    Nightly shows a night): wall time and output."""
     current = [night] + ([f"{night}.confirm"] if f"{night}.confirm" in
                          layout.versions_in(str(store)) else [])
     env = dict(os.environ, MLP_STORE=str(store))
@@ -274,7 +274,7 @@ def law_dashboard(store: Path, night: str) -> tuple[float, str]:
     env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
     t0 = time.perf_counter()
     proc = subprocess.run(["law", "run", "Dashboard", "--version", night, "--current",
-                           ",".join(current)], cwd=REPO, env=env,
+                           ",".join(current), "--publish"], cwd=REPO, env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:

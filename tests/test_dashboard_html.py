@@ -302,7 +302,7 @@ def nights_site(tmp_path_factory) -> dict:
     for night in sc.versions[-2:]:
         current = [night] + ([f"{night}.confirm"] if night == sc.versions[-1] else [])
         proc = law_run("Dashboard", "--version", night, "--current", ",".join(current),
-                       store=store)
+                       "--publish", store=store)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"store": store, "root": store / "dashboard", "info": info, "sc": sc,
             "bench": bench}
@@ -425,7 +425,8 @@ def test_regression_links_to_a_history_that_shows_it(browser, nights_site: dict)
     assert f"models/synth_m{i:02d}__" in page.url and "#h-" in page.url
     target = page.locator(":target")
     assert target.count() == 1
-    assert target.locator("text.ttl").text_content() == f"batch size {bs}"
+    assert target.locator("text.ttl").text_content() in (f"batch size {bs} [ms]",
+                                                         f"batch size {bs} [\u00b5s]")
     assert target.locator("polygon.mark-regression").count() >= 1
     tips = target.locator("circle title").all_text_contents()
     assert any("regression" in t for t in tips), tips
@@ -476,3 +477,148 @@ def test_every_page_loads_without_errors_and_with_its_images(browser, nights_sit
         n_images += page.locator("img").count()
         page.close()
     assert n_images >= 2 * 3 * 4  # latency, throughput, distributions (+ speed-up, history)
+
+
+# -- history panels and trends as a person reads them (issue 21) -----------------------------
+
+
+def _panel_parts(svg: str) -> tuple[list[float], list[str], float, float]:
+    """The drawn points' y (pixels), the y-axis tick labels, and the plot area's top and
+    bottom (pixels) of a :func:`~mlprof.report.dashboard_svg.history_panel`."""
+    ys = [float(v) for v in re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', svg)]
+    ticks = re.findall(r'class="tick" text-anchor="end" dominant-baseline="middle">([^<]*)<',
+                       svg)
+    top, height = (float(v) for v in re.search(
+        r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"', svg).groups())
+    return ys, ticks, top, top + height
+
+
+def test_history_panel_draws_noise_flat_with_distinct_ticks() -> None:
+    """A 0.3 % change at 0.018 ms: the panel's range is PlotHistory's (at least 20 % of the
+    level), so the change spans a few pixels, not the panel; tick labels differ and the unit
+    is named (µs: no ``0.018 / 0.018``)."""
+    from mlprof.report.dashboard_svg import history_panel
+    from mlprof.report.history import MIN_RELATIVE_SPAN, history_unit, history_y_range
+
+    values = [0.018, 0.01801, 0.018, 0.018054]  # +0.3 % on the last night
+    lo, hi = history_y_range(values)
+    assert hi - lo >= MIN_RELATIVE_SPAN * 0.018
+    unit, scale = history_unit("median_ms", values)
+    assert (unit, scale) == ("\u00b5s", 1000.0)
+    svg = history_panel([(f"n{i}", v, False) for i, v in enumerate(values)],
+                        title="batch size 1", unit=unit, scale=scale)
+    ys, ticks, top, bottom = _panel_parts(svg)
+    assert len(ys) == 4
+    assert (max(ys) - min(ys)) / (bottom - top) < 0.05  # a wobble, not a cliff
+    assert len(ticks) >= 2 and len(set(ticks)) == len(ticks), ticks
+    assert all(float(t.replace(",", "")) > 1 for t in ticks), ticks  # in µs: 16, 18, 20
+    assert "batch size 1 [\u00b5s]" in svg
+    # a real step (+60 %) still fills most of its panel
+    step = [1.0, 1.01, 0.99, 1.6]
+    ys, ticks, top, bottom = _panel_parts(history_panel(
+        [(f"n{i}", v, False) for i, v in enumerate(step)], title="bs 8", unit="ms"))
+    assert (max(ys) - min(ys)) / (bottom - top) > 0.6
+    assert len(set(ticks)) == len(ticks) >= 2
+
+
+def test_panel_ticks_are_distinct_at_any_scale() -> None:
+    from mlprof.report.dashboard_svg import panel_ticks
+    from mlprof.report.history import history_y_range
+
+    for values in ([0.0180, 0.01805], [69830.0, 70000.0], [0.0009, 0.0011], [1.0, 9.0],
+                   [1234.5, 1300.0], [5e-5, 5.2e-5]):
+        lo, hi = history_y_range(values)
+        ticks = panel_ticks(lo, hi, 4)
+        labels = [t for _, t in ticks]
+        assert 2 <= len(ticks) <= 4 and len(set(labels)) == len(labels), (values, labels)
+        assert all(lo <= v <= hi for v, _ in ticks)
+
+
+def _current_series(site: Path) -> set[tuple[str, str, str]]:
+    """(label, runtime, batch size) of every measured current result of ``site`` whose series
+    has a successful result (what the front page must show a trend for)."""
+    import pandas as pd
+
+    res = pd.read_csv(site / "results.csv")
+    measured = res[res["status"].isin(["ok", "unstable", "contended"])]
+    rep = pd.read_csv(site / "report.csv")
+    ok = rep[rep["status"] == "ok"]
+    has = set(zip(ok["model"], ok["runtime"], ok["batch_size"], strict=True))
+    return {(str(r.label), str(r.runtime), str(int(r.batch_size)))
+            for r in measured.itertuples() if (r.model, r.runtime, r.batch_size) in has}
+
+
+@pytest.mark.browser
+def test_front_page_has_a_trend_for_every_series(browser, nights_site: dict) -> None:
+    """asv's grid: a card per series (not only the changed ones), each naming model, runtime
+    and batch size in full at 1400 px (nothing cut off), "changed only" hides the others."""
+    site = nights_site["root"] / nights_site["sc"].versions[-1]
+    expected = _current_series(site)
+    page, problems, _ = open_page(browser, site / "index.html")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    cards = page.eval_on_selector_all("#trend-cards .card", """cs => cs.map(c => {
+        const w = c.querySelector('.what');
+        return {text: w.innerText, cut: w.scrollWidth > w.clientWidth + 1
+                || c.scrollWidth > c.clientWidth + 1, spark: c.querySelectorAll('svg.spark').length,
+                changed: c.dataset.c};
+    })""")
+    shown = set()
+    for c in cards:
+        label, rest, bs = c["text"].split("\n")
+        shown.add((label, rest.split()[0], bs.removeprefix("batch size ")))
+        assert c["spark"] == 1 and not c["cut"], c
+    assert len(cards) == len(expected) and shown == expected
+    n_changed = sum(c["changed"] == "1" for c in cards)
+    assert 0 < n_changed < len(cards)  # the regression is framed, the quiet ones are there
+    page.check("#trends-changed")
+    assert page.locator("#trend-cards .card:visible").count() == n_changed
+    assert problems == []
+    page.close()
+
+
+def test_ad_hoc_dashboard_is_not_latest_on_the_nights_index(nights_site: dict) -> None:
+    """``law run Dashboard --version adhoc`` writes its site but leaves the nights' index
+    alone; with --publish under a night's version but other options it is refused (exit 40)
+    and the night's page stays."""
+    store, root = nights_site["store"], nights_site["root"]
+    n6 = nights_site["sc"].versions[-1]
+    index_before = (root / "index.html").read_text()
+    proc = law_run("Dashboard", "--version", "adhoc-21", store=store)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "not on the nights' index" in proc.stdout + proc.stderr
+    assert not (root / "adhoc-21").exists()
+    assert (root / "index.html").read_text() == index_before
+    assert n6 in (root / "latest.html").read_text()
+    night_page = (root / n6 / "index.html").read_text()
+    proc = law_run("Dashboard", "--version", n6, "--statistic", "p84_ms", "--publish",
+                   store=store)
+    assert proc.returncode == 40, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "already published from another dashboard" in proc.stdout + proc.stderr
+    assert (root / n6 / "index.html").read_text() == night_page
+    assert (root / "index.html").read_text() == index_before
+
+
+def test_current_accepts_a_missing_confirmation(nights_site: dict) -> None:
+    """The README's ``--current NIGHT,NIGHT.confirm`` on a quiet night (no ``.confirm``): the
+    night's results, one line saying so."""
+    import pandas as pd
+
+    store = nights_site["store"]
+    n5 = nights_site["sc"].versions[-2]
+    from mlprof.results import layout
+
+    assert f"{n5}.confirm" not in layout.versions_in(str(store))
+    proc = law_run("Dashboard", "--version", "quiet-21", "--current", f"{n5},{n5}.confirm",
+                   store=store)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    notes = [ln for ln in out.splitlines() if ln.startswith("--current:")]
+    assert notes == [f"--current: no {n5}.confirm in the stores (nothing needed confirming "
+                     f"that night); showing {n5}"], notes
+    (site,) = store.glob("Dashboard/*/*/quiet-21/dashboard")
+    res = pd.read_csv(site / "results.csv")
+    assert len(res) and set(res["version"].dropna()) == {n5}
+    # a version that is not a missing confirmation is still an error
+    proc = law_run("Dashboard", "--version", "quiet-21", "--current", f"{n5},nope.confirm",
+                   store=store)
+    assert proc.returncode == 40 and "nope.confirm" in proc.stdout + proc.stderr

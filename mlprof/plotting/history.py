@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mlprof.plotting import use_backend
 from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import _style_context
+from mlprof.report.history import history_unit, history_y_range
 from mlprof.report.nightly import CONFIRM_SUFFIX
 
 if TYPE_CHECKING:
@@ -44,9 +45,6 @@ _ALERT_STYLE = {"regression": ("^", "#d62728"), "improvement": ("v", "#2ca02c")}
 
 #: series markers (no triangles: those are the alerts)
 MARKERS = ("o", "s", "D", "P", "X", "p", "h", "*", "d", "8", "H", "<", ">")
-
-#: a panel's y range is at least this fraction of its level
-MIN_RELATIVE_SPAN = 0.2
 
 #: resolution of the PNGs (and of the figure)
 DPI = 200
@@ -126,29 +124,6 @@ def series_colors(n: int) -> list[tuple[float, float, float, float]]:
 def series_markers(n: int) -> list[str]:
     """``n`` markers; distinct up to ``len(MARKERS)``, then repeating (with distinct colours)."""
     return [MARKERS[i % len(MARKERS)] for i in range(n)]
-
-
-def _unit(statistic: str, values: Sequence[float]) -> tuple[str, float]:
-    """``(unit, scale)`` of a panel: ms, or µs when every value is below 0.1 ms."""
-    if statistic == "throughput":
-        return "events/s", 1.0
-    peak = max((abs(v) for v in values), default=0.0)
-    return ("\u00b5s", 1000.0) if peak < 0.1 else ("ms", 1.0)
-
-
-def _y_range(values: Sequence[float]) -> tuple[float, float]:
-    """A panel's y limits: the data with 10 % padding, at least ``MIN_RELATIVE_SPAN`` of the
-    level wide, never below zero for positive data."""
-    lo, hi = min(values), max(values)
-    level = sorted(abs(v) for v in values)[len(values) // 2]
-    span = max(hi - lo, MIN_RELATIVE_SPAN * level, 1e-12)
-    mid = (lo + hi) / 2
-    lo, hi = min(lo, mid - span / 2), max(hi, mid + span / 2)
-    pad = 0.1 * (hi - lo)
-    bottom = lo - pad
-    if min(values) >= 0:
-        bottom = max(bottom, 0.0)
-    return bottom, hi + pad
 
 
 def _plain_ticks(ax) -> None:
@@ -425,13 +400,13 @@ def _panels(plt, drawn, names, pos, colors, marks, statistic, what, confirm_suff
     for ax in flat[n:]:
         ax.remove()
     for i, (ax, (label, (vs, ys))) in enumerate(zip(flat, drawn.items(), strict=False)):
-        unit, scale = _unit(statistic, ys)
+        unit, scale = history_unit(statistic, ys)
         ys_s = [y * scale for y in ys]
         main, conf = _split_points(vs, ys_s, pos, confirm_suffix)
         _draw_series(ax, main, conf, colors[i], "o", None)
         drawn_kinds = _draw_alerts(ax, marks.get(label, []), pos,
                                    dict(zip(vs, ys_s, strict=True)), confirm_suffix)
-        lo, hi = _y_range(ys_s)
+        lo, hi = history_y_range(ys_s)
         # room for an alert's triangle inside the panel
         ax.set_ylim(lo - (0.15 * (hi - lo) if "improvement" in drawn_kinds else 0.0),
                     hi + (0.15 * (hi - lo) if "regression" in drawn_kinds else 0.0))

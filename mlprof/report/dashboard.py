@@ -38,6 +38,7 @@ import numpy as np
 
 from mlprof.report.alerts import TRIM, AlertRule
 from mlprof.report.dashboard_svg import (
+    SPARK_CSS,
     XYCurve,
     box_plot,
     history_panel,
@@ -45,7 +46,7 @@ from mlprof.report.dashboard_svg import (
     readable,
     sparkline,
 )
-from mlprof.report.history import HIGHER_IS_BETTER, alerts_table
+from mlprof.report.history import HIGHER_IS_BETTER, alerts_table, history_unit
 from mlprof.report.nightly import CONFIRM_SUFFIX
 from mlprof.results import identity, layout
 from mlprof.results.identity import SERIES_KEY
@@ -75,8 +76,6 @@ _NUMERIC = {"threads", "batch_size", "median_ms", "p16_ms", "p84_ms", "throughpu
             "contended", "failed", "worst", "n_alerts", "session_creation_ms", "peak_rss_mb"}
 #: a change at least this large (either way) puts a series among the front page's trends
 CHANGE_SHOWN = 0.10
-#: at most this many trend lines on the front page (the results table has every change)
-MAX_TRENDS = 60
 #: points of a trend line
 TREND_POINTS = 30
 #: at most this many history plots (PNG, :mod:`mlprof.plotting.history`) per dashboard: one per
@@ -134,10 +133,13 @@ td.path{font-family:ui-monospace,monospace;font-size:.85em;word-break:break-all;
 .tiles{display:flex;flex-wrap:wrap;gap:10px}.tile{border:1px solid #e1e4ea;border-radius:6px;
 padding:8px 14px;min-width:9em;background:#fff}.tile b{display:block;font-size:1.5em}
 .tile.bad b{color:#c62828}.tile.warn b{color:#9a6700}.tile.good b{color:#1a7f37}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:8px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:8px}
 .card{display:block;border:1px solid #e1e4ea;border-radius:5px;padding:6px 8px;
 text-decoration:none;color:inherit;font-size:.82em}.card:hover{border-color:#0072b2}
-.card .what{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.card .what{overflow-wrap:anywhere}.card svg{display:block;max-width:100%}
+.card.worse{border:2px solid #c62828;color:inherit;font-weight:normal}
+.card.better{border:2px solid #1a7f37;color:inherit;font-weight:normal}
+#trend-cards.changed-only .card[data-c="0"]{display:none}
 .controls{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:6px 0 8px}
 .controls input[type=search]{min-width:22em;padding:4px 6px}
 #results-table.grouped tr.gstart td{border-top:2px solid #9aa3b2}
@@ -145,6 +147,8 @@ text-decoration:none;color:inherit;font-size:.82em}.card:hover{border-color:#007
 .panels{display:flex;flex-wrap:wrap;gap:4px}.panel{border:2px solid transparent;
 border-radius:4px}.panel:target{border-color:#c62828;background:#fff5f5}
 figure:target{outline:3px solid #c62828}
+.cfg figure{margin:6px 0;max-width:1100px}.cfg figure img{width:100%;height:auto;
+border:1px solid #e1e4ea}
 svg text.tick{font-size:10px;fill:#4a5160}svg text.ttl{font-size:11px;font-weight:600;
 fill:#1d2330}
 details summary{cursor:pointer;color:#0b5cad}
@@ -153,6 +157,12 @@ button.link{border:0;background:none;color:#0b5cad;cursor:pointer;padding:0;font
 
 _JS = """
 (function () {
+  var tc = document.getElementById("trends-changed");
+  if (tc) {
+    tc.addEventListener("change", function () {
+      document.getElementById("trend-cards").classList.toggle("changed-only", tc.checked);
+    });
+  }
   function key(row, col) {
     var cell = row.cells[col];
     if (!cell) { return ""; }
@@ -366,7 +376,7 @@ def _table(rows: Sequence[Mapping], cols: Sequence[str], *, table_id: str,
 def _page(title: str, meta: str, body: str, nav: str = "") -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
+            f"<title>{_esc(title)}</title><style>{_CSS}{SPARK_CSS}</style></head><body>"
             f"<header><h1>{_esc(title)}</h1><div class=\"meta\">{meta}</div>"
             f'<nav class="nights" id="nights">{nav}</nav></header>'
             f"<main>{body}</main><script>{_JS}</script></body></html>\n")
@@ -707,7 +717,6 @@ def _history_html(model_report, series: Mapping[tuple, Series], alerts: Sequence
     """Every configuration of the model over time: a panel per batch size (anchors
     ``h-<configuration>-bs<N>``, the targets of the alert links), and the PNG history plot of
     :mod:`mlprof.plotting.history` where an alert was raised."""
-    unit = "events/s" if statistic == "throughput" else "ms"
     def order(k: tuple[str, ...]) -> tuple:
         bs = _number(k[-1])
         return (k[:-1], bs if bs is not None else math.inf, k[-1])
@@ -726,9 +735,10 @@ def _history_html(model_report, series: Mapping[tuple, Series], alerts: Sequence
             if len(s.values) < 2:
                 continue  # a single point is no history (the results table has it)
             base = baseline_of(s, s.versions[-1], s.timestamps[-1], AlertRule().window)
+            unit, scale = history_unit(statistic, s.values)  # µs below 0.1 ms, as PlotHistory
             panels.append(f'<div class="panel" id="{_anchor(k)}">' + history_panel(
                 s.points(), title=f"batch size {k[-1]}", unit=unit, baseline=base,
-                alerts=s.alerts, events=s.events()) + "</div>")
+                alerts=s.alerts, events=s.events(), scale=scale) + "</div>")
         if not panels:
             continue
         cfg = dict(zip(SERIES_KEY, (*ckey, ""), strict=True))
@@ -888,14 +898,15 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     counts = {s: sum(1 for r in cur if r["status"] == s) for s in MEASURED}
     groups = group_failures(failures)
 
-    def trend(key: tuple[str, ...], tip: str) -> str:
+    def trend(key: tuple[str, ...], tip: str, width: int = 120, height: int = 28) -> str:
         s = series.get(key)
         if s is None or not s.values:
             return ""
         n0 = max(0, len(s.values) - TREND_POINTS)
         base = baseline_of(s, s.versions[-1], s.timestamps[-1], rule.window)
         return sparkline(s.values[n0:], baseline=base, worse_up=worse_up, title=tip,
-                         marks={i - n0: k for i, k in s.alerts.items() if i >= n0})
+                         marks={i - n0: k for i, k in s.alerts.items() if i >= n0},
+                         width=width, height=height)
 
     body = [_tiles(counts, len(cur), new_reg, n_reg, new_imp, n_imp, groups, exp_rows)]
     if experiments is not None:
@@ -904,7 +915,7 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
             table_id="experiments-table", empty="no experiment files") + "</section>")
     alert_cols = ["new", "kind", "test", "event", "model", "runtime", "runtime_version",
                   "threads", "batch_size", "first_version", "version", "baseline", "value",
-                  "change", "z", "host", "trend", "history"]
+                  "change", "trend", "z", "host", "history"]
     alert_headers = {"first_version": "from version", "version": "confirmed by",
                      "event": "coincides with",
                      "baseline": f"baseline {statistic}", "value": statistic,
@@ -1022,43 +1033,59 @@ def _tiles(counts: Mapping[str, int], n: int, new_reg: int, n_reg: int, new_imp:
 
 def _trends_html(cur: Sequence[dict], series: Mapping[tuple, Series], trend, model_link,
                  worse_up: bool) -> str:
-    """A trend line for each current series with an alert or a change of at least
-    :data:`CHANGE_SHOWN`, largest first."""
-    picked = []
+    """A small trend line for every current series with a history (asv's grid): one card per
+    model, runtime and batch size, in that order, each named in full (nothing cut off) with
+    its change vs its baseline. Cards of series that alerted or moved by at least
+    :data:`CHANGE_SHOWN` are framed in the change's colour (class ``worse``/``better``) and
+    ``data-c="1"``, which the "changed only" box filters on.
+
+    Why every series, not only those that changed: a reader checks that a series they care
+    about is quiet by seeing it, and a series that did not move is an answer too.
+    """
+    rows = []
     for r in cur:
         key = series_key(r)
         s = series.get(key)
-        if s is None or r["status"] not in MEASURED:
+        if s is None or r["status"] not in MEASURED or not s.values:
             continue
+        bs = _number(r.get("batch_size"))
+        rows.append(((str(r["label"]), str(r["model"]), str(r["runtime"]),
+                      str(r.get("runtime_version") or ""), str(r.get("threads") or ""),
+                      bs if bs is not None else math.inf, str(r.get("settings_key") or "")),
+                     r, key, s))
+    rows.sort(key=lambda t: t[0])
+    cards, n_changed = [], 0
+    for _, r, key, s in rows:
         alerted = bool(s.alerts) and max(s.alerts) >= len(s.values) - 3
         change = r.get("change")
-        if alerted or (change is not None and abs(change) >= CHANGE_SHOWN):
-            picked.append((not alerted, -abs(change or 0), r, key))
-    picked.sort(key=lambda t: (t[0], t[1]))
-    cards = []
-    for _, _, r, key in picked[:MAX_TRENDS]:
-        what = (f"{r['label']} · {r['runtime']} {r['runtime_version']} · batch size "
-                f"{_norm(r['batch_size'])}")
-        change = r.get("change")
+        changed = alerted or (change is not None and abs(change) >= CHANGE_SHOWN)
+        n_changed += changed
         ctext, ccls = "", ""
         if change is not None:
             ctext = f"{100 * change:+.1f}%"
             ccls = ("worse" if (change > 0) == worse_up else "better") if abs(
                 change) >= 0.05 else ""
+        elif len(s.values) < 2:
+            ctext = "first result"
         href = _href(model_link(r, _anchor(key)) or "")
-        inner = (f'<div class="what">{_esc(what)}</div>{trend(key, what)} '
-                 f'<span class="{ccls}">{_esc(ctext)}</span>')
-        cards.append(f'<a class="card" href="{href}">{inner}</a>' if href
-                     else f'<div class="card">{inner}</div>')
-    more = len(picked) - len(cards)
-    note = (f"<p>{more} more: filter the results table with &ldquo;changed only&rdquo;.</p>"
-            if more > 0 else "")
-    return (f'<section id="trends"><h2>Series that changed ({len(picked)})</h2><p>Each line '
-            f"is one model, runtime and batch size over its last {TREND_POINTS} results (dashed: "
-            f"its baseline); shown when it alerted or moved by &ge; "
-            f"{100 * CHANGE_SHOWN:g}% from its baseline. Click for its history.</p>"
-            + ('<div class="cards">' + "".join(cards) + "</div>" if cards
-               else '<p class="none">no series changed</p>') + note + "</section>")
+        inner = (f'<div class="what"><b>{_esc(r["label"])}</b><br>{_esc(r["runtime"])} '
+                 f'{_esc(r["runtime_version"])} &middot; {_esc(_norm(r.get("threads")))} '
+                 f'thread(s)<br>batch size <b>{_esc(_norm(r["batch_size"]))}</b></div>'
+                 f'{trend(key, "", width=200, height=34)} '
+                 + (f'<span class="{ccls}">' if ccls else "<span>") + f"{_esc(ctext)}</span>")
+        cls = "card" + (f" {ccls or 'worse'}" if changed else "")
+        attrs = f'class="{cls}" data-c="{1 if changed else 0}"'
+        cards.append(f'<a {attrs} href="{href}">{inner}</a>' if href
+                     else f'<div {attrs}>{inner}</div>')
+    return (f'<section id="trends"><h2>Trends of every series ({len(cards):,}; {n_changed:,} '
+            f"changed)</h2><p>One card per model, runtime, threads and batch size: its last "
+            f"{TREND_POINTS} results (dashed: its baseline; the y range is at least 20% of "
+            f"the level, so noise stays flat), the change of the current result vs its "
+            f"baseline. Framed: alerted or moved by &ge; {100 * CHANGE_SHOWN:g}%. Click for "
+            'its history.</p><p class="controls"><label><input type="checkbox" '
+            'id="trends-changed"> changed only</label></p>'
+            + ('<div class="cards" id="trend-cards">' + "".join(cards) + "</div>" if cards
+               else '<p class="none">no series measured yet</p>') + "</section>")
 
 
 def _failures_html(exp_failures: Sequence[dict], groups: Sequence[dict], model_link) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from mlprof.errors import MLProfError
 from mlprof.util import write_text_atomic
 
 #: the record of a published night, in its directory
@@ -182,20 +183,44 @@ def latest_html(version: str | None) -> str:
             f'<p><a href="{href}">latest dashboard: {_esc(version)}</a></p></body></html>\n')
 
 
+def check_free(root: str | os.PathLike, version: str, site: str) -> str | None:
+    """Refuse (:class:`MLProfError`) to publish ``site`` as ``version`` under ``root`` when that
+    version is already published from another site (other options); returns the version's
+    first publication time when it was published from this one (None if never).
+
+    The Dashboard task calls this before it builds, so that a refused site is not left
+    behind as a finished task."""
+    target = os.path.join(os.fspath(root), version)
+    old_rec: Any = None
+    with contextlib.suppress(OSError, ValueError):
+        with open(os.path.join(target, RECORD)) as f:
+            old_rec = json.load(f)
+    if not isinstance(old_rec, dict):
+        return None
+    other = old_rec.get("site")
+    if other and site and os.path.normpath(str(other)) != os.path.normpath(site):
+        raise MLProfError(
+            f"{target} is already published from another dashboard ({other}: other options "
+            "under the same version); publish under another --version, or delete that "
+            "directory to replace it", field="--version")
+    first = old_rec.get("first_published")
+    return str(first) if first else None
+
+
 def publish(site: str | os.PathLike, root: str | os.PathLike, version: str,
             record: Mapping[str, Any]) -> str:
     """Publish the site directory ``site`` as night ``version`` under ``root``; returns the
     published front page. ``record`` (counts, title, generation time) goes into its
-    ``dashboard.json``. A night published again replaces its old copy, keeping its place."""
+    ``dashboard.json``. A night published again from the same site (``record["site"]``: the
+    same options) replaces its old copy, keeping its place; one published from another site
+    (other options under the same version) is refused with :class:`MLProfError`: replacing
+    it silently would lose a night's page without a word."""
     site, root = os.fspath(site), os.fspath(root)
     if not publishable(version):
         raise ValueError(f"cannot publish a dashboard as {version!r}")
     os.makedirs(root, exist_ok=True)
     target = os.path.join(root, version)
-    first = None
-    with contextlib.suppress(OSError, ValueError):
-        with open(os.path.join(target, RECORD)) as f:
-            first = json.load(f).get("first_published")
+    first = check_free(root, version, str(record.get("site") or ""))
     rec = {k: v for k, v in dict(record).items() if isinstance(v, (str, int, float, list, dict))
            or v is None}
     rec.update(version=version, first_published=first or rec.get("generated"))

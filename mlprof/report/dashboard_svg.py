@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mlprof.report.history import history_y_range
+
 #: curve colours (colour-blind safe, Okabe-Ito), in order
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442",
            "#000000")
@@ -104,16 +106,23 @@ def _range(values: Sequence[float], pad: float = 0.08, log: bool = False
     return lo - d, hi + d
 
 
+#: the style of :func:`sparkline`'s line and baseline, for the page that shows them
+SPARK_CSS = ("svg.spark polyline{fill:none;stroke:" + NEUTRAL + ";stroke-width:1.4}"
+             "svg.spark line{stroke:#9aa3b2;stroke-dasharray:3,2;stroke-width:1}")
+
+
 def sparkline(values: Sequence[float], *, baseline: float | None = None,
               marks: Mapping[int, str] | None = None, width: int = 120, height: int = 28,
               worse_up: bool = True, title: str = "") -> str:
     """A trend line of ``values`` (oldest first): the baseline dashed, the last point coloured
     by its change (red: worse, green: better, grey: within 5 %), ``marks`` (index -> ``regression``
-    or ``improvement``) as triangles. ``title`` is the tooltip."""
+    or ``improvement``) as triangles. ``title`` is the tooltip (none when empty: a card that
+    names the series needs none). The page includes :data:`SPARK_CSS`."""
     vals = [float(v) for v in values]
     if not vals:
         return ""
-    lo, hi = _range(vals + ([baseline] if baseline else []), 0.12)
+    # the history panels' floor (20 % of the level): noise stays flat, a step shows
+    lo, hi = history_y_range(vals + ([baseline] if baseline else []), 0.06)
     x = _scale(0, max(len(vals) - 1, 1), 3, width - 4, False)
     y = _scale(lo, hi, height - 3, 3, False)
     pts = " ".join(f"{_fmt_xy(x(i))},{_fmt_xy(y(v))}" for i, v in enumerate(vals))
@@ -121,12 +130,12 @@ def sparkline(values: Sequence[float], *, baseline: float | None = None,
              f'viewBox="0 0 {width} {height}" role="img">']
     if title:
         parts.append(f"<title>{_esc(title)}</title>")
+    # the line's and the baseline's style is the page's (SPARK_CSS): thousands of trend lines
+    # on a front page, each a few bytes shorter
     if baseline is not None and math.isfinite(baseline):
         yb = _fmt_xy(y(baseline))
-        parts.append(f'<line x1="2" x2="{width - 2}" y1="{yb}" y2="{yb}" stroke="#9aa3b2" '
-                     'stroke-dasharray="3,2" stroke-width="1"/>')
-    parts.append(f'<polyline fill="none" stroke="{NEUTRAL}" stroke-width="1.4" '
-                 f'points="{pts}"/>')
+        parts.append(f'<line x1="2" x2="{width - 2}" y1="{yb}" y2="{yb}"/>')
+    parts.append(f'<polyline points="{pts}"/>')
     color = NEUTRAL
     if baseline:
         change = vals[-1] / baseline - 1
@@ -150,36 +159,75 @@ def _triangle(cx: float, cy: float, kind: str, r: float) -> str:
            f'fill="{color}" fill-opacity="0.85"/>'
 
 
+def panel_ticks(lo: float, hi: float, max_ticks: int = 5) -> list[tuple[float, str]]:
+    """Round ticks between ``lo`` and ``hi`` with their labels: at most ``max_ticks``, at a
+    1-2-5 step, each label with as many decimals as the step needs, so that two ticks never
+    read the same (``18.0 / 18.5 / 19.0``, never ``0.018 / 0.018``)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [(lo, tick(lo))] if math.isfinite(lo) else []
+    base = 10.0 ** math.floor(math.log10((hi - lo) / max(max_ticks, 2)))
+    step = base
+    for m in (1, 2, 5, 10, 20, 50, 100):  # the finest 1-2-5 step with at most max_ticks
+        step = base * m
+        if math.floor(hi / step + 1e-9) - math.ceil(lo / step - 1e-9) + 1 <= max_ticks:
+            break
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    first = math.ceil(lo / step - 1e-9)
+    out = []
+    k = first
+    while k * step <= hi * (1 + 1e-12) + 1e-15:
+        v = k * step
+        out.append((v, f"{v:,.{decimals}f}"))
+        k += 1
+    return out
+
+
 def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit: str,
                   baseline: float | None = None, alerts: Mapping[int, str] | None = None,
-                  events: Mapping[int, str] | None = None,
-                  width: int = 230, height: int = 120) -> str:
+                  events: Mapping[int, str] | None = None, scale: float = 1.0,
+                  width: int = 240, height: int = 130) -> str:
     """One batch size's history: ``points`` are ``(version, value, is_confirmation)`` oldest
     first; a confirmation is drawn as an open point beside its night's. ``alerts`` maps a
     point's index to ``regression``/``improvement`` (a triangle, explained by its tooltip);
     ``events`` a point's index to a runtime upgrade or model edit that came with it (a dashed
-    line before the point, class ``event``, its text as tooltip and in the point's)."""
+    line before the point, class ``event``, its text as tooltip and in the point's).
+
+    Values (and the baseline) are multiplied by ``scale`` and shown in ``unit`` (the title
+    says it). The y range is PlotHistory's (:func:`mlprof.report.history.history_y_range`:
+    never narrower than 20 % of its level, so a 0.3 % wobble is not a cliff), with round
+    ticks whose labels differ (:func:`panel_ticks`).
+    """
     if not points:
         return ""
+    points = [(v, float(x) * scale, c) for v, x, c in points]
+    if baseline is not None:
+        baseline = float(baseline) * scale
     vals = [p[1] for p in points]
-    lo, hi = _range(vals + ([baseline] if baseline else []), 0.1)
+    lo, hi = history_y_range(vals + ([baseline] if baseline else []), 0.1)
+    kinds = set((alerts or {}).values())  # room for an alert's triangle, as PlotHistory
+    lo, hi = (lo - (0.15 * (hi - lo) if "improvement" in kinds else 0.0),
+              hi + (0.15 * (hi - lo) if "regression" in kinds else 0.0))
     # nights on the x axis: a confirmation sits beside its night, not as a night of its own
     xs, night = [], -1
     for _, _, confirm in points:
         night += 0 if confirm and night >= 0 else 1
         xs.append(night + (0.35 if confirm else 0.0))
-    left, right, top, bottom = 44, width - 8, 18, height - 18
+    ticks = panel_ticks(lo, hi, 4)
+    label_w = max((len(t) for _, t in ticks), default=3)
+    left, right, top, bottom = 10 + 6 * label_w, width - 8, 18, height - 18
     x = _scale(0, max(max(xs), 1), left + 4, right - 4, False)
     y = _scale(lo, hi, bottom, top, False)
+    head = f"{title} [{unit}]" if unit else title
     out = [f'<svg class="hist" width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
-           ' role="img">', f"<title>{_esc(title)}</title>",
-           f'<text x="{left}" y="12" class="ttl">{_esc(title)}</text>',
+           ' role="img">', f"<title>{_esc(head)}</title>",
+           f'<text x="{left}" y="12" class="ttl">{_esc(head)}</text>',
            f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" '
            'fill="#fafbfc" stroke="#d5d9e0"/>']
-    for v in (hi, lo):
+    for v, text in ticks:
         yy = _fmt_xy(y(v))
-        out.append(f'<text x="{left - 3}" y="{yy}" class="tick" text-anchor="end" '
-                   f'dominant-baseline="middle">{_esc(tick(v))}</text>')
+        out.append(f'<line x1="{left}" x2="{right}" y1="{yy}" y2="{yy}" stroke="#e6e9ee"/>'
+                   f'<text x="{left - 3}" y="{yy}" class="tick" text-anchor="end" '
+                   f'dominant-baseline="middle">{_esc(text)}</text>')
     out.append(f'<text x="{left}" y="{height - 4}" class="tick">'
                f"{_esc(short_version(points[0][0]))}</text>")
     if len(points) > 1:

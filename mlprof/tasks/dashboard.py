@@ -9,6 +9,7 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
+from mlprof.report.nightly import CONFIRM_SUFFIX
 from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.tasks.parameters import RuntimeParameter, StoresMixin
@@ -20,14 +21,21 @@ ARCHIVE_DIR = "dashboard"
 
 
 class Dashboard(StoresMixin):
-    """Write ``dashboard/index.html`` (+ model pages, plots, CSVs) for ``--stores``, and
-    publish it as ``$MLP_STORE/dashboard/<version>/`` next to the earlier ones.
+    """Write ``dashboard/index.html`` (+ model pages, plots, CSVs) for ``--stores``; with
+    ``--publish`` (what Nightly passes) also publish it as ``$MLP_STORE/dashboard/<version>/``
+    next to the earlier nights.
 
     The current results are the latest of each configuration, or those of ``--current``
     versions; the history and the alerts use every version in the stores. The fixed entry
     point ``$MLP_STORE/dashboard/index.html`` lists every published version (newest first),
     ``latest.html`` opens the newest, and each version's front page links to the previous and
     next one (:mod:`mlprof.report.dashboard_archive`).
+
+    Why publishing is asked for: the index is the nights' history. An ad-hoc look at the
+    stores (``law run Dashboard --version d1``) is not a night; published by default it
+    became "Latest" above the last night, and a second one with other options replaced the
+    first. Unpublished, each option set has its own site (the options reach the path); a
+    published version already taken by a site with other options is refused.
     """
 
     current = law.CSVParameter(default=(), description="versions whose results are shown as "
@@ -40,23 +48,48 @@ class Dashboard(StoresMixin):
         "median_ms", "mean_ms", "p84_ms", "p99_ms", "throughput"),
         description="statistic followed by the history and the alerts; default: median_ms")
     title = luigi.Parameter(default="mlprof dashboard", description="page title")
+    publish = luigi.BoolParameter(default=False, description="also publish the site as "
+                                  "$MLP_STORE/dashboard/<version>/ on the nights' index "
+                                  "(Nightly does); default: only the site itself")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        #: the --current versions used; a night's confirmation that does not exist is left out
+        self.current_versions: list[str] = list(self.current)
+        #: the line that says so
+        self.current_note = ""
         # a version that matches nothing would show "0 result(s)" with exit 0; Nightly passes
         # its own versions (with the experiments file), which may have failed to measure
         if self.current and self.experiments_file == law.NO_STR:
             found = set().union(*(layout.versions_in(s) for s in self.resolved_stores()))
             missing = [v for v in self.current if v not in found]
+            # a quiet night has no "<night>.confirm" (nothing needed confirming): use the night
+            quiet = [v for v in missing if v.endswith(CONFIRM_SUFFIX)
+                     and v[:-len(CONFIRM_SUFFIX)] in self.current
+                     and v[:-len(CONFIRM_SUFFIX)] in found]
+            missing = [v for v in missing if v not in quiet]
             if missing:
                 known = ", ".join(sorted(found)[-8:]) or "none"
                 raise MLProfError(f"no measurements of version(s) {', '.join(missing)} in "
                                   f"{', '.join(self.resolved_stores())} (versions there: "
                                   f"{known})", field="--current")
+            if quiet:
+                self.current_versions = [v for v in self.current if v not in quiet]
+                self.current_note = (
+                    f"--current: no {', '.join(quiet)} in the stores (nothing needed "
+                    f"confirming that night); showing {', '.join(self.current_versions)}")
+        if self.publish:
+            # refused before anything is built (a bad command line: exit 40), not after
+            from mlprof.report.dashboard_archive import check_free, publishable
+
+            if publishable(self.version):
+                check_free(os.path.join(layout.store_base(), ARCHIVE_DIR), self.version,
+                           self.output().path)
 
     def store_parts(self):
-        extras = [*self.current, self.experiments_file if self.experiments_file != law.NO_STR
-                  else "", self.title]
+        extras = [*self.current_versions, self.experiments_file
+                  if self.experiments_file != law.NO_STR else "", self.title,
+                  "publish" if self.publish else ""]
         return {"model": self.stores_segment(), "settings": layout.dashboard_settings_segment(
             self.statistic, self.reference_runtime, extras)}
 
@@ -72,10 +105,11 @@ class Dashboard(StoresMixin):
         if self.experiments_file != law.NO_STR:
             with open(self.experiments_file) as f:
                 experiments = json.load(f)
-        report = to_frame(collect(self.resolved_stores()))
         target = self.output().path
+        root = os.path.join(layout.store_base(), ARCHIVE_DIR)
+        report = to_frame(collect(self.resolved_stores()))
         with atomic_dir(target) as tmp:  # the whole site appears at once, or not at all
-            summary = build_dashboard(report, tmp, current_versions=list(self.current),
+            summary = build_dashboard(report, tmp, current_versions=self.current_versions,
                                       experiments=experiments,
                                       reference_runtime=self.reference_runtime,
                                       statistic=self.statistic, title=self.title)
@@ -84,11 +118,13 @@ class Dashboard(StoresMixin):
                                           "new_improvements", "counts", "generated",
                                           "current", "title")}
         record["site"] = target
-        entry = ""
-        if publishable(self.version):  # (--version is checked: always, but for a dot name)
-            root = os.path.join(layout.store_base(), ARCHIVE_DIR)
+        if self.current_note:
+            self.publish_message(self.current_note)
+        if self.publish and publishable(self.version):  # (--version is checked: always
             publish(target, root, self.version, record)
             entry = f"; all nights: file://{os.path.join(root, 'index.html')}"
+        else:
+            entry = "; not on the nights' index (--publish puts it there)"
         self.publish_message(
             f"dashboard: {summary['results']} result(s), {summary['failures']} failure(s), "
             f"{summary['regressions']} regression(s), {summary['improvements']} improvement(s)"

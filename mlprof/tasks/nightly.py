@@ -325,7 +325,7 @@ class Nightly(_ExperimentsMixin):
         write_json_atomic(exp_file, statuses)
         dashboard = self.reqs.Dashboard.req(
             self, current=(self.version, confirm_version(self.version)),
-            experiments_file=exp_file)
+            experiments_file=exp_file, publish=True)
         yield dashboard
 
         site = dashboard.output().path
