@@ -33,7 +33,8 @@ def test_round_trip_for_every_task_family(cls, kind, store):
         assert parsed["model"] == task.resolved_model_name or cls.__name__ == "DiscoverModels"
         assert task.model_spec.content_hash.startswith(parsed["model_hash"]) or task.is_script
     if "runtime" in rp.segments:
-        runtimes = getattr(task, "resolved_runtimes", None) or (task.runtime,)
+        runtimes = (getattr(task, "resolved_runtimes", None) or getattr(task, "runtimes", None)
+                    or (task.runtime,))
         assert parsed["device"] == task.device
         from mlprof.runtimes import runtime_version
 
