@@ -193,17 +193,16 @@ class CompareInterleaved(MeasurementMixin, BatchSizesMixin, InterleaveMixin):
 def draw_comparison(task, compare: CompareInterleaved) -> Figure:
     """The speed-up plot of a finished CompareInterleaved for ``task`` (a PlotMultiRuntimes:
     its --model-labels, --x-log and --top-right-label apply), as a figure to save."""
-    from mlprof.plotting.compare import plot_comparison
-    from mlprof.plotting.labels import device_label
+    import json
 
-    configs = compare.configs()
-    labels = {}
-    if task.model_labels:
-        n_rt = len(compare.runtimes)
-        labels = {c.label: task.model_labels[k // n_rt] + (f" {c.runtime}" if n_rt > 1 else "")
-                  for k, c in enumerate(configs)}
-    corner = task.plot_options()["top_right_label"] or (
-        f"{', '.join(compare.runtimes)}, {device_label(compare.device, compare.threads)}, "
-        f"interleaved x{compare.interleave}")
+    from mlprof.plotting.compare import comparison_texts, plot_comparison
+
+    n_rt = len(compare.runtimes)
+    # each model by its --model-labels entry, else by its label (the names are in the path)
+    names = {c.model: task.model_labels[k // n_rt] if task.model_labels
+             else compare._specs[k // n_rt].label for k, c in enumerate(compare.configs())}
+    with open(compare.output()["provenance"].path) as f:
+        labels, corner = comparison_texts(json.load(f), compare.device, compare.threads, names)
+    corner = task.plot_options()["top_right_label"] or corner
     return plot_comparison(compare.rows(), labels=labels, x_log=task.x_log,
                            top_right_label=corner)
