@@ -348,3 +348,30 @@ def test_plot_files_name_runtime_version_cpu_and_host(task: str, args: list[str]
     cpu, host = here()
     text = pdf_text(pdf)
     corner_ok(text, {rt: installed(rt) for rt in runtimes}, cpu, host)
+
+
+def test_a_legend_with_no_free_place_goes_outside_and_the_axes_keep_their_size() -> None:
+    """A band over the whole axes and a --y-max (no headroom allowed): the legend goes right
+    of the axes, the figure grows by about its width, the axes stay as wide as before."""
+    from mlprof.plotting.legend import keep_off_data
+
+    bs = FOUR
+    full = {"batch_size": bs, "median_ms": np.full(4, 0.5), "p16_ms": np.full(4, 0.0),
+            "p84_ms": np.full(4, 5.0)}
+    small = plot_runtimes([Curve("a", dict(full))], x_log=True, y_log=False, y_min=0.0,
+                          y_max=1.0, bs_normalized=False)
+    # the same figure, legend left where matplotlib put it: over the band
+    ax = small.axes[0]
+    small.canvas.draw()
+    leg = ax.get_legend()
+    assert leg.get_window_extent().x1 > ax.bbox.x1  # it is outside already ...
+    assert small.get_size_inches()[0] > 8.0  # ... and the figure wider than 8 in
+    assert ax.get_ylim() == (0.0, 1.0)  # the given limits stay
+    assert legends_over_data(small) == []
+    width = ax.bbox.width
+    # placing it again finds no inside place either and keeps it outside
+    assert keep_off_data(small, ax, headroom=False) == "outside"
+    use_backend().close(small)
+    plain = plot_runtimes([Curve("a", dnn(bs=FOUR))], x_log=True)
+    assert abs(plain.axes[0].bbox.width - width) / width < 0.15
+    use_backend().close(plain)

@@ -191,6 +191,8 @@ def keep_off_data(fig: Figure, ax: Axes, leg: Legend | None = None, *, headroom:
     if leg is None:
         return ""
     renderer = _renderer(fig)
+    outside = bool(getattr(leg, "mlprof_outside", False))  # placed outside before
+    leg.set_bbox_to_anchor(None)  # the axes' box: the inside places
     for loc in INSIDE:
         leg.set_loc(loc)
         if _free(ax, leg, renderer):
@@ -199,8 +201,10 @@ def keep_off_data(fig: Figure, ax: Axes, leg: Legend | None = None, *, headroom:
         return "headroom"
     leg.set_loc("upper left")
     leg.set_bbox_to_anchor((1.02, 1.0), transform=ax.transAxes)
-    width = leg.get_window_extent(renderer).width / fig.dpi
-    w, h = fig.get_size_inches()
-    fig.set_size_inches(w + width + 0.15, h)
+    if not outside:  # once: the figure grew by the legend's width already
+        width = leg.get_window_extent(renderer).width / fig.dpi
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w + width + 0.15, h)
+        leg.mlprof_outside = True  # type: ignore[attr-defined]
     (relayout or fig.tight_layout)()
     return "outside"

@@ -428,7 +428,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool |
         open_legend_entries(ax, opened)
         leg = ax.legend(title=f"median, {band}", loc="best", frameon=True, framealpha=0.85)
         leg.get_title().set_fontsize("small")
-        finish(fig, ax, caption)
+        finish(fig, ax, caption, headroom=y_max is None)  # a given --y-max stays
     return fig
 
 
