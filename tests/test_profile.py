@@ -265,7 +265,7 @@ def test_a_time_budget_cuts_a_long_profile_and_says_so():
     assert cut["cut_by_budget"] is True and cut["budget_s"] == 0.05
     assert len(cut["wall_ms"]) == cut["n_profiled_calls"]
     text = calls_caption([cut])
-    assert f"batch size 1: {cut['n_profiled_calls']}" in text
+    assert f"profiled calls: {cut['n_profiled_calls']} at batch size 1" in text
     assert "cut short by the time budget of 0.05 s" in text and "100000 calls" in text
     full = profile(CNN, MeasureSettings(batch_size=1, n_calls=7, warmup=2, min_duration=0),
                    budget_s=60).provenance

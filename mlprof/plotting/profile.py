@@ -168,7 +168,11 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
                              top=None if y_max is None else y_max * scale)
         for ax in (ax_share, ax_time):
             ax.grid(axis="x", visible=False)
-        decorate(ax_share, top_left_label, top_right_label, title)
+        # the title over both panels, above the corners (a corner broken into lines beside a
+        # narrow panel ran into a title of the upper panel)
+        decorate(ax_share, top_left_label, top_right_label)
+        if title:
+            fig.suptitle(plot_text(title))
         handles, labels = ax_share.get_legend_handles_labels()
         ax_share.legend(handles[::-1], [plot_text(lb) for lb in labels[::-1]], loc="upper left",
                         bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False,
@@ -188,16 +192,18 @@ def calls_caption(records: Sequence[dict[str, Any]]) -> str:
     profiled calls per batch size, and where a time budget cut them (or the warm-up) short of
     the settings, that it did, by how much, and how to get them all."""
     records = sorted(records, key=lambda r: int(r.get("batch_size", 0)))
-    calls = ", ".join(f"{r.get('batch_size')}: {r.get('n_profiled_calls')}" for r in records)
-    text = f"profiled calls per batch size {calls}"
+    calls = ", ".join(f"{r.get('n_profiled_calls')} at batch size {r.get('batch_size')}"
+                      for r in records)
+    text = f"profiled calls: {calls}"
     cut = [r for r in records if r.get("cut_by_budget")]
     if cut:
         budget = cut[0].get("budget_s", 0)
-        warm = ", ".join(f"{r.get('batch_size')}: {r.get('warmup_calls')}" for r in cut)
+        warm = ", ".join(f"{r.get('warmup_calls')} at batch size {r.get('batch_size')}"
+                         for r in cut)
         asked = cut[0].get("settings", {})
         text += (f"; cut short by the time budget of {budget:g} s per batch size (asked: "
                  f"{asked.get('n_calls', '?')} calls per event, {asked.get('warmup', '?')} "
-                 f"warm-up; warm-up made {warm}; --time-budget 0 for all)")
+                 f"warm-up; warm-up calls made: {warm}; --time-budget 0 for all)")
     return text
 
 
