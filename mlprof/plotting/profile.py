@@ -144,7 +144,7 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
         ax_share.set_ylim(0, 100)
         _bars(ax_time, x, {k: v * scale for k, v in times.items()}, x_log, colors)
         what = "Time per event" if bs_normalized else "Time per batch"
-        wall_label = "wall time of the profiled calls (median, 16-84%)"
+        wall_label = "wall time of the profiled calls\n(median, 16-84%)"
         if error_style == "band":
             ax_time.plot(x, mid * scale, color="black", marker="o", label=wall_label,
                          gid="mlprof-wall")
