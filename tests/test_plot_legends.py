@@ -331,6 +331,8 @@ CNN = str(REPO / "examples" / "cnn" / "model_onnx_cnn.yaml")
      ("onnxruntime",)),
     ("PlotProfile", ["--model-file", CNN, "--batch-sizes", "1,8", "--n-calls", "5",
                      "--warmup", "1", "--min-duration", "0"], ("onnxruntime",)),
+    ("PlotSpeedup", ["--model-files", str(DNN), "--runtimes", "onnxruntime,openvino",
+                     "--batch-sizes", "1,8", *FAST], ("onnxruntime", "openvino")),
     ("PlotMultiRuntimes", ["--model-files", str(DNN), "--runtimes", "onnxruntime,openvino",
                            "--batch-sizes", "1,8", "--n-calls", "10", "--warmup", "1",
                            "--interleave", "3"], ("onnxruntime", "openvino")),
