@@ -203,18 +203,23 @@ def test_plot_profile_end_to_end(store):
     files = files_in(store)
     branches = sorted(p for p in files if p.parent.parts[-5:-4] == ("ProfileRuntime",)
                       and p.name.startswith("profile_bs_"))
-    assert [p.name for p in branches] == ["profile_bs_1.csv", "profile_bs_1.json",
-                                          "profile_bs_8.csv", "profile_bs_8.json"]
+    # the time budget (default 60 s per batch size) is in the names; it did not cut these
+    assert [p.name for p in branches] == ["profile_bs_1_budget60s.csv",
+                                          "profile_bs_1_budget60s.json",
+                                          "profile_bs_8_budget60s.csv",
+                                          "profile_bs_8_budget60s.json"]
     for bs in (1, 8):
-        prov = json.loads(next(p for p in branches if p.name == f"profile_bs_{bs}.json")
-                          .read_text())
+        prov = json.loads(next(p for p in branches if p.name == f"profile_bs_{bs}_budget60s"
+                               ".json").read_text())
         assert prov["batch_size"] == bs and prov["n_profiled_calls"] == 10
+        assert prov["budget_s"] == 60 and prov["cut_by_budget"] is False
         assert prov["task"]["family"] == "ProfileRuntime"
-        with open(next(p for p in branches if p.name == f"profile_bs_{bs}.csv")) as f:
+        with open(next(p for p in branches if p.name == f"profile_bs_{bs}_budget60s.csv")) \
+                as f:
             rows = list(csv.DictReader(f))
         assert sum(float(r["share"]) for r in rows) == pytest.approx(1.0, abs=1e-4)
     plots = {p.suffix: p for p in files if p.parts[-6] == "PlotProfile"
-             and p.name.startswith("profile_bs_1_8_top4")}
+             and p.name.startswith("profile_bs_1_8_top4_budget60s")}
     assert set(plots) == {".pdf", ".png", ".csv", ".txt"}
     assert plots[".pdf"].read_bytes()[:5] == b"%PDF-" and plots[".pdf"].stat().st_size > 5000
     with open(plots[".csv"]) as f:
@@ -243,3 +248,27 @@ def test_the_runtime_overhead_is_drawn_apart_from_the_operators():
     # profiles without it (torch.profiler) have no such part
     assert RUNTIME_OVERHEAD not in stacked([Profile(1, [OpRow("Conv", 1, 1.0, 1.0)], [1.0])], 3,
                                            "share")
+
+
+def test_a_time_budget_cuts_a_long_profile_and_says_so():
+    """A budget stops the warm-up and the profiled calls of a model too slow for the settings
+    (here: 100000 calls asked of the CNN, ~6 s, with a budget of 0.05 s): at least 3 calls
+    are profiled, and the provenance and the plot's caption say that the budget cut them and
+    how to get them all; without a budget, exactly --n-calls are profiled."""
+    from mlprof.measure.profile import MIN_PROFILED_CALLS, profile
+    from mlprof.plotting.profile import calls_caption
+
+    settings = MeasureSettings(batch_size=1, n_calls=100000, warmup=100000, min_duration=0)
+    cut = profile(CNN, settings, budget_s=0.05).provenance
+    assert MIN_PROFILED_CALLS <= cut["n_profiled_calls"] < 100000
+    assert 1 <= cut["warmup_calls"] < 100000
+    assert cut["cut_by_budget"] is True and cut["budget_s"] == 0.05
+    assert len(cut["wall_ms"]) == cut["n_profiled_calls"]
+    text = calls_caption([cut])
+    assert f"profiled calls: {cut['n_profiled_calls']} at batch size 1" in text
+    assert "cut short by the time budget of 0.05 s" in text and "100000 calls" in text
+    full = profile(CNN, MeasureSettings(batch_size=1, n_calls=7, warmup=2, min_duration=0),
+                   budget_s=60).provenance
+    assert full["n_profiled_calls"] == 7 and full["warmup_calls"] == 2
+    assert full["cut_by_budget"] is False
+    assert "cut short" not in calls_caption([full])

@@ -115,9 +115,23 @@ def aggregate(events: list[tuple[str, float]], n_calls: int) -> list[OpRow]:
     return sorted(rows, key=lambda r: (-r.ms_per_call, r.op_type))
 
 
+#: the share of a time budget the warm-up may take (the rest is for the profiled calls)
+WARMUP_SHARE = 0.25
+#: a budget never cuts the profiled calls below this many (and one per event): a 16-84 % range
+MIN_PROFILED_CALLS = 3
+
+
 def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
-            progress: ProgressFn | None = None) -> ProfileResult:
-    """Profile ``model_file`` with ``settings`` in this process (see the module docstring)."""
+            progress: ProgressFn | None = None, budget_s: float = 0.0) -> ProfileResult:
+    """Profile ``model_file`` with ``settings`` in this process (see the module docstring).
+
+    ``budget_s`` > 0 bounds the time of a large model's profile (ResNet-18 at batch size 512
+    takes ~55 s per call on one thread: 111 calls with the default settings): the warm-up
+    stops once it took :data:`WARMUP_SHARE` of the budget, the profiled calls once the whole
+    budget is spent and at least :data:`MIN_PROFILED_CALLS` (and one per event) were made,
+    whichever comes first of that and the settings' own end. What the budget cut is recorded
+    (``warmup_calls``, ``n_profiled_calls``, ``budget_s``, ``cut_by_budget``), never silent.
+    """
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()
@@ -142,22 +156,39 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
             explain = getattr(rt, "explain_failure", None)
             raise MLProfError(explain(e, s.batch_size) if explain else f"first inference "
                               f"failed: {e}", resolved.spec.spec_file) from None
-        for i in range(s.warmup):
-            fn, args = calls[i % len(calls)]
+        budget_ns = int(budget_s * 1e9) if budget_s > 0 else 0
+        warm_start = pc()
+        warmed = 0
+        while warmed < s.warmup:
+            fn, args = calls[warmed % len(calls)]
             fn(*args)
+            warmed += 1
+            if budget_ns and pc() - warm_start >= WARMUP_SHARE * budget_ns:
+                break
         rep.phase("profiling")
         walls: list[int] = []
         min_ns = int(s.min_duration * 1e9)
+        fewest = max(MIN_PROFILED_CALLS, len(calls))
+        cut = warmed < s.warmup
         profiler.start()
         begin = pc()
-        while True:
+        done = False
+        while not done:
             for fn, args in calls:
                 for _ in range(s.n_calls):
                     t0 = pc()
                     fn(*args)
                     walls.append(pc() - t0)
+                    if budget_ns and len(walls) >= fewest and pc() - warm_start >= budget_ns:
+                        done = True
+                        break
+                if done:
+                    break
             if pc() - begin >= min_ns:
                 break
+        # the budget stopped it, unless that was where the settings end anyway
+        cut = cut or (done and not (len(walls) % (s.n_calls * len(calls)) == 0
+                                    and pc() - begin >= min_ns))
         events = profiler.stop(len(walls))
         rep.phase(f"{len(walls)} calls profiled", 1.0)
 
@@ -185,6 +216,11 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         "batch_size": s.batch_size,
         "events_per_call": events_in_call(s.batch_size, resolved.inputs),
         "n_profiled_calls": n,
+        "warmup_calls": warmed,
+        # the time budget (0: none) and whether it cut the warm-up or the profiled calls short
+        # of the settings' (--warmup, --n-calls per event)
+        "budget_s": float(budget_s),
+        "cut_by_budget": bool(cut),
         "wall_ms": wall_ms,
         "wall_ms_per_call": wall_per_call,
         "op_ms_per_call": op_per_call,
@@ -201,7 +237,8 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
 
 def profile_isolated(model_file: str, settings: MeasureSettings, *,
                      script_args: tuple[str, ...] = (), timeout: float | None = None,
-                     progress: ProgressFn | None = None) -> ProfileResult:
+                     progress: ProgressFn | None = None, budget_s: float = 0.0
+                     ) -> ProfileResult:
     """:func:`profile` in a child process (:func:`mlprof.measure.isolate.run_isolated`: timeout,
     memory limit, crashes caught), holding the machine-wide measurement lock
     (:func:`mlprof.measure.lock.measurement_lock`); the wait is ``lock_wait_s``."""
@@ -210,7 +247,8 @@ def profile_isolated(model_file: str, settings: MeasureSettings, *,
     label = f"profile of {os.path.basename(model_file)} at batch size {settings.batch_size}"
     with measurement_lock(label) as lock:
         result = run_isolated(profile, {"model_file": model_file, "settings": settings,
-                                        "script_args": tuple(script_args)},
+                                        "script_args": tuple(script_args),
+                                        "budget_s": float(budget_s)},
                               timeout=timeout, progress=progress, label=label,
                               torch=_needs_torch(model_file, settings.runtime))
     result.provenance["lock_wait_s"] = lock.wait_s

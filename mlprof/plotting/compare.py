@@ -25,6 +25,38 @@ from mlprof.plotting.runtimes import (
 )
 
 
+def comparison_texts(provenance: Mapping[str, Any], device: str, threads: int,
+                     model_labels: Mapping[str, str] | None = None) -> tuple[dict[str, str], str]:
+    """``(legend label per configuration, corner)`` of an interleaved comparison, from its
+    provenance (``batch_sizes`` -> ``configs`` with runtime and measured version, and the
+    machine's ``cpu_model`` and ``host``): the same texts as every other runtime plot
+    (:func:`~mlprof.plotting.labels.curve_labels`, :func:`~mlprof.plotting.labels.
+    corner_label`), and the rounds in the corner. ``model_labels`` renames a configuration's
+    model (by its ``model``)."""
+    from mlprof.plotting.labels import corner_label, curve_info, curve_labels
+
+    model_labels = dict(model_labels or {})
+    per_bs = list((provenance.get("batch_sizes") or {}).values())
+    infos: list = []
+    seen: dict[str, int] = {}
+    for record in per_bs:
+        for c in record.get("configs", []):
+            if c.get("label") in seen:
+                continue
+            seen[c["label"]] = len(infos)
+            model = str(c.get("model") or "")
+            infos.append(curve_info(model_labels.get(model, model), str(c.get("runtime", "")),
+                                    str(c.get("runtime_version") or ""), record))
+    if not infos:
+        return {}, ""
+    labels = dict(zip(seen, curve_labels(infos), strict=True))
+    rounds = {r.get("rounds") for r in per_bs if r.get("rounds")}
+    corner = corner_label(infos, device, threads)
+    if len(rounds) == 1:
+        corner += f" | interleaved x{rounds.pop()}"
+    return labels, corner
+
+
 def plot_comparison(rows: Sequence[Mapping[str, Any]], *, labels: Mapping[str, str] | None = None,
                     x_log: bool = True, top_right_label: str | None = None) -> Figure:
     """Rows of :func:`mlprof.measure.interleave.comparison_rows` (any batch sizes) in one

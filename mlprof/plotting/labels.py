@@ -51,6 +51,15 @@ class CurveInfo:
         return f"{self.runtime} {self.version}"
 
 
+def curve_info(label: str, runtime: str, version: str, record: dict) -> CurveInfo:
+    """The :class:`CurveInfo` of a result whose provenance ``record`` has the machine's facts
+    (``cpu_model``, ``host``, as :func:`mlprof.measure.sysinfo.system_info` writes them): what
+    every plot's corner is made of (:func:`corner_label`), whichever task drew it."""
+    return CurveInfo(label, runtime, (str(version),) if version else (),
+                     cpu_model=str(record.get("cpu_model") or ""),
+                     host=str(record.get("host") or ""))
+
+
 def short_cpu_model(name: str) -> str:
     """A CPU model name as a plot shows it: without trademarks, the word CPU, the clock and the
     core count (``Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz`` -> ``Intel Xeon Gold 6248R``)."""

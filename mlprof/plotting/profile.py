@@ -12,7 +12,8 @@ import numpy as np
 
 from mlprof.plotting.backend import use_backend
 from mlprof.plotting.labels import plot_text
-from mlprof.plotting.runtimes import _style_context, decorate, log2_batch_axis
+from mlprof.plotting.legend import keep_off_data
+from mlprof.plotting.runtimes import _layout, _style_context, decorate, log2_batch_axis
 from mlprof.runtimes.base import RUNTIME_OVERHEAD
 
 if TYPE_CHECKING:
@@ -96,16 +97,21 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
                  y_log: bool = False, y_min: float | None = None, y_max: float | None = None,
                  bs_normalized: bool = True, error_style: str = "band",
                  top_right_label: str | None = None, top_left_label: str = "mlprof",
-                 title: str | None = None) -> Figure:
+                 title: str | None = None, caption: str | None = None) -> Figure:
     """Two panels against the batch size: above, the share of each operator type in the
     operators' time (stacked bars, the top ``top`` types and :data:`OTHER`); below, their time
-    per event (``bs_normalized``) or per batch, stacked, with the mean wall time of the
-    profiled calls (the operators' times are means too) and its 16-84 percentile range as a
-    ``band`` or ``bars`` (``error_style``). Where the profiler records the runtime's call
+    per event (``bs_normalized``) or per batch, stacked, with the median wall time of the
+    profiled calls and its 16-84 percentile range as a ``band`` or ``bars`` (``error_style``):
+    the band's own centre, so the line always lies in its band (a mean, pulled up by a few
+    slow calls, was drawn above its 84th percentile). The operators' times are means over the
+    profiled calls (a profiler gives no per-call split), so where the calls' times are skewed
+    the stack may reach past the median line. Where the profiler records the runtime's call
     (ONNX Runtime), the call's time outside operators is a hatched gray part of its own on top
     of the stack, and the gap up to the wall time is what the profile does not see (the
     Python binding); otherwise the gap is all the time outside operators. ``y_log``,
-    ``y_min`` and ``y_max`` (ms) apply to the lower panel."""
+    ``y_min`` and ``y_max`` (ms) apply to the lower panel. The legends cover no data
+    (:func:`mlprof.plotting.legend.keep_off_data`); ``caption`` goes under the panels (how
+    many calls were profiled: :func:`calls_caption`)."""
 
     if not profiles:
         raise ValueError("no profiles to plot")
@@ -118,10 +124,10 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
     shares = stacked(profiles, top, "share")
     times = {k: v / norm for k, v in stacked(profiles, top, "ms_per_call").items()}
     walls = [np.asarray(p.wall_ms, dtype=float) for p in profiles]
-    mean = np.array([np.mean(w) for w in walls]) / norm
+    mid = np.array([np.median(w) for w in walls]) / norm
     lo = np.array([np.percentile(w, 16) for w in walls]) / norm
     hi = np.array([np.percentile(w, 84) for w in walls]) / norm
-    unit, scale = ("us", 1000.0) if mean.max() < 0.1 else ("ms", 1.0)
+    unit, scale = ("us", 1000.0) if mid.max() < 0.1 else ("ms", 1.0)
     unit_tex = "\u00b5s" if unit == "us" else "ms"
     plt = use_backend()
     import matplotlib
@@ -138,15 +144,16 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
         ax_share.set_ylim(0, 100)
         _bars(ax_time, x, {k: v * scale for k, v in times.items()}, x_log, colors)
         what = "Time per event" if bs_normalized else "Time per batch"
-        wall_label = "wall time of the profiled calls (mean, 16-84%)"
+        wall_label = "wall time of the profiled calls\n(median, 16-84%)"
         if error_style == "band":
-            ax_time.plot(x, mean * scale, color="black", marker="o", label=wall_label)
+            ax_time.plot(x, mid * scale, color="black", marker="o", label=wall_label,
+                         gid="mlprof-wall")
             ax_time.fill_between(x, lo * scale, hi * scale, color="black", alpha=0.15,
                                  linewidth=0)
         else:
-            ax_time.errorbar(x, mean * scale, yerr=[np.maximum(mean - lo, 0) * scale,
-                                                    np.maximum(hi - mean, 0) * scale],
-                             color="black", marker="o", capsize=4, label=wall_label)
+            ax_time.errorbar(x, mid * scale, yerr=[(mid - lo) * scale, (hi - mid) * scale],
+                             color="black", marker="o", capsize=4, label=wall_label,
+                             gid="mlprof-wall")
         ax_time.set_ylabel(f"{what} [{unit_tex}]")
         ax_time.set_xlabel("Batch size")
         if x_log:
@@ -161,7 +168,11 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
                              top=None if y_max is None else y_max * scale)
         for ax in (ax_share, ax_time):
             ax.grid(axis="x", visible=False)
-        decorate(ax_share, top_left_label, top_right_label, title)
+        # the title over both panels, above the corners (a corner broken into lines beside a
+        # narrow panel ran into a title of the upper panel)
+        decorate(ax_share, top_left_label, top_right_label)
+        if title:
+            fig.suptitle(plot_text(title))
         handles, labels = ax_share.get_legend_handles_labels()
         ax_share.legend(handles[::-1], [plot_text(lb) for lb in labels[::-1]], loc="upper left",
                         bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False,
@@ -170,8 +181,30 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
                         if lb == wall_label]
         ax_time.legend(wall_handles, [wall_label], loc="upper left", fontsize="small",
                        framealpha=0.85)
-        fig.tight_layout()
+        _layout(fig, ax_share, caption)
+        keep_off_data(fig, ax_time, headroom=y_max is None,
+                      relayout=lambda: _layout(fig, ax_share, caption, again=True))
     return fig
+
+
+def calls_caption(records: Sequence[dict[str, Any]]) -> str:
+    """What a profile's caption says about its calls, from the branches' provenance: the
+    profiled calls per batch size, and where a time budget cut them (or the warm-up) short of
+    the settings, that it did, by how much, and how to get them all."""
+    records = sorted(records, key=lambda r: int(r.get("batch_size", 0)))
+    calls = ", ".join(f"{r.get('n_profiled_calls')} at batch size {r.get('batch_size')}"
+                      for r in records)
+    text = f"profiled calls: {calls}"
+    cut = [r for r in records if r.get("cut_by_budget")]
+    if cut:
+        budget = cut[0].get("budget_s", 0)
+        warm = ", ".join(f"{r.get('warmup_calls')} at batch size {r.get('batch_size')}"
+                         for r in cut)
+        asked = cut[0].get("settings", {})
+        text += (f"; cut short by the time budget of {budget:g} s per batch size (asked: "
+                 f"{asked.get('n_calls', '?')} calls per event, {asked.get('warmup', '?')} "
+                 f"warm-up; warm-up calls made: {warm}; --time-budget 0 for all)")
+    return text
 
 
 def top_table(profiles: Sequence[Profile], top: int) -> list[dict[str, Any]]:

@@ -282,14 +282,36 @@ def _by_gid(ax, gid: str):
     return next((t for t in ax.texts if t.get_gid() == gid), None)
 
 
-def finish(fig: Figure, ax, caption: str | None = None) -> None:
-    """Lay ``fig`` out (in the current style): room for a ``caption`` under the axes, and a top
+def _retick(ax) -> None:
+    """Fixed plain log ticks again after :func:`mlprof.plotting.legend.keep_off_data` raised
+    the top of a log y axis (a linear axis finds its own)."""
+    if ax.get_yscale() == "log" and isinstance(ax.yaxis.get_major_locator(), FixedLocator):
+        plain_log_ticks(ax, "y")
+
+
+def finish(fig: Figure, ax, caption: str | None = None, headroom: bool = True) -> None:
+    """Lay ``fig`` out (in the current style): room for a ``caption`` under the axes, a top
     right label that would run into the top left one broken at its ``|`` into lines (then made
-    smaller if still too wide)."""
+    smaller if still too wide), and the legend where it covers no data
+    (:func:`mlprof.plotting.legend.keep_off_data`; ``headroom`` False: without changing the y
+    limits, which the user gave)."""
+    _layout(fig, ax, caption)
+    from mlprof.plotting.legend import keep_off_data
+
+    keep_off_data(fig, ax, headroom=headroom, retick=_retick,
+                  relayout=lambda: _layout(fig, ax, caption, again=True))
+
+
+def _layout(fig: Figure, ax, caption: str | None = None, again: bool = False) -> None:
+    """:func:`finish`'s layout: the caption (made once; ``again``: laid out anew) and the
+    corners."""
 
     renderer = fig._get_renderer()  # what tight_layout measures with, for any canvas
     bottom = 0.0
-    if caption:
+    made = next((t for t in fig.texts if t.get_gid() == "mlprof-caption"), None)
+    if again and made is not None:
+        bottom = (made.get_window_extent(renderer).height + 4) / fig.bbox.height + 0.01
+    elif caption:
         size = fig.get_size_inches()[0] * 72
         from matplotlib.font_manager import FontProperties
 
@@ -406,7 +428,7 @@ def plot_runtimes(curves: Sequence[Curve], *, x_log: bool = False, y_log: bool |
         open_legend_entries(ax, opened)
         leg = ax.legend(title=f"median, {band}", loc="best", frameon=True, framealpha=0.85)
         leg.get_title().set_fontsize("small")
-        finish(fig, ax, caption)
+        finish(fig, ax, caption, headroom=y_max is None)  # a given --y-max stays
     return fig
 
 

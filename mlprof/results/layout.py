@@ -553,16 +553,22 @@ def interleaved_files(bs_tag: str, rounds: int) -> dict[str, str]:
             "provenance": f"provenance_{tag}.json"}
 
 
-def profile_files(batch_size: int) -> dict[str, str]:
-    """ProfileRuntime's files of one batch size: time per operator type, provenance."""
-    stem = f"profile_bs_{int(batch_size)}"
+def budget_tag(seconds: int) -> str:
+    """``budget60s``: a profile's time budget per batch size; ``nobudget``: none (0)."""
+    return f"budget{int(seconds)}s" if int(seconds) > 0 else "nobudget"
+
+
+def profile_files(batch_size: int, budget: int = 0) -> dict[str, str]:
+    """ProfileRuntime's files of one batch size: time per operator type, provenance (the
+    time budget in the name: it may cut the profiled calls short)."""
+    stem = f"profile_bs_{int(batch_size)}_{budget_tag(budget)}"
     return {"csv": f"{stem}.csv", "json": f"{stem}.json"}
 
 
-def profile_plot_files(bs_tag: str, top: int) -> dict[str, str]:
+def profile_plot_files(bs_tag: str, top: int, budget: int = 0) -> dict[str, str]:
     """PlotProfile's files besides the plots: the ``plot`` stem (the plot options' tag and the
     file type follow), the top operators as ``csv`` and as a ``text`` table."""
-    stem = f"profile_{bs_tag}_top{int(top)}"
+    stem = f"profile_{bs_tag}_top{int(top)}_{budget_tag(budget)}"
     return {"plot": stem, "csv": f"{stem}.csv", "text": f"{stem}.txt"}
 
 

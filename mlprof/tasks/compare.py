@@ -340,20 +340,22 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
 def draw_comparison(task, compare: CompareInterleaved) -> Figure:
     """The speed-up plot of a finished CompareInterleaved for ``task`` (a PlotMultiRuntimes:
     its --model-labels, --x-log and --top-right-label apply), as a figure to save."""
-    from mlprof.plotting.compare import plot_comparison
-    from mlprof.plotting.labels import device_label
+    import json
+
+    from mlprof.plotting.compare import comparison_texts, plot_comparison
 
     configs = compare.configs()
-    labels = {}
-    if task.model_labels:
-        n_rt, n_values = len(compare.runtimes), len(compare.compared_settings())
-        labels = {c.label: " ".join([task.model_labels[k // (n_rt * n_values)]]
-                                    + ([c.runtime] if n_rt > 1 else [])
-                                    + ([setting_label(c.settings)] if n_values > 1 else []))
-                  for k, c in enumerate(configs)}
-    corner = task.plot_options()["top_right_label"] or (
-        f"{', '.join(compare.runtimes)}, "
-        f"{device_label(compare.device, compare.corner_threads())}, "
-        f"interleaved x{compare.interleave}")
+    n_rt, n_values = len(compare.runtimes), len(compare.compared_settings())
+    per_model = n_rt * n_values
+    # each model by its --model-labels entry, else by its label (the names are in the path)
+    names = {c.model: task.model_labels[k // per_model] if task.model_labels
+             else compare._specs[k // per_model].label for k, c in enumerate(configs)}
+    with open(compare.output()["provenance"].path) as f:
+        labels, corner = comparison_texts(json.load(f), compare.device,
+                                          compare.corner_threads(), names)
+    if n_values > 1:  # --compare: the setting tells the curves of one model and runtime apart
+        labels = {c.label: f"{labels.get(c.label, c.label)}, {setting_label(c.settings)}"
+                  for c in configs}
+    corner = task.plot_options()["top_right_label"] or corner
     return plot_comparison(compare.rows(), labels=labels, x_log=task.x_log,
                            top_right_label=corner)

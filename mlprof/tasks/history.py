@@ -25,18 +25,21 @@ def history_file_name(group: dict) -> str:
 
 
 def machine_text(group: dict) -> str:
-    """``AMD EPYC, 1 thread | host vm``: where a configuration was measured."""
-    from mlprof.plotting.labels import device_label
+    """``onnxruntime 1.32.0 | AMD EPYC 7763, 1 thread | host vm``: the corner of a
+    configuration's history plot, made as every plot's corner
+    (:func:`mlprof.plotting.labels.corner_label`): runtime and version, CPU, threads, host."""
+    from mlprof.plotting.labels import corner_label, curve_info
 
     try:
         threads = int(float(group["threads"]))
     except (TypeError, ValueError):
-        return f"{group['device']}, threads {group['threads']} | host {group['host']}"
+        return (f"{group['runtime']} {group['runtime_version']} | {group['device']}, threads "
+                f"{group['threads']} | host {group['host']}")
     cpu = str(group.get("cpu_model") or "")
-    where = device_label(str(group["device"]), threads)
-    if cpu and cpu != "nan" and str(group["device"]).lower() == "cpu":
-        where = f"{cpu}, {where.split(', ', 1)[1]}"
-    return f"{where} | host {group['host']}"
+    record = {"cpu_model": "" if cpu == "nan" else cpu, "host": group.get("host")}
+    info = curve_info(str(group["model"]), str(group["runtime"]),
+                      str(group.get("runtime_version") or ""), record)
+    return corner_label([info], str(group["device"]), threads)
 
 
 class PlotHistory(StoresMixin):

@@ -28,9 +28,16 @@ logger = logging.getLogger("mlprof")
 
 class ProfileMixin(BaseTask):
     """What profiling cannot vary: the runtime must have a per-operator profiler
-    (:func:`mlprof.measure.profile.check_profilable`), and it is the installed version."""
+    (:func:`mlprof.measure.profile.check_profilable`), and it is the installed version. And
+    ``--time-budget``: how long one batch size's profile may take."""
 
     exclude_index = True
+
+    time_budget = luigi.IntParameter(
+        default=60, description="seconds one batch size's profile may take: the warm-up stops "
+        "after a quarter of it, the profiled calls once it is spent (at least 3, and one per "
+        "event), even short of --warmup and --n-calls; what was cut is recorded and shown; "
+        "0: no budget; in the file names (budget60s, nobudget); default: 60")
 
     runtime_version = luigi.Parameter(default="", significant=False, description="profiles "
                                       "the installed version of the runtime only (refused "
@@ -51,6 +58,9 @@ class ProfileMixin(BaseTask):
         from mlprof.measure.profile import check_profilable
 
         check_profilable(self.runtime)
+        if self.time_budget < 0:
+            raise MLProfError(f"must be >= 0 seconds, got {self.time_budget}",
+                              field="--time-budget")
         installed = runtime_version(self.runtime)
         if self.runtime_version and self.runtime_version != installed:
             raise MLProfError(f"profiles the installed {self.runtime} {installed} only",
@@ -103,7 +113,7 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         return {"mlprof_measure": 1} if self.is_branch() else {}
 
     def output(self):
-        return self.declared_outputs(batch_size=self.branch_data)
+        return self.declared_outputs(batch_size=self.branch_data, budget=self.time_budget)
 
     def profiled_export(self) -> ExportOnnx:
         """The export this branch profiles: the static graph of its batch size when the
@@ -134,13 +144,18 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         self.publish_message(f"profiling {label}")
         profiled = self.profiled_file()
         result = profile_isolated(profiled, self.measure_settings(bs, self.runtime, self.device),
-                                  script_args=self.script_argv)
+                                  script_args=self.script_argv, budget_s=self.time_budget)
         outputs = self.output()
         write_profile(result, {k: t.path for k, t in outputs.items()}, task={
             "family": self.task_family, "version": self.version,
             "model_name": self.resolved_model_name, "model_file": self.model_file,
             "profiled_file": profiled, "params": self.to_str_params(only_significant=True)})
         p = result.provenance
+        if p.get("cut_by_budget"):
+            self.publish_message(
+                f"{label}: --time-budget {self.time_budget} s: {p['warmup_calls']} of "
+                f"{self.warmup} warm-up calls, {p['n_profiled_calls']} profiled calls (asked: "
+                f"{self.n_calls} per event); --time-budget 0 for all")
         logger.info("%s: operators %.4f + runtime overhead %.4f of %.4f ms per call "
                     "(coverage %.2f), top: %s", label, p["op_ms_per_call"],
                     p.get("overhead_ms_per_call", 0.0), p["wall_ms_per_call"], p["coverage"],
@@ -166,7 +181,8 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         return self.reqs.ProfileRuntime.req(self)
 
     def output(self):
-        return self.plot_targets(layout.profile_plot_files(self.bs_tag, self.top_ops)["plot"])
+        return self.plot_targets(layout.profile_plot_files(self.bs_tag, self.top_ops,
+                                                           self.time_budget)["plot"])
 
     def profiles(self) -> list:
         """The branches' profiles (:class:`mlprof.plotting.profile.Profile`)."""
@@ -179,6 +195,17 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
             rows, prov = read_profile(coll.targets[b]["csv"].path, coll.targets[b]["json"].path)
             out.append(Profile(int(prov["batch_size"]), rows, prov["wall_ms"],
                                prov.get("events_per_call")))
+        return out
+
+    def provenances(self) -> list[dict]:
+        """The branches' provenance records, in batch-size order."""
+        import json
+
+        coll = self.input()["collection"]
+        out = []
+        for b in sorted(coll.targets):
+            with open(coll.targets[b]["json"].path) as f:
+                out.append(json.load(f))
         return out
 
     def run_summary(self) -> str:
@@ -196,10 +223,16 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         import io
 
         from mlprof.plotting import save_figure
-        from mlprof.plotting.labels import runtime_label
-        from mlprof.plotting.profile import format_top_table, plot_profile, top_table
+        from mlprof.plotting.labels import corner_label, curve_info
+        from mlprof.plotting.profile import (
+            calls_caption,
+            format_top_table,
+            plot_profile,
+            top_table,
+        )
 
         profiles = self.profiles()
+        records = self.provenances()
         rows = top_table(profiles, self.top_ops)
         text = io.StringIO()
         w = csv.DictWriter(text, fieldnames=list(rows[0]), lineterminator="\n")
@@ -208,9 +241,15 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         write_text_atomic(self.output()["csv"].path, text.getvalue())
         write_text_atomic(self.output()["text"].path, format_top_table(rows))
         options = self.plot_options()
-        options["top_right_label"] = options["top_right_label"] or runtime_label(
-            self.runtime, self.resolved_runtime_version, self.device, self.threads)
-        fig = plot_profile(profiles, top=self.top_ops, title=self.model_spec.label, **options)
+        # the corner as every plot's: runtime and measured version, CPU, threads and host, as
+        # the profiles' provenance records them
+        infos = [curve_info(self.model_spec.label, self.runtime,
+                            str(r.get("runtime_version") or self.resolved_runtime_version), r)
+                 for r in records]
+        options["top_right_label"] = options["top_right_label"] or corner_label(
+            infos, self.device, self.threads)
+        fig = plot_profile(profiles, top=self.top_ops, title=self.model_spec.label,
+                           caption=calls_caption(records), **options)
         paths = [t.path for k, t in self.output().items() if k in self.file_types]
         save_figure(fig, paths)
         for p in paths:
