@@ -145,7 +145,7 @@ def _table(rows: list[dict], cols: list[str]) -> str:
     lines = ["  ".join(c.ljust(widths[c]) for c in cols),
              "  ".join("-" * widths[c] for c in cols)]
     lines += ["  ".join(str(r.get(c, "")).ljust(widths[c]) for c in cols) for r in rows]
-    return "\n".join(lines)
+    return "\n".join(ln.rstrip() for ln in lines)
 
 
 def _rate(value: float) -> str:
