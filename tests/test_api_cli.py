@@ -86,9 +86,14 @@ def test_corpus_command_on_the_selftest_corpus(store):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     assert "[1/" in proc.stdout  # progress across the corpus
     n = len(list((REPO / "models/selftest").glob("*.py")))
-    summary = proc.stdout.strip().splitlines()[-1]
+    *_, summary, where = proc.stdout.strip().splitlines()
     assert summary.startswith(f"{n} of {n} measured (100.0 %) in "), summary
+    assert where.startswith("full results (every statistic, the samples, the provenance): "
+                            f"{n + 1} statistics file(s)"), where  # two_models.py: 2 models
     assert re.search(rf"^selftest +{n} +{n} +0$", proc.stdout, re.M), proc.stdout
+    # every model in the results table, at batch size 1
+    assert re.search(r"^script +model +runtime +bs 1$", proc.stdout, re.M), proc.stdout
+    assert len(re.findall(r"^selftest/\w+\.py +\S+ +onnxruntime +\d", proc.stdout, re.M)) == n + 1
 
 
 def test_benchmark_command_with_labels_filter(store):
