@@ -128,7 +128,9 @@ def test_corpus_command_on_a_turnkey_models_dir(store, tmp_path):
                for ln in lines), proc.stdout
     assert any(ln.startswith("selftest/needs_package.py onnxruntime: needs-package: "
                              "torch_geometric") for ln in lines), proc.stdout
-    assert lines[-1].startswith("1 of 3 measured (33.3 %) in "), lines[-1]
+    assert lines[-2].startswith("1 of 3 measured (33.3 %) in "), lines[-2]
+    assert lines[-1].startswith("full results (every statistic, the samples, the provenance): 1 "
+                                "statistics file(s)"), lines[-1]
     # per corpus: scripts, measured, skipped, needs-network, needs-package
     assert re.search(r"^selftest +3 +1 +0 +1 +1$", proc.stdout, re.M), proc.stdout
 

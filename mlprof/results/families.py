@@ -265,7 +265,9 @@ def _plots(stem: str, tag: str = "", file_types: Iterable[str] = ("pdf",)) -> di
 
 _BS = r"bs_[0-9A-Za-z_-]+?"
 #: a profile's time budget (mlprof.results.layout.budget_tag)
-_BUDGET = r"(?:budget\d+s|nobudget)"
+#: a profile's time budget in its file names; files written before the budget existed (format
+#: 0: every --n-calls call profiled) have none
+_BUDGET = r"(?:_(?:budget\d+s|nobudget))?"
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("DiscoverModels", lambda: {"manifest": "manifest.json"},
@@ -285,13 +287,13 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
             FileSpec("rounds", rf"rounds_(?P<unit>{_BS}_il\d+)\.csv"),
             FileSpec("provenance", rf"provenance_(?P<unit>{_BS}_il\d+)\.json"))),
     Family("ProfileRuntime", layout.profile_files,
-           (FileSpec("csv", rf"profile_bs_(?P<unit>\d+_{_BUDGET})\.csv"),
-            FileSpec("json", rf"profile_bs_(?P<unit>\d+_{_BUDGET})\.json"))),
+           (FileSpec("csv", rf"profile_bs_(?P<unit>\d+{_BUDGET})\.csv"),
+            FileSpec("json", rf"profile_bs_(?P<unit>\d+{_BUDGET})\.json"))),
     Family("PlotProfile", lambda stem, tag="", file_types=("pdf",): {
                **_plots(stem, tag, file_types), "csv": f"{stem}.csv", "text": f"{stem}.txt"},
-           (_plot_spec(rf"profile_{_BS}_top\d+_{_BUDGET}"),
-            FileSpec("csv", rf"(?P<unit>profile_{_BS}_top\d+_{_BUDGET})\.csv"),
-            FileSpec("text", rf"(?P<unit>profile_{_BS}_top\d+_{_BUDGET})\.txt"))),
+           (_plot_spec(rf"profile_{_BS}_top\d+{_BUDGET}"),
+            FileSpec("csv", rf"(?P<unit>profile_{_BS}_top\d+{_BUDGET})\.csv"),
+            FileSpec("text", rf"(?P<unit>profile_{_BS}_top\d+{_BUDGET})\.txt"))),
     Family("PlotRuntimes", _plots, (_plot_spec(r"runtimes_[^.]+?"),)),
     Family("PlotMultiRuntimes", _plots, (_plot_spec(r"(?:runtimes|speedup)_[^.]+?"),)),
     Family("PlotThroughput", _plots, (_plot_spec(r"throughput_[^.]+?"),)),
