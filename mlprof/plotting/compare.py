@@ -25,7 +25,7 @@ from mlprof.plotting.runtimes import (
 )
 
 
-def comparison_texts(provenance: Mapping[str, Any], device: str, threads: int,
+def comparison_texts(provenance: Mapping[str, Any], device: str, threads: int | str,
                      model_labels: Mapping[str, str] | None = None) -> tuple[dict[str, str], str]:
     """``(legend label per configuration, corner)`` of an interleaved comparison, from its
     provenance (``batch_sizes`` -> ``configs`` with runtime and measured version, and the
