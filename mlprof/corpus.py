@@ -203,11 +203,12 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         if bad is not None:
             failed(s, rt, bad)
             continue
-        firsts = [_first_median(t) for t in tasks]
+        points = [_points(t) for t in tasks]  # each statistics file read once
+        firsts = [(pts[0]["median_ms"], pts[0]["flags"]) for pts in points]
         row(s, rt, status="ok", models=str(len(tasks)),
             median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),
             flags=combined(f for _, f in firsts),
-            points=[p for t in tasks for p in _points(t)],
+            points=[p for pts in points for p in pts],
             stats=[t.output()["stats"].path for t in tasks])
     out = [rows[(s.path, rt)] for s in scripts for rt in runtimes]
     say(f"done in {time.monotonic() - t0:.0f} s")
@@ -249,11 +250,8 @@ def results_table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[dict], list[s
 def _first_median(merge: Any) -> tuple[float, str]:
     """The median latency (ms) at the first batch size of a complete MergeRuntimes, and its
     trust markers (:mod:`mlprof.measure.trust`: ``~`` unstable, ``!`` contended)."""
-    from mlprof.measure.stats import read_stats_csv
-
-    st = read_stats_csv(merge.output()["stats"].path)
-    return float(st["median_ms"][0]), marks(st.get("unstable", [False])[0],
-                                            st.get("contended", [False])[0])
+    first = _points(merge)[0]
+    return first["median_ms"], first["flags"]
 
 
 @contextlib.contextmanager
