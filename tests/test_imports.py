@@ -6,7 +6,7 @@ layers below it, never one above. Bottom to top:
 =====  ==================  ==============================================================
 layer  name                modules
 =====  ==================  ==============================================================
-0      base                ``errors``, ``util``, ``version``, ``parser``
+0      base                ``errors``, ``util``, ``version``, ``parser``, ``ingest``
 1      runtime registry    ``runtimes`` (its ``__init__``), ``runtimes.base``,
                            ``runtimes.batching``
 2      results             ``results`` (the store layout, records, store operations)
@@ -62,7 +62,8 @@ PACKAGE = ROOT / "mlprof"
 #: bottom to top: (name, modules); a module is in the layer of its longest listed prefix, an
 #: exact name ("=mlprof.runtimes") matches that module only
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("mlprof.errors", "mlprof.util", "mlprof.version", "mlprof.parser")),
+    ("base", ("mlprof.errors", "mlprof.util", "mlprof.version", "mlprof.parser",
+              "mlprof.ingest")),
     ("runtime registry", ("=mlprof.runtimes", "mlprof.runtimes.base",
                           "mlprof.runtimes.batching")),
     ("results", ("mlprof.results",)),

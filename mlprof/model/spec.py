@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 
 #: MLProf's TensorFlow engines: a frozen graph or SavedModel, and an AOT-compiled SavedModel
@@ -285,18 +286,7 @@ MAX_SPEC_BYTES = 1 << 20
 def check_regular_file(path: str, spec_file: str | None = None, fld: str | None = None) -> None:
     """A one-line error unless ``path`` (links followed) is a regular file: a FIFO would hang
     the reader, a device (``/dev/zero``) would be read until memory runs out."""
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as e:
-        raise MLProfError(f"cannot read: {e.strerror}", path) from None
-    if not stat.S_ISREG(mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or
-                stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
-        if spec_file:
-            raise MLProfError(f"{path} is {kind}, not a regular file", spec_file, fld)
-        raise MLProfError(f"is {kind}, not a regular file", path)
+    ingest.check_regular(path, field=fld if spec_file else None, source=spec_file)
 
 
 def _yaml_scalar(m: dict, key: str, path: str) -> str | None:
@@ -311,29 +301,8 @@ def _yaml_scalar(m: dict, key: str, path: str) -> str | None:
 
 
 def _read_yaml(path: str) -> ModelSpec:
-    import yaml
 
-    size = os.path.getsize(path)
-    if size > MAX_SPEC_BYTES:
-        raise MLProfError(f"{size} bytes; a model YAML has at most {MAX_SPEC_BYTES}", path)
-    try:
-        with open(path) as f:
-            text = f.read()
-        # aliases (*name) can expand a few hundred bytes into gigabytes ("billion laughs"):
-        # a model spec never needs them
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                mark = event.start_mark
-                raise MLProfError(f"line {mark.line + 1}: YAML aliases (*{event.anchor}) are "
-                                  "not accepted in model files", path)
-        data = yaml.safe_load(text)
-    except UnicodeDecodeError:
-        raise MLProfError("not a text file", path) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(e, "problem", None) or str(e)
-        raise MLProfError(f"malformed YAML: {where}{problem}", path) from None
+    data = ingest.load_yaml(path, MAX_SPEC_BYTES, what="model files")
     if not isinstance(data, dict) or "model" not in data:
         raise MLProfError("missing top-level 'model' section", path, "model")
     m = data["model"]

@@ -1,0 +1,91 @@
+"""The one way in (mlprof/ingest.py): every kind of hostile file is one line, never a hang."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from mlprof import ingest
+from mlprof.errors import MLProfError
+
+
+def _no_hang(fn, *args, **kwargs):
+    """Run ``fn`` in a thread; fail the test if it has not returned within 20 s (a FIFO read
+    would block forever)."""
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001 - handed back to the test
+            out["error"] = e
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), f"{fn.__name__} blocked"
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def test_fifo_device_directory_are_one_line(tmp_path):
+    fifo = tmp_path / "x.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(MLProfError, match="is a FIFO, not a regular file"):
+        _no_hang(ingest.load_yaml, fifo)
+    with pytest.raises(MLProfError, match="is a device, not a regular file"):
+        _no_hang(ingest.read_bytes, "/dev/zero", 100)
+    (tmp_path / "d.py").mkdir()
+    with pytest.raises(MLProfError, match="is a directory"):
+        ingest.read_source(tmp_path / "d.py")
+    link = tmp_path / "zero.py"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(MLProfError, match="device"):
+        _no_hang(ingest.read_source, link)
+    with pytest.raises(MLProfError, match="symbolic link; not followed"):
+        ingest.read_bytes(link, 10, follow_links=False)
+
+
+def test_size_limit_and_aliases(tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"a: 1\n" * 1000)
+    with pytest.raises(MLProfError, match="at most 100"):
+        ingest.load_yaml(big, max_bytes=100)
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a: &a [x, x]\nb: &b [*a, *a]\ntitle: [*b, *b]\n")
+    with pytest.raises(MLProfError, match=r"line 2: YAML aliases \(\*a\)"):
+        ingest.load_yaml(bomb, what="experiment files")
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("[" * 5000)
+    with pytest.raises(MLProfError) as err:
+        ingest.load_yaml(deep)
+    assert "\n" not in str(err.value)
+
+
+def test_python_source_decoding(tmp_path):
+    script = tmp_path / "latin.py"
+    script.write_bytes(b"# -*- coding: latin-1 -*-\nNAME = '\xe9t\xe9'\n")
+    assert "NAME = 'été'" in ingest.read_source(script)
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"NAME = '\xe9'\n")
+    with pytest.raises(MLProfError, match="cannot be decoded as Python reads source"):
+        ingest.read_source(bad)
+    with pytest.raises(MLProfError, match="not a text file"):
+        ingest.read_text(bad, 100)
+
+
+def test_names_and_numbers():
+    assert ingest.clean_name(" v1 ", "--version") == "v1"
+    assert ingest.clean_name("e\u0301", "--version") == "\u00e9"  # NFC
+    with pytest.raises(MLProfError, match=r"U\+202E"):
+        ingest.clean_name("v1\u202e", "--version")
+    with pytest.raises(MLProfError, match=r"U\+001B"):
+        ingest.clean_name("v\x1b[31m", "--version")
+    assert ingest.printable("a\x1b[31mb\u202e") == "a\\x1b[31mb\\u202e"
+    assert ingest.ascii_int(" 16 ", "--batch-sizes") == 16
+    for bad in ("\u0661\u0660", "1_0", "", "1.0", "+"):
+        with pytest.raises(MLProfError, match="--batch-sizes"):
+            ingest.ascii_int(bad, "--batch-sizes")
