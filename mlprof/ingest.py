@@ -171,9 +171,13 @@ def parse_yaml(text: str, path: str | os.PathLike, what: str = "mlprof files") -
 
 
 def load_yaml(path: str | os.PathLike, max_bytes: int = MAX_YAML_BYTES,
-              what: str = "mlprof files") -> Any:
-    """A YAML file read through the one way in: regular file, size limit, UTF-8, no aliases."""
-    text = read_text(path, max_bytes, what=f"a file of {what}")
+              what: str = "mlprof files", subject: str = "a YAML file") -> Any:
+    """A YAML file read through the one way in: regular file, size limit, UTF-8, no aliases.
+
+    ``what`` names the kind of file in the alias message ("not accepted in model files"),
+    ``subject`` in the size message ("a model YAML has at most ...").
+    """
+    text = read_text(path, max_bytes, what=subject)
     return parse_yaml(text, path, what)
 
 
