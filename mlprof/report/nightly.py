@@ -9,6 +9,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mlprof.errors import MLProfError
+
 #: suffix of the version under which suspicious results are measured again
 CONFIRM_SUFFIX = ".confirm"
 
@@ -33,6 +35,26 @@ def now() -> str:
 def confirm_version(version: str) -> str:
     """The version of the confirming re-measurements of ``version``."""
     return f"{version}{CONFIRM_SUFFIX}"
+
+
+#: the longest version the store takes (a path segment: :func:`mlprof.results.layout.
+#: check_segment`; a test keeps the two equal)
+VERSION_MAX_CHARS = 200
+
+
+def check_version_room(version: str, max_chars: int = VERSION_MAX_CHARS) -> None:
+    """Refuse a Nightly ``--version`` too long for its confirming version
+    (``<version>.confirm``), in one line naming ``--version``.
+
+    Checked when the Nightly starts: otherwise a version of 193-200 characters measures every
+    experiment and then fails the night at the first result that needs confirming.
+    """
+    room = max_chars - len(CONFIRM_SUFFIX)
+    if len(str(version)) > room:
+        raise MLProfError(f"must be at most {room} characters for a Nightly, got "
+                          f"{len(str(version))}: suspicious results are measured again under "
+                          f"'<version>{CONFIRM_SUFFIX}', and a version has at most {max_chars}",
+                          field="--version")
 
 
 def experiment_status(file: str, version: str, exp: Any = None, error: str | None = None

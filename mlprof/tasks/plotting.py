@@ -4,6 +4,8 @@ over a reference runtime vs batch size)."""
 
 from __future__ import annotations
 
+import logging
+
 import law
 import luigi
 
@@ -47,6 +49,8 @@ from mlprof.tasks.parameters import (
 )
 from mlprof.tasks.peak import efficiency_inputs, peak_requirements
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
+
+logger = logging.getLogger("mlprof")
 
 
 class LogYMixin(BaseTask):
@@ -233,8 +237,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             pairs = [p for p in self._pairs if runtime_info(p[0]).measures(s.model_kind)]
             if not pairs and default:
                 pairs = [(engine_runtime(s.model_kind), "")]
-            if not pairs:
-                check_model_kind(self.resolved_runtimes[0], s.model_kind, s.spec_file)
+            if not pairs:  # no runtime of --runtimes measures it: one line (exit 40)
+                check_model_kind(self.runtimes[0], s.model_kind, s.spec_file)
             self._model_pairs.append(pairs)
         aot = [s for s in self._specs if s.model_kind == TFAOT_MODEL]
         if not aot:
@@ -252,12 +256,15 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 check_installed(rt)
         unused = [rt for rt in self.runtimes
                   if not any(rt == p[0] for ps in self._model_pairs for p in ps)]
-        if unused and not default:
-            check_model_kind(unused[0], self._specs[0].model_kind, self._specs[0].spec_file)
         versioned = [rt for rt, v in self._pairs if v and rt in unused]
         if versioned:
             raise MLProfError(f"{versioned[0]} measures none of the models (it cannot measure "
                               f"{self._specs[0].model_kind} models)", field="--runtime-versions")
+        # a runtime that measures none of the models is skipped, one line each, and the others
+        # are plotted (as a Nightly experiment skips such a pair): the plot has no curve of it
+        self.skipped = [] if default else [self._skip_line(rt) for rt in unused]
+        for line in self.skipped:
+            logger.warning(line)
         # script and export parameters must change some curve, or they are refused
         if not any(s.is_script for s in self._specs):
             refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
@@ -272,6 +279,15 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                                 "error_style", "y_axis"), "does not apply with --interleave "
                          "(rounds of --n-calls calls; the plot shows speed-ups)")
             self._interleaved()
+
+    def _skip_line(self, runtime: str) -> str:
+        """``skipped tfaot: runtime tfaot measures ...; model.yaml is an ONNX/YAML model: use
+        onnxruntime or openvino``: why ``runtime`` has no curve."""
+        try:
+            check_model_kind(runtime, self._specs[0].model_kind, self._specs[0].spec_file)
+        except MLProfError as e:
+            return f"skipped {runtime}: {e.message}"
+        return f"skipped {runtime}: it measures none of the models"
 
     @property
     def resolved_runtimes(self) -> tuple[str, ...]:
