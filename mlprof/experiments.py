@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from mlprof.errors import MLProfError
-from mlprof.ingest import check_regular, load_yaml
+from mlprof.ingest import check_regular, clean_name, load_yaml
 from mlprof.measure.settings import check_batch_sizes, check_setting, cli_settings
 from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
 
@@ -232,6 +232,27 @@ def _rotate(path: str, value: Any, n_files: int) -> int:
     return n
 
 
+def _not_unicode(data: Any) -> tuple[str, str] | None:
+    """``(field, character)`` of the first lone surrogate in a key or string of ``data`` (a
+    YAML ``"\\ud800"`` escape makes one), else None; iterative, as nesting is unbounded."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        items: list[tuple[str, Any]] = []
+        if isinstance(value, dict):
+            items = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            items += [(name, k) for name, (k, _) in zip((n for n, _ in items), value.items(),
+                                                        strict=True)]
+        elif isinstance(value, list):
+            items = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+        elif isinstance(value, str):
+            ch = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if ch is not None:
+                return where.encode("utf-8", "backslashreplace").decode("utf-8"), ch
+        stack.extend(items)
+    return None
+
+
 class _Problems:
     """The problems found in one experiment file, reported together: a user who fixes one field
     should not discover the next one run after run."""
@@ -267,6 +288,10 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
     # hang or a read without end), at most MAX_YAML_BYTES, UTF-8, and no YAML aliases (a
     # 519-byte alias bomb in title: ran the scheduler out of memory)
     data = load_yaml(path, what="experiment files")
+    bad = _not_unicode(data)
+    if bad is not None:  # "\ud800" in a YAML string: no terminal, JSON or HTML writer takes it
+        fld, ch = bad
+        raise _fail(path, fld, f"contains the lone surrogate U+{ord(ch):04X}: not Unicode text")
     if not isinstance(data, dict):
         raise _fail(path, "", "must be a mapping of fields (title, model_files, ...)")
     problems = _Problems(path)
@@ -288,6 +313,9 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
                 problems.add(_fail(path, fld, f"must be a string, got {data[fld]!r}"))
                 continue
             kw[fld] = " ".join(data[fld].split()) if fld != "description" else data[fld].strip()
+            if fld == "title":  # shown on terminals and dashboards: no control or bidi chars
+                kw[fld] = check("title", lambda t: clean_name(t, "title", source=path),
+                                kw[fld]) or kw["name"]
     kw.setdefault("title", kw["name"])
     if "active" in data:
         if not isinstance(data["active"], bool):

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.ingest import printable
 
 #: suffix of the version under which suspicious results are measured again
 CONFIRM_SUFFIX = ".confirm"
@@ -91,8 +92,29 @@ def finish_status(status: dict, n_files: int, outcomes: Sequence[tuple[str, bool
 def status_line(status: Mapping[str, Any]) -> str:
     """``<title>: <status> (<errors>)``."""
     errors = status.get("errors") or []
-    return f"{status['title']}: {status['status']}" + (f" ({'; '.join(errors)})" if errors
+    line = f"{status['title']}: {status['status']}" + (f" ({'; '.join(errors)})" if errors
                                                         else "")
+    return terminal_text(line)
+
+
+def utf8_safe(value: Any) -> Any:
+    """``value`` (a status: dicts, lists, strings) with every lone surrogate written as
+    ``\\udcff``: an experiment file whose name is not UTF-8 (``bad\\xff.yaml``) stopped the
+    dashboard's HTML writer, and with it the night."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {utf8_safe(k): utf8_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8_safe(v) for v in value]
+    return value
+
+
+def terminal_text(text: str) -> str:
+    """``text`` safe for a terminal and any UTF-8 writer: control and bidi characters escaped
+    (:func:`mlprof.ingest.printable`), lone surrogates (a file name that is not UTF-8) as
+    ``\\udcff``; a title or a file name must not rewrite the terminal or stop the night."""
+    return printable(text).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def inactive_status(path: str, exp: Any) -> dict:

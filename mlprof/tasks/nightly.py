@@ -24,7 +24,7 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.experiments import load_experiment, load_experiments, plan, unexpected_error
-from mlprof.ingest import MAX_YAML_BYTES, printable, read_bytes
+from mlprof.ingest import MAX_YAML_BYTES, read_bytes
 from mlprof.report import collect, to_frame
 from mlprof.report.history import candidates
 from mlprof.report.nightly import (
@@ -40,6 +40,8 @@ from mlprof.report.nightly import (
     rerun_params,
     status_line,
     summary_line,
+    terminal_text,
+    utf8_safe,
 )
 from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
@@ -152,10 +154,10 @@ class RunExperiment(BaseTask):
                 e, self.experiment_file)
             if not isinstance(e, MLProfError):  # the traceback only for --log-level DEBUG
                 logger.debug("experiment %s", self.experiment_file, exc_info=True)
-            logger.error("experiment %s: %s", self.experiment_file, error)
+            logger.error("%s", terminal_text(f"experiment {error}"))
             status = experiment_status(self.experiment_file, self.version, error=str(error))
             status.update(finished=status["started"], duration_s=round(time.time() - t0, 2))
-        write_json_atomic(self.output().path, status)
+        write_json_atomic(self.output().path, utf8_safe(status))
         self.publish_message(status_line(status))
 
     def _run_experiment(self, t0: float) -> dict:
@@ -165,13 +167,13 @@ class RunExperiment(BaseTask):
         status = experiment_status(self.experiment_file, self.version, exp)
         if part is not None:
             status["slice"] = part.as_dict()
-        self.publish_message(f"experiment {printable(exp.title)!r}: "
+        self.publish_message(f"experiment {terminal_text(exp.title)!r}: "
                              + (f"{part.label}, " if part is not None else "")
                              + f"{len(exp.model_files)} model file(s) x "
                              f"{len(exp.runtimes)} runtime(s)")
         tasks, errors, skipped = self.measurement_tasks(exp)
         for line in skipped:
-            self.publish_message(line)
+            self.publish_message(terminal_text(line))
         speedups = self.speedup_tasks(exp, tasks)
         build_isolated(tasks + speedups)
         outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
@@ -348,8 +350,8 @@ class Nightly(_ExperimentsMixin):
 
         inputs = self.input()
         statuses = [_load(inp.path) for inp in inputs["experiments"].values()]
-        statuses += [inactive_status(path, exp) for path, exp, _ in self.experiment_list()
-                     if exp is not None and not exp.active]
+        statuses += [utf8_safe(inactive_status(path, exp)) for path, exp, _ in
+                     self.experiment_list() if exp is not None and not exp.active]
         confirmed = _load(inputs["confirm"].path)["candidates"] if self.confirm else []
         exp_file = self.local_path("experiments.json")
         write_json_atomic(exp_file, statuses)
