@@ -149,12 +149,12 @@ class RunExperiment(BaseTask):
             status = self._run_experiment(t0)
         except Exception as e:  # noqa: BLE001 -- the per-experiment boundary (below)
             # any failure of this experiment (a bad file, or a bug its content triggers) costs
-            # this experiment alone: a failed status with one line, never a failed night
+            # this experiment alone: a failed status, never a failed night; its status line
+            # (below) is the one line that says why
             error = e if isinstance(e, MLProfError) else unexpected_error(
                 e, self.experiment_file)
             if not isinstance(e, MLProfError):  # the traceback only for --log-level DEBUG
                 logger.debug("experiment %s", self.experiment_file, exc_info=True)
-            logger.error("%s", terminal_text(f"experiment {error}"))
             status = experiment_status(self.experiment_file, self.version, error=str(error))
             status.update(finished=status["started"], duration_s=round(time.time() - t0, 2))
         write_json_atomic(self.output().path, utf8_safe(status))
