@@ -261,10 +261,10 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             raise MLProfError(f"{versioned[0]} measures none of the models (it cannot measure "
                               f"{self._specs[0].model_kind} models)", field="--runtime-versions")
         # a runtime that measures none of the models is skipped, one line each, and the others
-        # are plotted (as a Nightly experiment skips such a pair): the plot has no curve of it
-        self.skipped = [] if default else [self._skip_line(rt) for rt in unused]
-        for line in self.skipped:
-            logger.warning(line)
+        # are plotted (as a Nightly experiment skips such a pair): the plot has no curve of it,
+        # and its file name says so (runtimes_no-tfaot_bs_1.pdf: the question asked)
+        for rt in self.skipped_runtimes():
+            logger.warning(self._skip_line(rt))
         # script and export parameters must change some curve, or they are refused
         if not any(s.is_script for s in self._specs):
             refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
@@ -435,10 +435,21 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             stem.append(layout.joined_or_hashed([
                 layout.runtime_name(rt, self._version(rt, v)) if self.runtime_versions else rt
                 for rt, v in self._all_pairs()]))
+        skipped = self.skipped_runtimes()
+        if skipped:  # --runtimes asked for them: the file says they are left out (no-tfaot)
+            stem.append("no-" + layout.joined_or_hashed(list(skipped)))
         if self.compared:  # compare-threads-1-2 -> threads-1-2
             stem.append(self.compare_part().removeprefix("compare-"))
         stem.append(self.bs_tag)
         return stem
+
+    def skipped_runtimes(self) -> tuple[str, ...]:
+        """The runtimes of --runtimes that measure none of the models (skipped, one line each
+        when the task is made)."""
+        if tuple(self.runtimes) == (DEFAULT_RUNTIME,):
+            return ()
+        used = {rt for rt, _ in self._all_pairs()}
+        return tuple(rt for rt in self.runtimes if rt not in used)
 
     def _merges(self) -> list[tuple[str, MergeRuntimes]]:
         """(curve label, MergeRuntimes) per curve (scripts' models once discovered); with
