@@ -287,7 +287,7 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
     # the one way in: a regular file (a FIFO, a device or a link to one is one line, never a
     # hang or a read without end), at most MAX_YAML_BYTES, UTF-8, and no YAML aliases (a
     # 519-byte alias bomb in title: ran the scheduler out of memory)
-    data = load_yaml(path, what="experiment files")
+    data = load_yaml(path, what="experiment files", subject="an experiment file")
     bad = _not_unicode(data)
     if bad is not None:  # "\ud800" in a YAML string: no terminal, JSON or HTML writer takes it
         fld, ch = bad

@@ -78,7 +78,7 @@ HOSTILE: dict[str, tuple[Callable[[Path], None], tuple[str, str]]] = {
     "fifo": (_fifo, ("", "is a FIFO, not a regular file")),
     "zero": (_zero, ("", "is a device, not a regular file")),
     "huge": (_write(f"title: huge\nmodel_files: [{DNN}]\n" + "#" * (2 << 20) + "\n"),
-             ("", "a file of experiment files has at most 1048576")),
+             ("", "an experiment file has at most 1048576")),
     "latin1": (_write(f"title: caf\xe9\nmodel_files: [{DNN}]\n".encode("latin-1")),
                ("", "not a text file: cannot be decoded as UTF-8 (byte 10)")),
     "malformed": (_write(f"title: [\nmodel_files: [{DNN}]\n"),
