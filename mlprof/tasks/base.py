@@ -45,6 +45,9 @@ class VersionParameter(luigi.Parameter):
     (:func:`mlprof.results.layout.check_version`). The ``.confirm`` suffix is refused for the
     versions a user gives (:mod:`mlprof.tasks.cmdline`, the API): mlprof's own tasks use it."""
 
+    #: how :mod:`mlprof.tasks.cmdline` (which this module imports) knows a version parameter
+    is_version = True
+
     def normalize(self, x):
         return layout.check_version(x) if isinstance(x, str) else x
 

@@ -141,14 +141,12 @@ def check_values(cp: luigi.cmdline_parser.CmdlineParser) -> None:
     """Parse and normalize every value given on the command line with its parameter, and
     check that the root task's required parameters have one; raises :class:`MLProfError`
     naming the option (the one the user typed) and the value."""
-    from mlprof.tasks.base import VersionParameter
-
     root = cp.known_args.root_task
     given_local = set()
     for flag, param, value, local in _given(cp):
         if local:
             given_local.add(flag)
-        if isinstance(param, VersionParameter) and isinstance(value, str):
+        if getattr(param, "is_version", False) and isinstance(value, str):
             # a version the user gives: not one of mlprof's own (``<night>.confirm``) either
             from mlprof.results.layout import check_version
 
