@@ -295,10 +295,20 @@ def test_option_for_an_upstream_task_that_would_be_ignored_is_refused(store: Pat
 def test_option_for_an_upstream_task_that_arrives_is_accepted(store: Path) -> None:
     """A parameter the requiring task does not pass on (``--MeasureRuntime-workflow``, the
     documented way to run the measurements on Slurm) and a value equal to the one passed on
-    arrive: accepted."""
-    proc = law_run("MergeRuntimes", "--version", "v1", "--batch-sizes", "1",
-                   "--model-file", str(DNN), "--MeasureRuntime-workflow", "local",
-                   "--n-calls", "20", "--MeasureRuntime-n-calls", "20", "--print-output", "0",
-                   store=store, timeout=120)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "mlprof error" not in proc.stdout + proc.stderr
+    arrive: accepted. Built with luigi's own command-line parser in this process (law's
+    ``--print-output`` would answer while the root task is built, before the check)."""
+    import luigi.cmdline_parser
+
+    from mlprof.tasks import cmdline
+
+    cmdline.install()
+    argv = ["MergeRuntimes", "--version", "v1", "--batch-sizes", "1", "--model-file", str(DNN),
+            "--MeasureRuntime-workflow", "local", "--n-calls", "20",
+            "--MeasureRuntime-n-calls", "20"]
+    with luigi.cmdline_parser.CmdlineParser.global_instance(argv) as cp:
+        root = cp.get_task_obj()
+        measure = root.requires()
+        assert (measure.n_calls, measure.workflow) == (20, "local")
+    with luigi.cmdline_parser.CmdlineParser.global_instance(
+            [*argv[:-1], "21"]) as cp, pytest.raises(MLProfError, match="give --n-calls"):
+        cp.get_task_obj()
