@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-import law
 import luigi
 
 from mlprof.errors import MLProfError
@@ -27,6 +26,7 @@ from mlprof.tasks.parameters import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
+    NamesParameter,
     PathsParameter,
     RuntimesParameter,
     ScriptMixin,
@@ -166,8 +166,8 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
     model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
                                  "script.py[::HASH]); the first on the first runtime is the "
                                  "reference")
-    model_names = law.CSVParameter(default=(), description="names in output paths, one per "
-                                   "model file")
+    model_names = NamesParameter(default=(), flag="--model-names", description="names in "
+                                 "output paths, one per model file")
     runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
                                  "runtimes; default: onnxruntime")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")

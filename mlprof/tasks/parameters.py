@@ -71,6 +71,41 @@ class PathsParameter(law.CSVParameter):
         return tuple(dict.fromkeys(paths))
 
 
+class NameParameter(luigi.Parameter):
+    """A free-text name that becomes (part of) a directory, e.g. ``--model-name``:
+    NFC-normalized and stripped, control and bidi characters refused in one line
+    (:func:`mlprof.ingest.clean_name`), so that names that look alike are one name."""
+
+    def __init__(self, *args, flag: str = "", **kwargs):
+        self._flag = flag
+        super().__init__(*args, **kwargs)
+
+    def normalize(self, x):
+        from mlprof.ingest import clean_name
+
+        if not isinstance(x, str) or x == law.NO_STR:
+            return x
+        value = clean_name(x, self._flag or "name")
+        if not value:
+            raise MLProfError("must not be empty (leave the option out for the default)",
+                              field=self._flag or None)
+        return value
+
+
+class NamesParameter(law.CSVParameter):
+    """Comma-separated names that become (parts of) directories, e.g. ``--model-names``: each
+    one as :class:`NameParameter` normalizes it."""
+
+    def __init__(self, *args, flag: str = "", **kwargs):
+        self._flag = flag
+        super().__init__(*args, **kwargs)
+
+    def normalize(self, x):
+        from mlprof.ingest import clean_name
+
+        return tuple(clean_name(str(n), self._flag or "names") for n in super().normalize(x))
+
+
 class RuntimeParameter(luigi.Parameter):
     """A runtime name; aliases (``ort``) resolve to the canonical name."""
 
@@ -142,8 +177,8 @@ class ModelMixin(BaseTask):
     model_file = PathParameter(default=DEFAULT_MODEL, description="model YAML (MLProf format), "
                                ".onnx file or Python model script (script.py or script.py::HASH)"
                                "; default: the 10x128 example DNN")
-    model_name = luigi.Parameter(default=law.NO_STR, description="name in output paths; "
-                                 "default: the YAML's name, else the file name")
+    model_name = NameParameter(default=law.NO_STR, flag="--model-name", description="name in "
+                               "output paths; default: the YAML's name, else the file name")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -40,6 +40,7 @@ from mlprof.tasks.parameters import (
     ExportMixin,
     MeasurementMixin,
     ModelLabelMixin,
+    NamesParameter,
     PathsParameter,
     PlotMixin,
     RuntimeParameter,
@@ -195,8 +196,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
     model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
                                  "script.py[::HASH]); brace expansion and globs work")
-    model_names = law.CSVParameter(default=(), description="names in output paths, one per "
-                                   "model file")
+    model_names = NamesParameter(default=(), flag="--model-names", description="names in "
+                                 "output paths, one per model file")
     model_labels = law.CSVParameter(default=(), description="legend labels, one per model file")
     runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
                                  f"runtimes; default: {DEFAULT_RUNTIME} (for a TF model: its "
