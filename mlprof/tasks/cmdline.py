@@ -279,6 +279,9 @@ def install() -> None:
     @functools.wraps(get_task_obj_orig)
     def get_task_obj(self):
         check_values(self)
+        from mlprof.tasks.preflight import preflight
+
+        preflight()  # a read-only or full store, an unusable lock: once, before anything runs
         try:
             return get_task_obj_orig(self)
         except luigi.parameter.ParameterException as e:
