@@ -392,6 +392,10 @@ def test_law_run_on_a_read_only_store_fails_once_before_measuring(tmp_path):
         assert len(lines) == 1 and lines[0].endswith(expected) or expected in lines[0], lines
         assert "Traceback" not in r.stdout + r.stderr
         assert not (tmp_path / "locks").exists()  # the store is checked first: never measured
+        # looking at a read-only store is still allowed
+        r = law_run("MeasureRuntime", "--version", "ro", "--batch-sizes", "1,2", *FAST,
+                    "--print-status", "0", store=store, timeout=300)
+        assert r.returncode == 0 and "absent (0/2)" in r.stdout + r.stderr, r.stderr[-2000:]
 
 
 def test_a_read_only_store_as_a_second_user(tmp_path):

@@ -314,6 +314,22 @@ def _vet(fd: int, path: str) -> None:
         raise _refuse(path, problem)
 
 
+def _open_error(e: OSError, dfd: int, path: str) -> MLProfError:
+    """What a failed ``open`` of the lock file says: what is at the path, in words."""
+    if e.errno == errno.ELOOP:
+        target = ""
+        with contextlib.suppress(OSError):
+            link = os.readlink(LOCK_NAME, dir_fd=dfd)
+            dangling = not os.path.exists(os.path.join(os.path.dirname(path), link))
+            target = f" to {printable(link)}" + (" (dangling)" if dangling else "")
+        return _refuse(path, f"is a symbolic link{target}; not followed")
+    with contextlib.suppress(OSError):
+        st = os.lstat(LOCK_NAME, dir_fd=dfd)
+        if not stat.S_ISREG(st.st_mode):
+            return _refuse(path, f"is {file_kind(st.st_mode)}, not a lock file")
+    return _refuse(path, f"cannot be opened: {e.strerror or e}")
+
+
 def _open(dfd: int, path: str) -> tuple[int, bool]:
     """Open (or create, mode 0666) the lock file in the directory ``dfd``:
     ``(descriptor, writable)``.
@@ -345,20 +361,9 @@ def _open(dfd: int, path: str) -> tuple[int, bool]:
             except FileNotFoundError:
                 continue
             except OSError as e:
-                raise _refuse(path, f"cannot be opened: {e.strerror or e}") from None
+                raise _open_error(e, dfd, path) from None
         except OSError as e:
-            if e.errno == errno.ELOOP:
-                target = ""
-                with contextlib.suppress(OSError):
-                    link = os.readlink(LOCK_NAME, dir_fd=dfd)
-                    dangling = not os.path.exists(os.path.join(os.path.dirname(path), link))
-                    target = f" to {printable(link)}" + (" (dangling)" if dangling else "")
-                raise _refuse(path, f"is a symbolic link{target}; not followed") from None
-            if e.errno == errno.EISDIR:
-                raise _refuse(path, "is a directory, not a lock file") from None
-            if e.errno == errno.ENXIO:
-                raise _refuse(path, "is a socket, not a lock file") from None
-            raise _refuse(path, f"cannot be opened: {e.strerror or e}") from None
+            raise _open_error(e, dfd, path) from None
         _vet(fd, path)
         return fd, writable
     raise _refuse(path, f"appeared and disappeared {_OPEN_TRIES} times while opened")

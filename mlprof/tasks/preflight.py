@@ -10,6 +10,8 @@ Here each is one line naming the store or the lock and its variable (``MLP_STORE
 
 from __future__ import annotations
 
+from typing import Any
+
 from mlprof.measure.lock import check_lock
 from mlprof.results.writable import check_store_writable
 
@@ -20,3 +22,13 @@ def preflight() -> None:
     foreign file at its path, a relative ``MLP_LOCK_DIR``, an unknown ``MLP_NO_LOCK``)."""
     check_store_writable()
     check_lock()
+
+
+def inspects_only(known_args: Any) -> bool:
+    """Whether the command line asks law only to look (``--print-status``, ``--print-deps``,
+    ``--print-output``, ``--fetch-output``, ``--remove-output``): then nothing is measured and
+    a read-only store may be inspected, so :func:`preflight` is not run."""
+    import law
+
+    return any(getattr(known_args, name, None) not in (None, "", (), [])
+               for name in law.Task.interactive_params)
