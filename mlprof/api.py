@@ -121,6 +121,9 @@ def _build(tasks: list, workers: int = 1) -> None:
 
     if not tasks:
         return
+    from mlprof.tasks.preflight import preflight
+
+    preflight()  # a read-only or full store, an unusable lock: one line before anything runs
     install_build_hooks()
     lg = logging.getLogger("luigi-interface")
     level = lg.level

@@ -339,6 +339,10 @@ def install() -> None:
     @functools.wraps(get_task_obj_orig)
     def get_task_obj(self):
         check_values(self)
+        from mlprof.tasks.preflight import inspects_only, preflight
+
+        if not inspects_only(self.known_args):  # --print-status of a read-only store works
+            preflight()  # a read-only or full store, an unusable lock: once, before anything
         try:
             task = get_task_obj_orig(self)
         except luigi.parameter.ParameterException as e:
