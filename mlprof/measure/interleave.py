@@ -309,9 +309,10 @@ def read_table(path: str) -> list[dict[str, Any]]:
         try:
             for k in ("speedup", "ci_low", "ci_high", "median_ms"):
                 r[k] = float(r[k])
-            r["batch_size"], r["rounds"] = int(r["batch_size"]), int(r["rounds"])
+            rounds = int(r["rounds"])
+            r["batch_size"], r["rounds"] = int(r["batch_size"]), rounds
             r["significant"] = r["significant"] == "True"
-            if r["rounds"] < MIN_ROUNDS and r["verdict"] != "reference":
+            if rounds < MIN_ROUNDS and r["verdict"] != "reference":
                 # a table of an older mlprof, from fewer rounds than an interval needs
                 r["significant"], r["verdict"] = False, TOO_FEW
             if None in r or None in r.values():

@@ -170,9 +170,9 @@ def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
             out[c] = np.array([v.strip().lower() == "true" for v in vals])
             continue
         try:
-            out[c] = np.array([float(v) for v in vals])
-        except ValueError:
-            i = next(k for k, v in enumerate(vals) if not _is_float(v))
+            out[c] = np.array([float(v) if v.isascii() else float("x") for v in vals])
+        except ValueError:  # (float() alone takes Arabic-Indic digits)
+            i = next(k for k, v in enumerate(vals) if not (v.isascii() and _is_float(v)))
             raise CorruptResult(f"{c} in line {i + 2} is {vals[i][:20]!r}, not a number",
                                 path) from None
         col = out[c]

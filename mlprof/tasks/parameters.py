@@ -8,6 +8,7 @@ segment, ...), and the concrete task composes them with :mod:`mlprof.results.lay
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import law
 import luigi
@@ -359,7 +360,7 @@ def _setting_parameter(name: str) -> luigi.Parameter:
 
     s = setting(name)
     cls = {int: AsciiIntParameter, float: AsciiFloatParameter}.get(s.type, luigi.Parameter)
-    param = cls(default=s.default, description=f"{s.help}; default: {s.default}")
+    param: Any = cls(default=s.default, description=f"{s.help}; default: {s.default}")
     param._mlprof_name = name.replace("_", "-")  # named in the ASCII-digits error
     return param
 
