@@ -406,3 +406,19 @@ def test_outside_a_worker_the_python_layer_still_blocks_names_and_udp():
             s.sendto(b"x", ("192.0.2.1", 53))
     assert guard.blocked == ["example.com", "192.0.2.1:53"]
     assert socket.gethostbyname is not None and "guarded" not in socket.gethostbyname.__name__
+
+
+@pytest.mark.parametrize("value, message", [
+    ("\u0661\u0660", "MLP_TIMEOUT: must be a number of seconds, got '\u0661\u0660'"),
+    ("1_0", "MLP_TIMEOUT: must be a number of seconds, got '1_0'"),
+    ("inf", "MLP_TIMEOUT: must be a finite number of seconds, got 'inf'"),
+])
+def test_numbers_in_the_environment_are_ascii_and_finite(monkeypatch, value, message):
+    from mlprof.measure import isolate
+
+    monkeypatch.setenv("MLP_TIMEOUT", value)
+    with pytest.raises(MLProfError) as e:
+        isolate.default_timeout()
+    assert str(e.value) == message
+    monkeypatch.setenv("MLP_TIMEOUT", "30")
+    assert isolate.default_timeout() == 30.0

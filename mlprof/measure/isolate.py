@@ -23,6 +23,7 @@ killed by the kernel's OOM killer (SIGKILL that the parent did not send) or rais
 from __future__ import annotations
 
 import contextlib
+import math
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -35,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
+from mlprof.ingest import ascii_float
 
 DEFAULT_TIMEOUT = 600.0
 #: default memory limit: this fraction of the machine's (or the cgroup's) memory
@@ -61,9 +63,11 @@ def _positive_env(name: str, unit: str) -> float | None:
     if not raw:
         return None
     try:
-        value = float(raw)
-    except ValueError:
+        value = ascii_float(raw, name)  # float() alone takes Arabic-Indic digits and 1_0
+    except MLProfError:
         raise MLProfError(f"must be a number of {unit}, got {raw!r}", field=name) from None
+    if not math.isfinite(value):
+        raise MLProfError(f"must be a finite number of {unit}, got {raw!r}", field=name)
     if value <= 0:
         raise MLProfError(f"must be > 0 ({unit}), got {raw!r}", field=name)
     return value
