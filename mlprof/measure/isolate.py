@@ -376,9 +376,10 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
     """
     _die_with_parent()
     _contain_descendants()
+    supervisor = os.getpid()
     worker = os.fork()
     if worker == 0:
-        _worker_main(conn, func, kwargs)  # never returns
+        _worker_main(conn, func, kwargs, supervisor)  # never returns
     conn.close()  # only the worker writes to the parent
     status = 0
     while True:
@@ -410,7 +411,8 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
+                 supervisor: int) -> None:
     """Run ``func`` in the worker forked by :func:`_child_main`, send its result, exit."""
     def progress(fraction: float, message: str) -> None:
         conn.send(("progress", (fraction, message)))
@@ -418,6 +420,8 @@ def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) ->
     global IN_WORKER
     IN_WORKER = True
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its supervisor (a time-out kill)
+    if os.getppid() != supervisor:  # it was gone before the signal was armed
+        os._exit(1)
     try:
         conn.send(("worker", os.getpid()))  # whose peak memory the parent watches
         result = func(**kwargs, progress=progress)
