@@ -59,10 +59,11 @@ DEFAULT_ROUNDS = 20
 #: rounds no 95 % interval of a median can be honest without assumptions on the noise (even the
 #: widest, [smallest, largest] ratio, holds the median with probability 1 - 2/2**n: 93.8 % at 5
 #: rounds, 96.9 % at 6). Measured (``benchmarks/interleave_rounds.py``, the 10x128 DNN against
-#: itself, 2400 rounds cut into blocks, batch sizes 1 and 8): the bootstrap interval called the
-#: model faster or slower than itself in 12-16 % of 2-round and 6-9 % of 3-round comparisons
-#: (issue 22: 5 of 20), 0.8-1.8 % at 4, <= 0.8 % from 5; on independent normal noise it is
-#: 49 %, 25 %, 12 %, 7 % at 2-5 rounds and 6 % from 6 on
+#: itself, 2400 rounds cut into blocks, batch sizes 1 and 8, twice: on a quiet machine and
+#: beside other tests): the bootstrap interval called the model faster or slower than itself in
+#: 12-26 % of 2-round and 6-12 % of 3-round comparisons (issue 22: 5 of 20), 0.8-4.7 % at 4,
+#: 0-1.9 % at 5 and 0-3.3 % from 6 on; on independent normal noise (simulated) 49 %, 25 %,
+#: 12 %, 7 % at 2-5 rounds and 6 % from 6 on
 MIN_ROUNDS = 6
 #: the most rounds: every round creates fresh sessions of every configuration (tens of ms
 #: each), and the interval narrows as 1/sqrt(rounds): 1000 rounds give an interval ~7 times
