@@ -65,6 +65,8 @@ def test_law_run_refuses_hostile_numbers_up_front(tmp_path, args, message):
     (["--batch-sizes", "\u0661\u0660"], "mlprof error: --batch-sizes: batch sizes must be an "
      "integer in ASCII digits, got '\u0661\u0660'"),
     (["--min-duration", "nan"], "mlprof error: --min-duration: must be a finite number, got nan"),
+    (["--workers", "99999999"], "mlprof error: --workers: must be <= 64, got 99999999"),
+    (["--workers", "1_0"], "mlprof error: --workers: expected an integer, got '1_0'"),
 ])
 def test_the_mlprof_command_refuses_them_too(tmp_path, args, message):
     env = {**os.environ, "MLP_STORE": str(tmp_path / "store")}
