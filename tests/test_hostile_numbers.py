@@ -424,3 +424,29 @@ def test_numbers_in_the_environment_are_ascii_and_finite(monkeypatch, value, mes
     assert str(e.value) == message
     monkeypatch.setenv("MLP_TIMEOUT", "30")
     assert isolate.default_timeout() == 30.0
+
+
+def test_a_script_using_a_raw_socket_gets_needs_network(tmp_path):
+    """Past the Python layer (``_socket`` directly): the namespace refuses it and the script's
+    status is still ``needs-network`` (before: it connected)."""
+    import socket
+
+    pytest.importorskip("torch", reason="model scripts need PyTorch (MLP_EXTRAS=torch)")
+    from mlprof.model.script import discover
+
+    host = _outside_address()
+    if host is None:
+        pytest.skip("no non-loopback address on this machine to stand for another one")
+    script = tmp_path / "raw_socket.py"
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind((host, 0))
+        server.listen(4)
+        script.write_text("import _socket, socket\n"
+                          "s = _socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+                          f"s.connect(({host!r}, {server.getsockname()[1]}))\n")
+        with pytest.raises(MeasurementFailed) as e:
+            run_isolated(discover, {"path": str(script)}, timeout=120, torch=True)
+    assert e.value.status == "needs-network", e.value
+    assert str(e.value) == (f"{script}: needs-network: the script tried to reach the network "
+                            "(mlprof runs scripts without network: the network namespace "
+                            "refused it; OSError)")
