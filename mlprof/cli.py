@@ -85,13 +85,23 @@ def _runtime(text: str) -> str:
     return text
 
 
+#: the most --workers: each is a luigi worker process (100-300 MB with its imports), and
+#: measurements run one at a time under the machine-wide lock, so workers beyond a few per CPU
+#: only add memory (``--workers 99999999`` would fork until memory runs out)
+MAX_WORKERS = 64
+
+
 def _workers(text: str) -> int:
+    from mlprof.ingest import ascii_int
+
     try:
-        n = int(text)
-    except ValueError:
+        n = ascii_int(text, "--workers")  # int() alone takes Arabic-Indic digits and 1_0
+    except MLProfError:
         raise MLProfError(f"expected an integer, got {text!r}") from None
     if n < 1:
         raise MLProfError(f"must be >= 1, got {n}")
+    if n > MAX_WORKERS:
+        raise MLProfError(f"must be <= {MAX_WORKERS}, got {n}")
     return n
 
 

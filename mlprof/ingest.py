@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import stat
 import tokenize
 import unicodedata
@@ -231,3 +232,17 @@ def ascii_int(text: str, field: str, *, source: str | os.PathLike | None = None)
     if not body or not body.isascii() or not body.isdigit():
         raise MLProfError(f"{value!r} is not an integer (ASCII digits)", source, field)
     return int(value)
+
+
+_ASCII_FLOAT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)",
+                          re.ASCII | re.IGNORECASE)
+
+
+def ascii_float(text: str, field: str, *, source: str | os.PathLike | None = None) -> float:
+    """A number written in ASCII (digits, an optional sign, point and exponent, or ``inf`` and
+    ``nan``, which the caller judges); ``float()`` alone also takes Arabic-Indic digits and
+    ``1_0``. Added for issue 22 (numbers): a setting is read as the user sees it or refused."""
+    value = str(text).strip()
+    if not _ASCII_FLOAT.fullmatch(value):
+        raise MLProfError(f"{value!r} is not a number (ASCII digits)", source, field)
+    return float(value)

@@ -23,6 +23,7 @@ from mlprof.runtimes import (
 )
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.parameters import (
+    AsciiIntParameter,
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mlprof")
 
 
-class RoundsParameter(luigi.IntParameter):
+class RoundsParameter(AsciiIntParameter):
     """An integer option that may be given without a value: ``--interleave`` means
     :data:`~mlprof.measure.interleave.DEFAULT_ROUNDS` rounds, ``--interleave 40`` 40."""
 

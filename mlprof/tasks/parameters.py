@@ -8,6 +8,7 @@ segment, ...), and the concrete task composes them with :mod:`mlprof.results.lay
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import law
 import luigi
@@ -120,11 +121,36 @@ class RuntimesParameter(law.CSVParameter):
         return tuple(dict.fromkeys(canonical_runtime(r) for r in super().normalize(x)))
 
 
+class AsciiIntParameter(luigi.IntParameter):
+    """An integer in ASCII digits: luigi's ``int()`` also takes Arabic-Indic digits and
+    ``1_0``, which a user reading the command line would not take for the same number."""
+
+    def parse(self, x):
+        from mlprof.ingest import ascii_int
+
+        value = super().parse(x)  # words fail here, with luigi's own message
+        if isinstance(x, str):
+            ascii_int(x, "--" + getattr(self, "_mlprof_name", "value"))
+        return value
+
+
+class AsciiFloatParameter(luigi.FloatParameter):
+    """A number in ASCII (see :class:`AsciiIntParameter`; ``float()`` also takes ``nan``)."""
+
+    def parse(self, x):
+        from mlprof.ingest import ascii_float
+
+        value = super().parse(x)
+        if isinstance(x, str):
+            ascii_float(x, "--" + getattr(self, "_mlprof_name", "value"))
+        return value
+
+
 class BatchSizesParameter(law.CSVParameter):
     """Comma-separated batch sizes (>= 1), made unique and sorted."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.update(cls=luigi.IntParameter, unique=True, sort=True)
+        kwargs.update(cls=AsciiIntParameter, unique=True, sort=True)
         super().__init__(*args, **kwargs)
 
     def normalize(self, x):
@@ -135,7 +161,9 @@ class BatchSizesParameter(law.CSVParameter):
             raise MLProfError("give at least one batch size", field="--batch-sizes")
         # every branch of a workflow normalizes the whole list again: check element-wise (and
         # word the error) only when the cheap test fails, or scheduling grows quadratically
-        if all(type(b) is int for b in sizes) and sizes[0] >= 1:
+        from mlprof.runtimes.batching import MAX_BATCH_SIZE
+
+        if all(type(b) is int for b in sizes) and sizes[0] >= 1 and sizes[-1] <= MAX_BATCH_SIZE:
             return sizes
         return tuple(check_batch_size(b) for b in sizes)
 
@@ -366,8 +394,10 @@ def _setting_parameter(name: str) -> luigi.Parameter:
     from mlprof.measure.settings import setting
 
     s = setting(name)
-    cls = {int: luigi.IntParameter, float: luigi.FloatParameter}.get(s.type, luigi.Parameter)
-    return cls(default=s.default, description=f"{s.help}; default: {s.default}")
+    cls = {int: AsciiIntParameter, float: AsciiFloatParameter}.get(s.type, luigi.Parameter)
+    param: Any = cls(default=s.default, description=f"{s.help}; default: {s.default}")
+    param._mlprof_name = name.replace("_", "-")  # named in the ASCII-digits error
+    return param
 
 
 class MeasurementMixin(BaseTask):
@@ -396,11 +426,16 @@ class MeasurementMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure.settings import check_setting, check_threads_here
+        from mlprof.measure.settings import (
+            check_calls_per_round,
+            check_setting,
+            check_threads_here,
+        )
 
         # the one validation of every setting (the harness applies the same)
         for name in self.MEASURE_PARAMS:
             check_setting(name, getattr(self, name))
+        check_calls_per_round(self.n_calls, self.n_events)
         check_threads_here(self.threads, allow_more=self.oversubscribe)
         self._input_data = check_setting("input_data", self.input_data)
         self._batch_rules = check_setting("tfaot_batch_rules", self.tfaot_batch_rules)
@@ -585,7 +620,10 @@ class ThreadsMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure.settings import check_setting, check_threads_here
+        from mlprof.measure.settings import (
+            check_setting,
+            check_threads_here,
+        )
 
         check_setting("threads", self.threads)
         check_threads_here(self.threads, allow_more=False)
