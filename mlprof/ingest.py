@@ -150,18 +150,51 @@ def read_source(path: str | os.PathLike, max_bytes: int = MAX_SCRIPT_BYTES) -> s
     return read_text(path, max_bytes, python_source=True, what="a model script")
 
 
+_LOADER: Any = None
+
+
+def _strict_loader() -> Any:
+    """PyYAML's safe loader with YAML 1.2's numbers: decimal integers and floats in ASCII
+    digits only. YAML 1.1 (PyYAML's default) reads ``1_0`` as 10, ``1:30`` as 90 (base 60),
+    ``010`` as 8 (octal) and ``0x10`` as 16: a batch size written so is taken for a number
+    nobody meant; here each stays a string, which the field's check refuses in one line."""
+    global _LOADER
+    if _LOADER is None:
+        import re
+
+        import yaml
+
+        class StrictLoader(yaml.SafeLoader):
+            """Safe loader with YAML 1.2 core-schema numbers."""
+
+        numeric = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+        StrictLoader.yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag not in numeric]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+        StrictLoader.add_implicit_resolver(
+            "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
+        StrictLoader.add_implicit_resolver(
+            "tag:yaml.org,2002:float",
+            re.compile(r"^(?:[-+]?(?:(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?"
+                       r"|[0-9]+[eE][-+]?[0-9]+)"
+                       r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+.0123456789"))
+        _LOADER = StrictLoader
+    return _LOADER
+
+
 def parse_yaml(text: str, path: str | os.PathLike, what: str = "mlprof files") -> Any:
     """YAML ``text`` with the safe loader and no aliases; errors are one line with line and
     column."""
     import yaml
 
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        loader = _strict_loader()
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent):
                 mark = event.start_mark
                 raise MLProfError(f"line {mark.line + 1}: YAML aliases (*{event.anchor}) are "
                                   f"not accepted in {what}", path)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

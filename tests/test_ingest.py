@@ -89,3 +89,25 @@ def test_names_and_numbers():
     for bad in ("\u0661\u0660", "1_0", "", "1.0", "+"):
         with pytest.raises(MLProfError, match="--batch-sizes"):
             ingest.ascii_int(bad, "--batch-sizes")
+
+
+def test_yaml_numbers_are_yaml_1_2(tmp_path):
+    """PyYAML reads ``1_0`` as 10, ``1:30`` as 90 and ``010`` as 8 (YAML 1.1); mlprof reads them
+    as the strings they are, so a field's own check refuses them."""
+    data = ingest.parse_yaml("a: [1_0, 1:30, 010, 0x10, \u0661\u0660, 10, -3, 1.5, 1e5, .inf]",
+                             tmp_path / "x.yaml")
+    assert data["a"][:5] == ["1_0", "1:30", "010", "0x10", "\u0661\u0660"]
+    assert data["a"][5:9] == [10, -3, 1.5, 100000.0]
+    assert data["a"][9] == float("inf")
+
+
+def test_experiment_batch_size_written_with_underscore_is_refused(tmp_path):
+    from mlprof.experiments import load_experiment
+
+    model = os.path.join(os.path.dirname(__file__), "..", "examples", "dnn",
+                         "model_onnx_l10u128.yaml")
+    exp = tmp_path / "e.yaml"
+    exp.write_text(f"title: t\nmodel_files: [{os.path.abspath(model)}]\n"
+                   "runtimes: [onnxruntime]\nbatch_sizes: [1_0, 8]\n")
+    with pytest.raises(MLProfError, match="batch_sizes: .*'1_0'"):
+        load_experiment(str(exp))
