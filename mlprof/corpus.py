@@ -234,7 +234,13 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
             for rt in runtimes:
                 failed(s, rt, disc)
             continue
-        hashes = [m["hash"] for m in disc.manifest()["models"]]
+        try:  # a damaged manifest (a FIFO in the store, say) costs this script alone
+            hashes = [m["hash"] for m in disc.manifest()["models"]]
+        except (MLProfError, KeyError, TypeError) as e:
+            for rt in runtimes:
+                row(s, rt, status="corrupt", cause="corrupt", reason=_short(str(e), s.path))
+            say(f"{s.name}: corrupt: {_short(str(e), s.path, 120)}")
+            continue
         for rt in runtimes:
             merges.append((s, rt, [MergeRuntimes(version=version, model_file=f"{s.path}::{h}",
                                                  runtime=rt, batch_sizes=batch_sizes, **kw)
@@ -251,7 +257,12 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         if bad is not None:
             failed(s, rt, bad)
             continue
-        points = [_points(t) for t in tasks]  # each statistics file read once
+        try:
+            points = [_points(t) for t in tasks]  # each statistics file read once
+        except (MLProfError, ValueError, KeyError) as e:  # a damaged statistics file
+            row(s, rt, status="corrupt", cause="corrupt", reason=_short(str(e), s.path))
+            say(f"{s.name} {rt}: corrupt: {_short(str(e), s.path, 120)}")
+            continue
         firsts = [(pts[0]["median_ms"], pts[0]["flags"]) for pts in points]
         row(s, rt, status="ok", models=str(len(tasks)),
             median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),
