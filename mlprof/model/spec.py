@@ -285,7 +285,7 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
             name = Path(path).name
             return ModelSpec(name=name, label=name, spec_file=path, file=path, engine=TF_ENGINE,
                              serving_key="serving_default")
-        raise MLProfError("is a directory, expected a .yaml or .onnx model file or a "
+        raise MLProfError("is a directory, expected a .yaml, .onnx or .py model file or a "
                           "SavedModel directory", path)
     check_regular_file(path)
     if ext == ".onnx":
