@@ -256,7 +256,7 @@ def test_report_reads_past_a_fifo_and_a_device_at_result_files(measured: Path,
 
 def test_readers_of_result_files_refuse_a_fifo_in_one_line(measured: Path,
                                                            tmp_path: Path) -> None:
-    from mlprof.measure.results import branch_problem, read_failure
+    from mlprof.measure.results import branch_problem, read_failure, read_merged_provenance
     from mlprof.measure.stats import read_stats_csv
     from mlprof.report.collect import collect
 
@@ -273,6 +273,10 @@ def test_readers_of_result_files_refuse_a_fifo_in_one_line(measured: Path,
     os.mkfifo(stats)
     with pytest.raises(CorruptResult, match="is a FIFO, not a regular file"):
         bounded(lambda: read_stats_csv(stats))
+    merged = tmp_path / "provenance_bs_1.json"
+    os.mkfifo(merged)
+    with pytest.raises(CorruptResult, match="is a FIFO, not a regular file"):
+        bounded(lambda: read_merged_provenance(merged))
     rows = bounded(lambda: collect([other]))
     assert sorted(r["status"] for r in rows) == ["corrupt", "corrupt", "corrupt", "ok"]
 

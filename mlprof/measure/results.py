@@ -395,11 +395,23 @@ def unstable_warning(name: str, rows: Sequence[Mapping[str, Any]],
             "a quieter machine")
 
 
-def measured_versions(provenance_file: str | os.PathLike) -> list[str]:
-    """The runtime versions a merged sweep was measured with (as recorded, in order, unique)."""
-    prov = _read_json(os.fspath(provenance_file))
+def read_merged_provenance(provenance_file: str | os.PathLike) -> dict:
+    """A merged sweep's provenance (MergeRuntimes), read through :mod:`mlprof.ingest`: a FIFO,
+    a device or anything but a JSON object whose ``measurements`` is a list of objects is a
+    one-line :class:`CorruptResult`, never a hang."""
+    path = os.fspath(provenance_file)
+    prov = _read_json(path)
     if not isinstance(prov, dict):
         raise CorruptResult(f"is {_type_name(prov)}, not a provenance record (a JSON object)",
-                            provenance_file)
+                            path)
+    measurements = prov.get("measurements", [])
+    if not isinstance(measurements, list) or not all(isinstance(m, dict) for m in measurements):
+        raise CorruptResult("measurements is not a list of objects", path)
+    return prov
+
+
+def measured_versions(provenance_file: str | os.PathLike) -> list[str]:
+    """The runtime versions a merged sweep was measured with (as recorded, in order, unique)."""
+    prov = read_merged_provenance(provenance_file)
     versions = [str(m.get("runtime_version") or "") for m in prov.get("measurements", [])]
     return [v for v in dict.fromkeys(versions) if v]
