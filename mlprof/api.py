@@ -44,7 +44,7 @@ from mlprof.measure.settings import (
 from mlprof.measure.stats import read_runtimes, throughput
 from mlprof.measure.trust import marks
 from mlprof.model.script import is_script, read_labels
-from mlprof.results.layout import store_base
+from mlprof.results.layout import check_version, store_base
 
 logger = logging.getLogger("mlprof")
 
@@ -121,6 +121,9 @@ def _build(tasks: list, workers: int = 1) -> None:
 
     if not tasks:
         return
+    from mlprof.tasks.preflight import preflight
+
+    preflight()  # a read-only or full store, an unusable lock: one line before anything runs
     install_build_hooks()
     lg = logging.getLogger("luigi-interface")
     level = lg.level
@@ -166,6 +169,7 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
     given values (non-scripts have no labels and are dropped when filtering).
     """
     _ensure_env()
+    version = check_version(version, "version", given=True)
     from mlprof.tasks.base import failure_error
     from mlprof.tasks.discover import DiscoverModels
     from mlprof.tasks.parameters import PathsParameter
@@ -227,6 +231,7 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     warning when ``raise_on_failure`` is False).
     """
     _ensure_env()
+    version = check_version(version, "version", given=True)
     from mlprof.tasks.base import failure_error, failure_reason
     from mlprof.tasks.runtime import MergeRuntimes
 
@@ -268,6 +273,7 @@ def compare_interleaved(model_files: str | Iterable[str], *, runtimes: Sequence[
     ...; no ``min_duration``: a round is exactly ``n_calls`` calls per event).
     """
     _ensure_env()
+    version = check_version(version, "version", given=True)
     import pandas as pd
 
     from mlprof.tasks.base import failure_error
@@ -372,6 +378,7 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
     import json
 
     _ensure_env()
+    version = check_version(version, "version", given=True)
     from mlprof.tasks.base import failure_reason
     from mlprof.tasks.export import ExportOnnx
 

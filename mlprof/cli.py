@@ -59,6 +59,12 @@ def _arg_type(convert: Callable[[str], Any]) -> Callable[[str], Any]:
     return arg_type
 
 
+def _version(text: str) -> str:
+    from mlprof.results.layout import check_version
+
+    return check_version(text, "--version", given=True)
+
+
 def _batch_sizes(text: str) -> tuple[int, ...]:
     return check_batch_sizes(SETTINGS["batch_size"].parse(b) for b in _csv(text))
 
@@ -79,13 +85,23 @@ def _runtime(text: str) -> str:
     return text
 
 
+#: the most --workers: each is a luigi worker process (100-300 MB with its imports), and
+#: measurements run one at a time under the machine-wide lock, so workers beyond a few per CPU
+#: only add memory (``--workers 99999999`` would fork until memory runs out)
+MAX_WORKERS = 64
+
+
 def _workers(text: str) -> int:
+    from mlprof.ingest import ascii_int
+
     try:
-        n = int(text)
-    except ValueError:
+        n = ascii_int(text, "--workers")  # int() alone takes Arabic-Indic digits and 1_0
+    except MLProfError:
         raise MLProfError(f"expected an integer, got {text!r}") from None
     if n < 1:
         raise MLProfError(f"must be >= 1, got {n}")
+    if n > MAX_WORKERS:
+        raise MLProfError(f"must be <= {MAX_WORKERS}, got {n}")
     return n
 
 
@@ -104,7 +120,8 @@ def _measure_args(p: argparse.ArgumentParser, runtime_alias: bool = False) -> No
                    help="comma-separated runtimes (default: %(default)s)")
     p.add_argument("--batch-sizes", type=_arg_type(_batch_sizes), default="1",
                    help="comma-separated batch sizes (default: %(default)s)")
-    p.add_argument("--version", default="cli", help="version of the outputs (default: cli)")
+    p.add_argument("--version", default="cli", type=_arg_type(_version),
+                   help="version of the outputs (default: cli)")
     for s in cli_settings():
         p.add_argument(s.flag, dest=s.name, type=_arg_type(s.parse), default=s.default,
                        help=f"{s.help} (default: %(default)s)")
@@ -290,10 +307,13 @@ def cmd_store(a: argparse.Namespace) -> int:
     scanned = st.scan(a.store)
     entries = st.select(scanned.entries, versions=sel["version"], models=sel["model"],
                         tasks=sel["task"], runtimes=sel["runtime"])
+    from mlprof.ingest import printable
+
     for link in scanned.skipped_links:
-        print(f"not followed: symbolic link {link}", file=sys.stderr)
+        print(f"not followed: symbolic link {printable(link)}", file=sys.stderr)
     for mount in scanned.skipped_mounts:
-        print(f"not followed: another file system mounted at {mount}", file=sys.stderr)
+        print(f"not followed: another file system mounted at {printable(mount)}",
+              file=sys.stderr)
     if a.action == "list":
         print(json.dumps({"store": scanned.store, "totals": st.totals(entries), "entries": [
             e.to_dict() for e in entries]}, indent=2) if a.json else

@@ -49,6 +49,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.ingest import check_regular, clean_name, load_yaml
 from mlprof.measure.settings import check_batch_sizes, check_setting, cli_settings
 from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
 
@@ -201,8 +202,9 @@ def _model_files(path: str, values: list[str], fld_name: str = "model_files"
             for m in matches:
                 out.setdefault(m, os.path.relpath(m, root).replace(os.sep, "/"))
             continue
-        if not os.path.isfile(full):
+        if not os.path.lexists(full):
             raise _fail(path, fld, f"no such file: {full}")
+        check_regular(full, field=fld, source=path)  # a FIFO or a device is one line here
         suffix = sep + hashes.strip().lower()
         out.setdefault(full + suffix, os.path.basename(full) + suffix)
     return out
@@ -228,6 +230,27 @@ def _rotate(path: str, value: Any, n_files: int) -> int:
         raise _fail(path, "rotate.slices", f"{n} slices for {n_files} model file(s): at most "
                     "one slice per model file")
     return n
+
+
+def _not_unicode(data: Any) -> tuple[str, str] | None:
+    """``(field, character)`` of the first lone surrogate in a key or string of ``data`` (a
+    YAML ``"\\ud800"`` escape makes one), else None; iterative, as nesting is unbounded."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        items: list[tuple[str, Any]] = []
+        if isinstance(value, dict):
+            items = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            items += [(name, k) for name, (k, _) in zip((n for n, _ in items), value.items(),
+                                                        strict=True)]
+        elif isinstance(value, list):
+            items = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+        elif isinstance(value, str):
+            ch = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if ch is not None:
+                return where.encode("utf-8", "backslashreplace").decode("utf-8"), ch
+        stack.extend(items)
+    return None
 
 
 class _Problems:
@@ -260,18 +283,15 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
     Every field is checked even after one is wrong, and the error names all wrong fields at once
     (``3 problems: exclude_files: ...; rotate.slices: ...; settings.n_calls: ...``).
     """
-    import yaml
-
     path = os.path.abspath(os.fspath(path))
-    try:
-        with open(path) as f:
-            data = yaml.safe_load(f)
-    except OSError as e:
-        raise _fail(path, "", f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise _fail(path, where, f"not valid YAML: {getattr(e, 'problem', e)}") from None
+    # the one way in: a regular file (a FIFO, a device or a link to one is one line, never a
+    # hang or a read without end), at most MAX_YAML_BYTES, UTF-8, and no YAML aliases (a
+    # 519-byte alias bomb in title: ran the scheduler out of memory)
+    data = load_yaml(path, what="experiment files", subject="an experiment file")
+    bad = _not_unicode(data)
+    if bad is not None:  # "\ud800" in a YAML string: no terminal, JSON or HTML writer takes it
+        fld, ch = bad
+        raise _fail(path, fld, f"contains the lone surrogate U+{ord(ch):04X}: not Unicode text")
     if not isinstance(data, dict):
         raise _fail(path, "", "must be a mapping of fields (title, model_files, ...)")
     problems = _Problems(path)
@@ -293,6 +313,9 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
                 problems.add(_fail(path, fld, f"must be a string, got {data[fld]!r}"))
                 continue
             kw[fld] = " ".join(data[fld].split()) if fld != "description" else data[fld].strip()
+            if fld == "title":  # shown on terminals and dashboards: no control or bidi chars
+                kw[fld] = check("title", lambda t: clean_name(t, "title", source=path),
+                                kw[fld]) or kw["name"]
     kw.setdefault("title", kw["name"])
     if "active" in data:
         if not isinstance(data["active"], bool):
@@ -433,6 +456,17 @@ def plan(exp: Experiment) -> Plan:
     return Plan(tuple(pairs), tuple(skipped), tuple(errors))
 
 
+def unexpected_error(exc: BaseException, path: str | os.PathLike) -> MLProfError:
+    """An exception that is not an :class:`MLProfError` as one line naming ``path``: the
+    per-experiment boundary turns any failure (a bug included) into that experiment's error,
+    so that it costs that experiment alone and still says what happened."""
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:300] + " ..."
+    return MLProfError(f"unexpected {type(exc).__name__}" + (f": {text}" if text else ""),
+                       path)
+
+
 def experiment_files(directory: str | os.PathLike) -> list[str]:
     """The ``*.yaml``/``*.yml`` files of ``directory``, sorted by name."""
     directory = os.fspath(directory)
@@ -449,10 +483,12 @@ def load_experiments(directory: str | os.PathLike
     A broken file gives ``(file, None, error)`` instead of stopping the others. The list is in
     run order: priority (highest first), then file name.
     """
-    out = []
+    out: list[tuple[str, Experiment | None, MLProfError | None]] = []
     for path in experiment_files(directory):
         try:
             out.append((path, load_experiment(path), None))
         except MLProfError as e:
             out.append((path, None, e))
+        except Exception as e:  # noqa: BLE001 -- any failure costs this file alone
+            out.append((path, None, unexpected_error(e, path)))
     return sorted(out, key=lambda t: (-(t[1].priority if t[1] else 0), os.path.basename(t[0])))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import stat
 import tokenize
 import unicodedata
@@ -172,9 +173,13 @@ def parse_yaml(text: str, path: str | os.PathLike, what: str = "mlprof files") -
 
 
 def load_yaml(path: str | os.PathLike, max_bytes: int = MAX_YAML_BYTES,
-              what: str = "mlprof files") -> Any:
-    """A YAML file read through the one way in: regular file, size limit, UTF-8, no aliases."""
-    text = read_text(path, max_bytes, what=f"a file of {what}")
+              what: str = "mlprof files", subject: str = "a YAML file") -> Any:
+    """A YAML file read through the one way in: regular file, size limit, UTF-8, no aliases.
+
+    ``what`` names the kind of file in the alias message ("not accepted in model files"),
+    ``subject`` in the size message ("a model YAML has at most ...").
+    """
+    text = read_text(path, max_bytes, what=subject)
     return parse_yaml(text, path, what)
 
 
@@ -261,3 +266,17 @@ def open_regular(path: str | os.PathLike, max_bytes: int, *, field: str | None =
     except BaseException:
         os.close(fd)
         raise
+
+
+_ASCII_FLOAT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)",
+                          re.ASCII | re.IGNORECASE)
+
+
+def ascii_float(text: str, field: str, *, source: str | os.PathLike | None = None) -> float:
+    """A number written in ASCII (digits, an optional sign, point and exponent, or ``inf`` and
+    ``nan``, which the caller judges); ``float()`` alone also takes Arabic-Indic digits and
+    ``1_0``. Added for issue 22 (numbers): a setting is read as the user sees it or refused."""
+    value = str(text).strip()
+    if not _ASCII_FLOAT.fullmatch(value):
+        raise MLProfError(f"{value!r} is not a number (ASCII digits)", source, field)
+    return float(value)

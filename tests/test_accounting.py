@@ -70,7 +70,7 @@ STRING_VALUES = {
 CSV_VALUES = {"file_types": ("png",), "runtime_versions": ("1.20.1",)}
 
 #: likewise for integers whose generic alternative is out of range
-INT_VALUES = {"opset": 17}
+INT_VALUES = {"opset": 17, "interleave": 6}  # interleave: at least MIN_ROUNDS
 
 #: parameters that have no other valid value on this machine (a CPU-only machine has one
 #: device): the only ones allowed to be refused in every case

@@ -60,7 +60,7 @@ def test_defaults(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text, field, message", [
-    ("title: [\n", "line", "not valid YAML"),
+    ("title: [\n", "", "malformed YAML: line 2, column 1"),
     ("- a\n- b\n", "", "must be a mapping"),
     (f"model_files: {DNN}\ntitel: x\n", "titel", "unknown field"),
     ("title: x\n", "model_files", "missing"),

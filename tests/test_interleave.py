@@ -88,11 +88,11 @@ def test_a_configuration_that_cannot_share_a_process_is_refused(store):
     from mlprof.tasks.plotting import PlotMultiRuntimes
 
     with pytest.raises(MLProfError) as e:
-        PlotMultiRuntimes(version="v", model_files=(str(AOT),), interleave=4)
+        PlotMultiRuntimes(version="v", model_files=(str(AOT),), interleave=6)
     assert "tfaot" in str(e.value) and "\n" not in str(e.value)
     assert str(e.value).count("--interleave") == 2, str(e.value)  # field and advice, no double
     with pytest.raises(MLProfError, match="own virtual environments") as e:
-        PlotMultiRuntimes(version="v", model_files=(str(DNN),), interleave=4,
+        PlotMultiRuntimes(version="v", model_files=(str(DNN),), interleave=6,
                           runtime_versions=("1.20.1",))
     assert "\n" not in str(e.value)
 
@@ -128,7 +128,7 @@ def test_a_model_script_interleaved_each_runtime_on_its_own_artifact(store):
     ONNX export, PyTorch the script's model itself, in one process; the speed-up has an
     interval in the table, the console and the plot. Sessions are made anew every round, so
     this also fails if a dropped PyTorch session turns inference mode off for the next."""
-    proc = law_run("PlotMultiRuntimes", "--version", "il", "--interleave", "4",
+    proc = law_run("PlotMultiRuntimes", "--version", "il", "--interleave", "6",
                    "--model-files", str(SCRIPT), "--runtimes", "onnxruntime,torch",
                    "--batch-sizes", "1,8", "--n-calls", "20", "--warmup", "3",
                    "--file-types", "png", store=store)
@@ -139,12 +139,12 @@ def test_a_model_script_interleaved_each_runtime_on_its_own_artifact(store):
         (1, "onnxruntime", True), (1, "torch", False), (8, "onnxruntime", True),
         (8, "torch", False)]
     for r in rows[1::2]:
-        assert r["ci_low"] <= r["speedup"] <= r["ci_high"] and r["rounds"] == 4, r
+        assert r["ci_low"] <= r["speedup"] <= r["ci_high"] and r["rounds"] == 6, r
         assert r["ci_low"] < r["ci_high"]  # an interval, not a point
     # the console shows the table with its intervals and names the plot
     assert "95% CI" in proc.stdout and "torch" in proc.stdout
     (plot,) = (store / "PlotMultiRuntimes").rglob("*.png")
-    assert plot.name.startswith("speedup_il4_onnxruntime-torch_") and str(plot) in proc.stdout
+    assert plot.name.startswith("speedup_il6_onnxruntime-torch_") and str(plot) in proc.stdout
     configs = _provenance(store)["batch_sizes"]["8"]["configs"]
     ort, pt = configs
     (export,) = (store / "ExportOnnx").rglob("model.onnx")
@@ -168,7 +168,7 @@ def test_compare_puts_one_setting_on_one_plot(store):
     assert len(stats) == 2 and "_threads1_" in stats[0] and "_threads2_" in stats[1], stats
     assert "onnxruntime threads=1" in proc.stdout and "onnxruntime threads=2" in proc.stdout
 
-    proc = law_run("PlotMultiRuntimes", *common, "--interleave", "4", store=store)
+    proc = law_run("PlotMultiRuntimes", *common, "--interleave", "6", store=store)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     rows = read_table(str(next((store / "CompareInterleaved").rglob("speedup_*.csv"))))
     assert [r["config"] for r in rows] == ["threads=1", "threads=2"]
@@ -178,7 +178,7 @@ def test_compare_puts_one_setting_on_one_plot(store):
     configs = prov["batch_sizes"]["1"]["configs"]
     assert [c["runtime_settings"]["intra_op_num_threads"] for c in configs] == [1, 2]
     assert {p.name for p in (store / "PlotMultiRuntimes").rglob("*.png")} == {
-        "runtimes_threads-1-2_bs_1.png", "speedup_il4_threads-1-2_bs_1.png"}
+        "runtimes_threads-1-2_bs_1.png", "speedup_il6_threads-1-2_bs_1.png"}
 
 
 @pytest.mark.parametrize("value, message", [
@@ -207,7 +207,7 @@ def test_compare_refuses_what_it_would_ignore(store):
     with pytest.raises(MLProfError, match="^--compare: min_duration does not apply with "
                                           "--interleave"):
         PlotMultiRuntimes(version="v", model_files=(str(DNN),), compare="min_duration=0,1",
-                          interleave=4)
+                          interleave=6)
 
 
 def test_an_unknown_compared_setting_exits_40_with_one_line(store):

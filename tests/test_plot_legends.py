@@ -335,7 +335,7 @@ CNN = str(REPO / "examples" / "cnn" / "model_onnx_cnn.yaml")
                      "--batch-sizes", "1,8", *FAST], ("onnxruntime", "openvino")),
     ("PlotMultiRuntimes", ["--model-files", str(DNN), "--runtimes", "onnxruntime,openvino",
                            "--batch-sizes", "1,8", "--n-calls", "10", "--warmup", "1",
-                           "--interleave", "3"], ("onnxruntime", "openvino")),
+                           "--interleave", "6"], ("onnxruntime", "openvino")),
 ])
 def test_plot_files_name_runtime_version_cpu_and_host(task: str, args: list[str],
                                                       runtimes: tuple[str, ...],

@@ -23,6 +23,7 @@ killed by the kernel's OOM killer (SIGKILL that the parent did not send) or rais
 from __future__ import annotations
 
 import contextlib
+import math
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -35,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
+from mlprof.ingest import ascii_float
 
 DEFAULT_TIMEOUT = 600.0
 #: default memory limit: this fraction of the machine's (or the cgroup's) memory
@@ -50,6 +52,10 @@ PRELOAD_TORCH = ["mlprof.measure.child_torch"]
 
 _ctx_pid: int | None = None
 
+#: True in a measurement worker (a disposable process: the model sandbox may cut it off from
+#: the network for good, see mlprof.model.sandbox.enter_network_namespace)
+IN_WORKER = False
+
 
 def _positive_env(name: str, unit: str) -> float | None:
     """The positive number in ``$name`` (None when unset); a clear error otherwise."""
@@ -57,9 +63,11 @@ def _positive_env(name: str, unit: str) -> float | None:
     if not raw:
         return None
     try:
-        value = float(raw)
-    except ValueError:
+        value = ascii_float(raw, name)  # float() alone takes Arabic-Indic digits and 1_0
+    except MLProfError:
         raise MLProfError(f"must be a number of {unit}, got {raw!r}", field=name) from None
+    if not math.isfinite(value):
+        raise MLProfError(f"must be a finite number of {unit}, got {raw!r}", field=name)
     if value <= 0:
         raise MLProfError(f"must be > 0 ({unit}), got {raw!r}", field=name)
     return value
@@ -158,9 +166,10 @@ def _descendants(pid: int) -> list[int]:
 class _MemoryWatch:
     """The resident memory of a child process and its descendants, read from ``/proc``.
 
-    The child counts with its peak resident set (``VmHWM``, as ``peak_rss_mb`` in the
-    provenance); descendants with their current anonymous memory only, since pages they share
-    with the child (or with each other after a fork) would otherwise count twice.
+    The worker counts with its peak resident set (``VmHWM``, as ``peak_rss_mb`` in the
+    provenance), its supervisor (the child) and other descendants with their current anonymous
+    memory only, since pages they share with the worker (or with each other after a fork) would
+    otherwise count twice.
     """
 
     def __init__(self, pid: int) -> None:
@@ -171,6 +180,8 @@ class _MemoryWatch:
         #: every descendant seen, with its start time (ended with the child, even if it
         #: re-parented meanwhile; the start time tells a reused pid apart)
         self.known: dict[int, int | None] = {}
+        #: the worker that runs the measurement below the supervisor (see _child_main)
+        self.worker: int | None = None
 
     def refresh(self) -> None:
         """Look for the child's descendants again (at most every DESCENDANTS_INTERVAL)."""
@@ -185,7 +196,12 @@ class _MemoryWatch:
         """Resident memory (MB): the child's peak plus its descendants' now; updates
         :attr:`peak_mb`."""
         self.refresh()
-        total = _peak_rss_mb(self.pid) + sum(_anon_mb(k) for k in self._kids)
+        if self.worker is not None:  # the measurement's own peak; the supervisor's pages are
+            # shared with the worker but its own few (counted once, as anonymous memory)
+            total = _anon_mb(self.pid) + _peak_rss_mb(self.worker) + sum(
+                _anon_mb(k) for k in self._kids if k != self.worker)
+        else:
+            total = _peak_rss_mb(self.pid) + sum(_anon_mb(k) for k in self._kids)
         self.peak_mb = max(self.peak_mb, total)
         return total
 
@@ -318,10 +334,10 @@ def _start_time(pid: int) -> int | None:
         return None
 
 
-def _end_descendants(pid: int, known: dict[int, int | None] | None = None) -> None:
+def _end_descendants(pid: int, known: dict[int, int | None] | None = None) -> set[int]:
     """SIGKILL every process below ``pid`` (and ``known`` ones seen earlier, if still the same
     process), and its process group; reap what was ours. Nothing a measurement or discovery
-    started outlives it."""
+    started outlives it. Returns the processes killed (see :func:`_wait_gone`)."""
     victims = set(_descendants(pid))
     victims |= {k for k, t in (known or {}).items() if t is not None and _start_time(k) == t}
     with contextlib.suppress(OSError):
@@ -333,17 +349,83 @@ def _end_descendants(pid: int, known: dict[int, int | None] | None = None) -> No
         with contextlib.suppress(ChildProcessError, OSError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
+    return victims
+
+
+def _wait_gone(pids: set[int], seconds: float = 5.0) -> None:
+    """Wait (up to ``seconds``) until the killed ``pids`` are dead: a killed process that held
+    gigabytes takes a moment to release them, and the next measurement must not start beside
+    it (nor a caller see it still alive)."""
+    deadline = time.monotonic() + seconds
+    for p in pids:
+        while _server_alive(p) and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    """The measurement process: a supervisor that outlives the measurement.
+
+    This process (the child the parent watches) makes itself a subreaper in a process group of
+    its own (:func:`_contain_descendants`), forks the *worker* that runs ``func`` and waits for
+    it. Whatever the worker started, however it ended (returned, crashed, or exited at once
+    with ``os._exit`` right after double-forking a daemon into a new session), every orphan
+    below it is re-parented to this supervisor, which kills them all before it exits with the
+    worker's status. Before (issue 22) the worker was the subreaper itself: a daemon forked by
+    a worker that exited at once was re-parented to init and survived, since the parent's
+    watch looks for descendants only every second and the daemon had left the process group.
+    """
+    _die_with_parent()
+    _contain_descendants()
+    supervisor = os.getpid()
+    worker = os.fork()
+    if worker == 0:
+        _worker_main(conn, func, kwargs, supervisor)  # never returns
+    conn.close()  # only the worker writes to the parent
+    status = 0
+    while True:
+        try:
+            _, status = os.waitpid(worker, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+    # the worker is gone: everything below this process now is a leftover of the measurement
+    for _ in range(3):  # a process forking while it is killed is caught by the next pass
+        kids = _descendants(os.getpid())
+        if not kids:
+            break
+        for kid in kids:
+            with contextlib.suppress(OSError):
+                os.kill(kid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            while os.waitpid(-1, 0)[0]:
+                pass
+    if os.WIFSIGNALED(status):  # the parent reads the worker's signal as this process's
+        sig = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):  # (SIGKILL has no handler to reset)
+            signal.signal(sig, signal.SIG_DFL)
+        with contextlib.suppress(OSError):
+            os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
+                 supervisor: int) -> None:
+    """Run ``func`` in the worker forked by :func:`_child_main`, send its result, exit."""
     def progress(fraction: float, message: str) -> None:
         conn.send(("progress", (fraction, message)))
 
-    _die_with_parent()
-    _contain_descendants()
+    global IN_WORKER
+    IN_WORKER = True
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its supervisor (a time-out kill)
+    if os.getppid() != supervisor:  # it was gone before the signal was armed
+        os._exit(1)
     try:
+        conn.send(("worker", os.getpid()))  # whose peak memory the parent watches
         result = func(**kwargs, progress=progress)
-        # the child's own peak, for the parent's verdict: a peak between two looks counts too
+        # the worker's own peak, for the parent's verdict: a peak between two looks counts too
         conn.send(("peak", _peak_rss_mb(os.getpid())))
         conn.send(("ok", result))
     except MLProfError as e:
@@ -357,15 +439,13 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
             conn.send(("error", MeasurementFailed(f"{type(e).__name__}: {e}", status="failed")))
         conn.send(("traceback", tb))
     finally:
-        conn.close()
-        # whatever the model started (workers, servers, daemons) ends with it; the group
-        # signal would reach this process too, so only the descendants are killed here
-        for kid in _descendants(os.getpid()):
-            with contextlib.suppress(OSError):
-                os.kill(kid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError, OSError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
+        with contextlib.suppress(Exception):
+            conn.close()
+        # flush what the measurement printed; no atexit handlers of the forkserver's process
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(0)
 
 
 def check_main_guard() -> None:
@@ -434,6 +514,7 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     assert pid is not None  # set by start()
     watch = _MemoryWatch(pid)
     error: BaseException | None = None
+    ended = False  # the worker reported how it ended: its supervisor cleans up, then exits
     try:
         while True:
             remaining = timeout - (time.monotonic() - start)
@@ -455,13 +536,17 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
             if kind == "progress":
                 if progress is not None:
                     progress(*payload)
+            elif kind == "worker":
+                watch.worker = payload
             elif kind == "peak":
                 watch.peak_mb = max(watch.peak_mb, payload)
                 if limit is not None:
                     _check_memory(watch.peak_mb, limit, label)
             elif kind == "ok":
+                ended = True
                 return payload
             elif kind == "error":
+                ended = True
                 error = payload
             elif kind == "traceback" and isinstance(error, MeasurementFailed):
                 error.traceback = payload  # type: ignore[attr-defined]
@@ -482,12 +567,17 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                 "seen)", status="oom")
         raise MeasurementFailed(f"{label}: {_describe_exit(proc.exitcode)}", status="failed")
     finally:
+        if ended:  # the supervisor kills what the worker left behind and exits (see
+            proc.join(5)  # _child_main); a kill now could orphan a process being forked
         # its subprocesses first (once it is gone they can no longer be found below it): the
         # ones below it now, those seen earlier, and its process group, which outlives it
-        _end_descendants(pid, watch.known)
+        victims = _end_descendants(pid, watch.known)
+        if watch.worker is not None:
+            victims.add(watch.worker)
         if proc.is_alive():
             proc.kill()
         proc.join(10)
+        _wait_gone(victims)
         recv_conn.close()
 
 

@@ -16,10 +16,29 @@ is held (in the parent, around the child process) for the whole of every measure
   private ``/tmp`` per job) do not share the lock: give them a common ``$MLP_LOCK_DIR``. It
   should be a local directory: on a network file system shared by several hosts it would make
   all of them take turns.
-- **how**: ``fcntl.flock`` on that file. The kernel releases the lock when the holder's process
-  dies, however it dies (SIGKILL, OOM killer, power cut of a container): there is no stale lock
-  to clean up. The measurement child does not inherit the descriptor (it is forked from the
-  measurement server, and the descriptor is close-on-exec), so only the holder can hold it.
+- **how**: ``fcntl.flock`` on the lock *directory* (``$MLP_LOCK_DIR`` itself), then on the lock
+  file in it. The kernel releases both when the holder's process dies, however it dies (SIGKILL,
+  OOM killer, power cut of a container): there is no stale lock to clean up. The directory is
+  the lock because a /tmp cleaner may delete the lock file while it is held (a newcomer would
+  create and lock a new file and measure beside the holder) but cannot delete ``/tmp``; the
+  file lock keeps mlprof versions that lock only the file taking turns with this one. After
+  each ``flock`` the path is checked to still name the locked inode, else it starts again. The
+  measurement child does not inherit the descriptors (it is forked from the measurement
+  server, and they are close-on-exec), so only the holder holds it.
+- **what it will not use**: the lock file is opened with ``O_NOFOLLOW | O_NONBLOCK`` relative
+  to the directory's descriptor, created only with ``O_CREAT | O_EXCL``, and judged on the open
+  descriptor: a symbolic link (dangling or not: a link planted in /tmp would make every user,
+  root included, write into and empty its target), a FIFO, a device, a socket, a directory, a
+  file with several names (a hard link), another user's file that is not mode 0666 (mlprof
+  makes them so, for every user to share), or a file holding anything but an mlprof record is
+  one line naming the path and ``MLP_LOCK_DIR`` (exit 40), never a spin, a hang or a write.
+  So is a lock directory that others may write into without the sticky bit, unless it belongs
+  to this user or root. ``MLP_LOCK_DIR`` must be absolute (a relative one would give every
+  working directory a lock of its own). ``law run`` checks all of this before it schedules
+  anything (:func:`check_lock`). Not covered: a user who holds the lock forever (anyone who
+  can read the directory can ``flock`` it, as with any shared lock), and a ``$MLP_LOCK_DIR``
+  other than ``/tmp`` deleted whole while held (it must be emptied first, and mlprof's record
+  is in it).
 - **who holds it**: the holder writes one JSON line into the lock file (pid, user, host, start
   time, its command line, what it measures), emptied again on release. A process that has to
   wait says so once, ``<label>: waiting for the measurement lock held by pid N (law run ...),
@@ -29,11 +48,13 @@ is held (in the parent, around the child process) for the whole of every measure
 - **re-entrant**: a thread that holds the lock may take it again (nested use does not deadlock);
   other threads of the same process wait like other processes. A process forked while the lock
   is held does not hold it.
-- ``MLP_NO_LOCK=1`` turns it off, for when concurrent measurements are wanted on purpose (e.g.
-  to study how much a second job disturbs the first) or the host has no usable shared
-  directory. It is not needed for exclusive cluster nodes: there the lock is uncontended and
-  costs a few microseconds. Measurements made without the lock record ``lock_wait_s: null`` in
-  their provenance, so they can be told apart from protected ones.
+- ``MLP_NO_LOCK=1`` (or ``true``, ``yes``, ``on``) turns it off; ``0``, ``false``, ``no``, ``off``
+  or empty keep it, and any other value is a one-line error. It is for when concurrent
+  measurements are wanted on purpose (e.g. to study how much a second job disturbs the first)
+  or the host has no usable shared directory. It is not needed for exclusive cluster nodes:
+  there the lock is uncontended and costs a few microseconds. Measurements made without the
+  lock record ``lock_wait_s: null`` in their provenance, so they can be told apart from
+  protected ones.
 
 Discovery and export do not take the lock: they do not measure and may run beside a measurement.
 """
@@ -42,10 +63,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
 import logging
 import os
 import socket
+import stat
 import sys
 import threading
 import time
@@ -54,6 +77,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.ingest import file_kind, printable, read_bytes
 
 LOCK_NAME = "mlprof-measure.lock"
 DEFAULT_LOCK_DIR = "/tmp"
@@ -76,26 +100,57 @@ class LockHold:
     wait_s: float | None
 
 
+#: the values of ``$MLP_NO_LOCK`` that turn the lock off, and those that keep it (any other
+#: value is refused: ``MLP_NO_LOCK=false`` must not turn it off)
+NO_LOCK_OFF = ("1", "true", "yes", "on")
+NO_LOCK_KEEP = ("", "0", "false", "no", "off")
+
+#: the largest holder record read back (a record is a few hundred bytes)
+MAX_RECORD = 64 * 1024
+
+
 def lock_disabled() -> bool:
-    """Whether ``$MLP_NO_LOCK`` turns the lock off (any value but empty or ``0``)."""
-    return os.environ.get("MLP_NO_LOCK", "").strip() not in ("", "0")
+    """Whether ``$MLP_NO_LOCK`` turns the lock off: ``1``, ``true``, ``yes`` or ``on`` (any case)
+    turn it off; ``0``, ``false``, ``no``, ``off`` or empty keep it; anything else is a one-line
+    error, because a guess either way would be wrong for someone (``false`` used to turn it
+    off)."""
+    raw = os.environ.get("MLP_NO_LOCK", "")
+    value = raw.strip().lower()
+    if value in NO_LOCK_KEEP:
+        return False
+    if value in NO_LOCK_OFF:
+        return True
+    raise MLProfError(f"{printable(raw)!r} is not a value it takes: {', '.join(NO_LOCK_OFF)} "
+                      f"turn the measurement lock off; {', '.join(NO_LOCK_KEEP[1:])} or empty "
+                      "keep it", field="MLP_NO_LOCK")
+
+
+def lock_dir() -> str:
+    """``$MLP_LOCK_DIR`` (default ``/tmp``), absolute: a relative directory would give each
+    working directory a lock of its own, which is no lock at all; it is a one-line error."""
+    raw = os.environ.get("MLP_LOCK_DIR", "")
+    root = os.path.expanduser(os.path.expandvars(raw.strip() or DEFAULT_LOCK_DIR))
+    if not os.path.isabs(root):
+        raise MLProfError(f"{printable(raw)!r} is a relative path: every working directory would "
+                          "have a lock of its own; give an absolute directory that every mlprof "
+                          "process on this machine shares", field="MLP_LOCK_DIR")
+    return os.path.normpath(root)
 
 
 def lock_path() -> str:
     """``$MLP_LOCK_DIR/mlprof-measure.lock`` (default ``/tmp/mlprof-measure.lock``)."""
-    root = os.environ.get("MLP_LOCK_DIR", "").strip() or DEFAULT_LOCK_DIR
-    return os.path.join(os.path.abspath(os.path.expanduser(os.path.expandvars(root))), LOCK_NAME)
+    return os.path.join(lock_dir(), LOCK_NAME)
 
 
 def read_holder(path: str | None = None) -> dict[str, Any] | None:
     """The record of the process holding the lock at ``path`` (default :func:`lock_path`), or
-    None when the file is empty, unreadable or half written. It may be stale if its holder was
-    killed: the lock is then free although the record remains."""
+    None when the file is empty, unreadable, half written or not a regular file (read through
+    :func:`mlprof.ingest.read_bytes`: a link is not followed, a FIFO never hangs the reader). It
+    may be stale if its holder was killed: the lock is then free although the record remains."""
     try:
-        with open(path or lock_path(), "rb") as f:
-            data = f.read(64 * 1024)
+        data = read_bytes(path or lock_path(), MAX_RECORD, follow_links=False)
         info = json.loads(data.decode("utf-8", "replace").strip() or "null")
-    except (OSError, ValueError):
+    except (MLProfError, ValueError):
         return None
     return info if isinstance(info, dict) and isinstance(info.get("pid"), int) else None
 
@@ -160,6 +215,7 @@ class _State:
     def __init__(self) -> None:
         self.gate = threading.RLock()
         self.fd: int | None = None
+        self.dir_fd: int | None = None
         self.writable = False
         self.depth = 0
         self.path: str | None = None
@@ -172,9 +228,10 @@ def _after_fork_in_child() -> None:
     # the child shares the parent's open file description (and with it the lock): closing its
     # copy of the descriptor leaves the parent's lock alone; the child holds nothing
     global _state
-    if _state.fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(_state.fd)
+    for fd in (_state.fd, _state.dir_fd):
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
     _state = _State()
 
 
@@ -182,29 +239,166 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _open(path: str) -> tuple[int, bool]:
-    """Open (or create, mode 0666) the lock file: ``(descriptor, writable)``."""
+#: how the lock file is opened: never through a symbolic link, never blocking (a FIFO), never
+#: inherited by a child
+_FILE_FLAGS = (getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+#: how often opening the lock file is tried while it appears and disappears under us
+_OPEN_TRIES = 50
+_REMEDY = ("remove it, or set MLP_LOCK_DIR to a directory that only mlprof uses (or "
+           "MLP_NO_LOCK=1 to measure without the lock)")
+
+
+def _refuse(path: str, what: str) -> MLProfError:
+    """The one-line error for a lock path mlprof will not use, naming it and MLP_LOCK_DIR."""
+    return MLProfError(f"the measurement lock {printable(path)} {what}; {_REMEDY}",
+                       field="MLP_LOCK_DIR")
+
+
+def _owner(uid: int) -> str:
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        while True:
-            try:
-                return os.open(path, os.O_RDWR), True
-            except FileNotFoundError:
-                pass
-            except PermissionError:  # a file we may not write: locking works, the record not
-                return os.open(path, os.O_RDONLY), False
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
-            except FileExistsError:  # someone else created it just now
-                continue
-            with contextlib.suppress(OSError):
-                os.fchmod(fd, 0o666)  # whatever the umask: every user can write the record
-            return fd, True
+        import pwd
+
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _open_dir(directory: str) -> int:
+    """Create (if missing) and open the lock directory; its descriptor is the lock itself.
+
+    The directory is the lock because it cannot be taken away while held: a /tmp cleaner may
+    delete the lock *file* of a running measurement (a newcomer would then create and lock a
+    fresh file and measure beside it), but not ``/tmp``. A directory that other users may write
+    into is accepted only when it is sticky (like ``/tmp``) or belongs to this user or root:
+    otherwise anyone could swap the lock file between our checks and our writes.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+        dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                      | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise MLProfError(
-            f"cannot open the measurement lock {path}: {e.strerror or e}; set MLP_LOCK_DIR to a "
-            "directory that every mlprof process on this machine can write (or MLP_NO_LOCK=1 "
-            "to measure without it)", field="MLP_LOCK_DIR") from None
+            f"cannot open the measurement lock {printable(os.path.join(directory, LOCK_NAME))}: "
+            f"{e.strerror or e}; set MLP_LOCK_DIR to a directory that every mlprof process on "
+            "this machine can write (or MLP_NO_LOCK=1 to measure without it)",
+            field="MLP_LOCK_DIR") from None
+    st = os.fstat(dfd)
+    if st.st_uid not in (0, os.geteuid()) and st.st_mode & 0o022 and \
+            not st.st_mode & stat.S_ISVTX:
+        os.close(dfd)
+        raise MLProfError(
+            f"{printable(directory)} belongs to {_owner(st.st_uid)}, and others may write in it "
+            f"without the sticky bit (mode {stat.S_IMODE(st.st_mode):04o}): anyone could replace "
+            "the measurement lock in it; use a directory like /tmp (mode 1777) or your own",
+            field="MLP_LOCK_DIR")
+    return dfd
+
+
+def _vet(fd: int, path: str) -> None:
+    """Refuse (close ``fd`` and raise) a lock file mlprof must not use or write: not a regular
+    file (a FIFO, a device, a directory), a hard link to another file (the owner check would
+    pass for root's own files linked into /tmp), or another user's file that mlprof did not
+    make (mlprof makes them mode 0666 so that every user can share them)."""
+    st = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(st.st_mode):
+        problem = f"is {file_kind(st.st_mode)}, not a lock file"
+    elif st.st_nlink != 1:
+        problem = f"has {st.st_nlink} names (a hard link to another file), not a lock file"
+    elif st.st_uid != os.geteuid() and stat.S_IMODE(st.st_mode) != 0o666:
+        problem = (f"belongs to {_owner(st.st_uid)} and is not a lock file that mlprof made "
+                   f"(mode {stat.S_IMODE(st.st_mode):04o}, mlprof makes them 0666)")
+    if problem:
+        os.close(fd)
+        raise _refuse(path, problem)
+
+
+def _open_error(e: OSError, dfd: int, path: str) -> MLProfError:
+    """What a failed ``open`` of the lock file says: what is at the path, in words."""
+    if e.errno == errno.ELOOP:
+        target = ""
+        with contextlib.suppress(OSError):
+            link = os.readlink(LOCK_NAME, dir_fd=dfd)
+            dangling = not os.path.exists(os.path.join(os.path.dirname(path), link))
+            target = f" to {printable(link)}" + (" (dangling)" if dangling else "")
+        return _refuse(path, f"is a symbolic link{target}; not followed")
+    with contextlib.suppress(OSError):
+        st = os.lstat(LOCK_NAME, dir_fd=dfd)
+        if not stat.S_ISREG(st.st_mode):
+            return _refuse(path, f"is {file_kind(st.st_mode)}, not a lock file")
+    return _refuse(path, f"cannot be opened: {e.strerror or e}")
+
+
+def _open(dfd: int, path: str) -> tuple[int, bool]:
+    """Open (or create, mode 0666) the lock file in the directory ``dfd``:
+    ``(descriptor, writable)``.
+
+    Never follows a symbolic link (``O_NOFOLLOW``: a link planted in /tmp would make every user,
+    root included, write into and empty its target), never blocks (``O_NONBLOCK``: a FIFO), and
+    judges the file on the open descriptor (:func:`_vet`). A new file is created with
+    ``O_CREAT|O_EXCL`` (never an existing one); an existing one is opened without ``O_CREAT``,
+    which ``fs.protected_regular`` would refuse for another user's file in a sticky directory.
+    """
+    for _ in range(_OPEN_TRIES):
+        writable = True
+        try:
+            fd = os.open(LOCK_NAME, os.O_RDWR | _FILE_FLAGS, dir_fd=dfd)
+        except FileNotFoundError:
+            try:
+                fd = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o666,
+                             dir_fd=dfd)
+            except FileExistsError:  # someone else created it just now
+                continue
+            except OSError as e:
+                raise _refuse(path, f"cannot be created: {e.strerror or e}") from None
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, 0o666)  # whatever the umask: every user can write the record
+        except PermissionError:  # a file we may not write: locking works, the record not
+            writable = False
+            try:
+                fd = os.open(LOCK_NAME, os.O_RDONLY | _FILE_FLAGS, dir_fd=dfd)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise _open_error(e, dfd, path) from None
+        except OSError as e:
+            raise _open_error(e, dfd, path) from None
+        _vet(fd, path)
+        return fd, writable
+    raise _refuse(path, f"appeared and disappeared {_OPEN_TRIES} times while opened")
+
+
+def _check_record(fd: int, path: str) -> None:
+    """Refuse (raise) a lock file that holds something other than a holder record: mlprof
+    writes into and empties only files that hold nothing or its own record. Called with the lock
+    held, when nobody writes into it."""
+    data = os.pread(fd, MAX_RECORD + 1, 0)
+    if not data.strip():
+        return
+    try:
+        info = json.loads(data.decode("utf-8"))
+    except ValueError:
+        info = None
+    if len(data) > MAX_RECORD or not (isinstance(info, dict) and "pid" in info):
+        raise _refuse(path, f"holds {len(data)}{'+' if len(data) > MAX_RECORD else ''} bytes "
+                      "that are not a holder record of mlprof; not written")
+
+
+def check_lock() -> str | None:
+    """Check the lock's settings and file up front, without taking the lock: the path (None
+    when ``$MLP_NO_LOCK`` turns it off) or a one-line :class:`MLProfError` (exit 40 under
+    ``law run``, before anything is measured)."""
+    if lock_disabled():
+        return None
+    path = lock_path()
+    dfd = _open_dir(os.path.dirname(path))
+    try:
+        fd, _ = _open(dfd, path)
+        os.close(fd)
+    finally:
+        os.close(dfd)
+    return path
 
 
 class _Announcer:
@@ -245,31 +439,59 @@ class _Announcer:
         self.thread.join()
 
 
-def _lock_file(path: str, start_announcer: Callable[[], None]) -> tuple[int, bool]:
-    """Open ``path`` and take the exclusive lock on it, blocking; ``(descriptor, writable)``."""
+def _flock(fd: int, start_announcer: Callable[[], None]) -> None:
     import fcntl
 
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        start_announcer()
+        fcntl.flock(fd, fcntl.LOCK_EX)  # Ctrl-C interrupts it
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _lock_file(path: str, start_announcer: Callable[[], None]) -> tuple[int, int, bool]:
+    """Take the exclusive lock, blocking: ``(directory descriptor, file descriptor,
+    writable)``.
+
+    The lock is ``flock`` on the lock *directory* (it cannot be deleted while held, unlike the
+    file), then on the lock file (the holder's record, and what mlprof versions before the
+    directory lock take). After each ``flock`` the path is checked to still name the locked
+    inode (``lstat`` against ``fstat``); if it was replaced while we waited, we start again.
+    """
+    directory = os.path.dirname(path)
     while True:
-        fd, writable = _open(path)
+        dfd = _open_dir(directory)
         try:
+            _flock(dfd, start_announcer)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                start_announcer()
-                fcntl.flock(fd, fcntl.LOCK_EX)  # Ctrl-C interrupts it
-            # removed or replaced while we waited (a /tmp cleaner): nobody else would lock the
-            # file we hold, so start again with the one at ``path``
-            try:
-                st, fst = os.stat(path), os.fstat(fd)
+                if not _same(os.stat(directory), os.fstat(dfd)):
+                    os.close(dfd)
+                    continue
             except FileNotFoundError:
-                os.close(fd)
+                os.close(dfd)
                 continue
-            if (st.st_dev, st.st_ino) != (fst.st_dev, fst.st_ino):
-                os.close(fd)
-                continue
-            return fd, writable
+            while True:
+                fd, writable = _open(dfd, path)
+                try:
+                    _flock(fd, start_announcer)
+                    try:
+                        same = _same(os.lstat(LOCK_NAME, dir_fd=dfd), os.fstat(fd))
+                    except FileNotFoundError:
+                        same = False
+                    if not same:  # removed or replaced while we waited: lock the one there now
+                        os.close(fd)
+                        continue
+                    _check_record(fd, path)
+                    return dfd, fd, writable
+                except BaseException:
+                    os.close(fd)
+                    raise
         except BaseException:
-            os.close(fd)
+            os.close(dfd)
             raise
 
 
@@ -294,7 +516,7 @@ def measurement_lock(label: str = "", wait_message: Callable[[str], None] | None
     :class:`LockHold` with the time waited. With ``MLP_NO_LOCK=1``, does nothing (``path`` and
     ``wait_s`` None).
     """
-    if lock_disabled():
+    if lock_disabled():  # raises for a value it does not take
         yield LockHold(None, None)
         return
     emit = wait_message or logger.warning
@@ -313,7 +535,7 @@ def measurement_lock(label: str = "", wait_message: Callable[[str], None] | None
             state.gate.acquire()
         try:
             if state.depth == 0:
-                state.fd, state.writable = _lock_file(path, start_announcer)
+                state.dir_fd, state.fd, state.writable = _lock_file(path, start_announcer)
                 state.path = path
                 if state.writable:
                     _write_record(state.fd, label)
@@ -331,8 +553,11 @@ def measurement_lock(label: str = "", wait_message: Callable[[str], None] | None
         state.depth -= 1
         if state.depth == 0 and state.fd is not None:
             fd, state.fd = state.fd, None
+            dfd, state.dir_fd = state.dir_fd, None
             if state.writable:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, 0)
             os.close(fd)  # releases the lock
+            if dfd is not None:
+                os.close(dfd)
         state.gate.release()

@@ -21,7 +21,13 @@ import numpy as np
 from mlprof import ingest
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure.contention import is_contended
-from mlprof.measure.stats import CV_UNSTABLE, RAW_COLUMNS, summarize, write_stats_csv
+from mlprof.measure.stats import (
+    CV_UNSTABLE,
+    MAX_SAMPLE_MS,
+    RAW_COLUMNS,
+    summarize,
+    write_stats_csv,
+)
 from mlprof.results import layout, records
 from mlprof.util import atomic_path, write_json_atomic, write_text_atomic
 
@@ -170,7 +176,8 @@ def read_samples(csv_path: str | os.PathLike, batch_size: int, n_samples: int) -
     """The ``runtime_ms`` column of a branch's raw CSV, checked: the header is exactly
     ``batch_size,event,call,runtime_ms``, every row has four numbers, there are ``n_samples``
     rows, the batch-size column is ``batch_size`` (and so is the file name's) and every sample is
-    finite and positive. Raises :class:`CorruptResult`.
+    finite, positive and at most an hour (:data:`~mlprof.measure.stats.MAX_SAMPLE_MS`).
+    Raises :class:`CorruptResult`.
 
     One pass of numpy's C parser: about 0.12 s for a million rows.
     """
@@ -214,6 +221,9 @@ def read_samples(csv_path: str | os.PathLike, batch_size: int, n_samples: int) -
     if table.shape[0] == 0:
         raise CorruptResult(f"has a header but no samples (its provenance records {n_samples})",
                             path)
+    if table.shape[1] != len(RAW_COLUMNS):  # every row as long, but not as the header
+        raise CorruptResult(f"rows have {table.shape[1]} fields, expected {len(RAW_COLUMNS)} "
+                            f"({RAW_HEADER})", path)
     if table.shape[0] != n_samples:
         raise CorruptResult(f"has {table.shape[0]} samples, its provenance records {n_samples}"
                             + (" (truncated?)" if table.shape[0] < n_samples else ""), path)
@@ -228,6 +238,12 @@ def read_samples(csv_path: str | os.PathLike, batch_size: int, n_samples: int) -
         i = int(np.argmax(bad))
         raise CorruptResult(f"{int(bad.sum())} of {samples.size} samples are not finite and "
                             f"positive (line {i + 2}: {samples[i]:g} ms)", path)
+    bad = samples > MAX_SAMPLE_MS
+    if bad.any():  # a damaged file, not a call: no call runs an hour under a measurement
+        i = int(np.argmax(bad))
+        raise CorruptResult(f"{int(bad.sum())} of {samples.size} samples are longer than an "
+                            f"hour per call (line {i + 2}: {samples[i]:g} ms), not plausible",
+                            path)
     return np.ascontiguousarray(samples)
 
 

@@ -24,8 +24,31 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
 
 from mlprof.errors import MLProfError
+from mlprof.ingest import ascii_float, ascii_int
 from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
-from mlprof.runtimes.batching import normalized_rules
+from mlprof.runtimes.batching import MAX_BATCH_SIZE, normalized_rules
+
+# Bounds of the settings that are multiplied into memory or time (issue 22): a value beyond
+# them is a typo or an attack, and is refused up front, in one line, before any branch runs
+# (``--n-calls 99999999999`` failed in every branch with MemoryError, ``--min-duration 1e308``
+# passed and failed every branch). Each bound is far above what a real use needs:
+
+#: timed calls per event and round: the harness keeps one timing per call of a round in memory
+#: (8 bytes a slot) and writes each to the samples CSV (~25 bytes a row), so 10**6 calls are
+#: ~8 MB in memory and ~25 MB on disk per round; real uses: 100 (default), 2000 (benchmarks)
+MAX_N_CALLS = 1_000_000
+#: events: distinct inputs, all held in memory for the whole measurement (batch size x input
+#: size each); real uses: 1-4
+MAX_N_EVENTS = 1000
+#: calls per round (n_calls x n_events): the same memory as MAX_N_CALLS, whichever multiplies it
+MAX_CALLS_PER_ROUND = 1_000_000
+#: untimed warm-up calls: time only (10**6 calls of 1 ms are 17 minutes per batch size);
+#: real uses: 10 (default), 100000 (a test of the profiler)
+MAX_WARMUP = 1_000_000
+#: seconds of measuring per batch size: samples accumulate for that long, and at the fastest
+#: calls measured here (~10 us) one minute is ~6 million samples (~50 MB in memory, ~150 MB of
+#: samples CSV) per batch size; real uses: 0.5 s (default), 1 s
+MAX_MIN_DURATION = 60.0
 
 
 def _runtime(value: str) -> str:
@@ -93,7 +116,7 @@ class MeasureSettings:
 
     batch_size: int = _setting(
         help="events per call (the inputs' first dimension)", flag="--batch-sizes", min=1,
-        subject="batch sizes")
+        max=MAX_BATCH_SIZE, subject="batch sizes")
     runtime: str = _setting(
         DEFAULT_RUNTIME, help="inference runtime (aliases work: ort)", flag="--runtime",
         validator=_runtime)
@@ -103,16 +126,17 @@ class MeasureSettings:
         flag="--threads", min=0, cli=True)
     n_calls: int = _setting(
         _default("n_calls", 100), help="timed calls per event (per round, see --min-duration)",
-        flag="--n-calls", min=1, cli=True)
+        flag="--n-calls", min=1, max=MAX_N_CALLS, cli=True)
     n_events: int = _setting(
-        1, help="events: distinct inputs, measured in turn", flag="--n-events", min=1, cli=True)
+        1, help="events: distinct inputs, measured in turn", flag="--n-events", min=1,
+        max=MAX_N_EVENTS, cli=True)
     warmup: int = _setting(
         _default("warmup", 10), help="untimed calls after the (separately timed) first call",
-        flag="--warmup", min=0, cli=True)
+        flag="--warmup", min=0, max=MAX_WARMUP, cli=True)
     min_duration: float = _setting(
         _default("min_duration", 0.5), help="keep measuring, in rounds of n-calls per event, "
         "until this many seconds of measuring are reached (0: exactly n-calls per event)",
-        flag="--min-duration", min=0, cli=True)
+        flag="--min-duration", min=0, max=MAX_MIN_DURATION, cli=True)
     input_data: str = _setting(
         "random", help="random, incremental, zeros, ones, or a .npz/.npy file",
         flag="--input-data", validator=_input_data, cli=True)
@@ -127,6 +151,7 @@ class MeasureSettings:
         input file); raises :class:`MLProfError` naming the option that is wrong."""
 
         values = check_settings(asdict(self))
+        check_calls_per_round(values["n_calls"], values["n_events"])
         values["device"] = check_device(values["runtime"], values["device"])
         return MeasureSettings(**values)
 
@@ -162,11 +187,22 @@ class Setting:
                            field=self.error_field)
 
     def parse(self, text: str) -> Any:
-        """Command-line text as a checked value of this setting (see :meth:`check`)."""
+        """Command-line text as a checked value of this setting (see :meth:`check`); numbers
+        in ASCII only (``int()`` alone takes Arabic-Indic digits and ``1_0``)."""
         try:
-            value = self.type(text.strip()) if self.type is not str else text
-        except ValueError:
-            raise self.error(f"must be {_TYPE_WORDS[self.type]}, got {text!r}") from None
+            if self.type is int:
+                value: Any = ascii_int(text, self.error_field)
+            elif self.type is float:
+                value = ascii_float(text, self.error_field)
+            else:
+                value = text
+        except MLProfError:
+            try:  # what Python would have read: Arabic-Indic digits, 1_0, nan
+                self.type(text.strip())
+            except ValueError:
+                raise self.error(f"must be {_TYPE_WORDS[self.type]}, got {text!r}") from None
+            raise self.error(f"must be {_TYPE_WORDS[self.type]} in ASCII digits, got "
+                             f"{text!r}") from None
         return self.check(value)
 
     def check(self, value: Any) -> Any:
@@ -184,13 +220,18 @@ class Setting:
         elif not isinstance(value, self.type):
             raise self.error(f"must be {_TYPE_WORDS[self.type]}, got {value!r}")
         if self.min is not None and value < self.min:
-            raise self.error(f"must be >= {self.min:g}, got {value!r}")
+            raise self.error(f"must be >= {_num(self.min)}, got {value!r}")
         if self.max is not None and value > self.max:
-            raise self.error(f"must be <= {self.max:g}, got {value!r}")
+            raise self.error(f"must be <= {_num(self.max)}, got {value!r}")
         return self.validator(value) if self.validator is not None else value
 
 
 _TYPE_WORDS = {int: "an integer", float: "a number", str: "a string"}
+
+
+def _num(bound: float) -> str:
+    """A bound as a person writes it: 1000000, 0.5."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
 
 #: every setting, in the order of :class:`MeasureSettings`' fields
 SETTINGS: dict[str, Setting] = {
@@ -228,6 +269,14 @@ def setting(name: str) -> Setting:
 def check_setting(name: str, value: Any) -> Any:
     """``value`` of setting ``name`` checked and normalized; raises :class:`MLProfError`."""
     return setting(name).check(value)
+
+
+def check_calls_per_round(n_calls: int, n_events: int) -> None:
+    """``n_calls x n_events`` at most :data:`MAX_CALLS_PER_ROUND` (each is bounded alone too,
+    but their product is what a round holds in memory)."""
+    if n_calls * n_events > MAX_CALLS_PER_ROUND:
+        raise MLProfError(f"n-calls x n-events must be <= {MAX_CALLS_PER_ROUND} calls per round,"
+                          f" got {n_calls} x {n_events}", field="--n-calls")
 
 
 def check_settings(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -288,7 +337,7 @@ def check_threads_here(threads: int, allow_more: bool = False) -> int:
 
 
 def check_batch_size(value: Any) -> int:
-    """The one check of a batch size: an integer >= 1."""
+    """The one check of a batch size: an integer >= 1 and <= :data:`MAX_BATCH_SIZE`."""
     return SETTINGS["batch_size"].check(value)
 
 

@@ -20,6 +20,11 @@ __all__ = ["CV_UNSTABLE", "RAW_COLUMNS", "STAT_COLUMNS", "compute_stats", "media
            "read_runtimes", "read_stats_csv", "speedups_table", "summarize", "throughput",
            "throughputs_table", "write_stats_csv"]
 
+#: the longest plausible call, in ms (one hour): a sample or statistic above it is a damaged
+#: file, not a measurement (a 1e300 ms sample was read as an ``ok`` row, issue 22); the longest
+#: call mlprof lets run is bounded by the measurement's time-out, far below an hour per call
+MAX_SAMPLE_MS = 3_600_000.0
+
 #: columns of the raw sample CSV
 RAW_COLUMNS = ["batch_size", "event", "call", "runtime_ms"]
 
@@ -132,21 +137,68 @@ def write_stats_csv(path: str | os.PathLike, rows: Sequence[Mapping]) -> None:
             w.writerow([_fmt(r[c]) for c in STAT_COLUMNS])
 
 
-def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """A statistics CSV as a dict of column arrays (what the plotting functions take).
+#: columns a statistics CSV must have (older files lack some of the others)
+_REQUIRED_STATS = ("batch_size", "median_ms")
+_FLAG_COLUMNS = ("unstable", "contended")
+#: columns that may be nan (no FLOPs known, no spread of one sample, no throughput at 0 ms)
+_MAY_BE_NAN = ("cv", "gflop_per_call", "gflops_per_s", "throughput", "std_ms")
 
-    Read through :mod:`mlprof.ingest`: a FIFO or a device at a statistics file (a damaged or
-    hostile store) is a one-line :class:`~mlprof.errors.CorruptResult`, never a hang."""
-    rows = list(csv.DictReader(io.StringIO(_result_text(path), newline="")))
+
+def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """A statistics CSV as a dict of column arrays (what the plotting functions take), checked:
+    a regular file of known columns (:data:`STAT_COLUMNS`; older files have fewer), every row
+    as long as the header, numbers in every numeric column, batch sizes and counts positive,
+    times finite, >= 0 and at most :data:`MAX_SAMPLE_MS`. A damaged file raises
+    :class:`~mlprof.errors.CorruptResult` naming it and the line, never becomes a number."""
+    from mlprof.errors import CorruptResult
+    from mlprof.ingest import MAX_RECORD_BYTES, read_text
+
+    try:
+        text = read_text(path, MAX_RECORD_BYTES, what="a statistics table")
+    except CorruptResult:
+        raise
+    except Exception as e:  # MLProfError of the one way in: a FIFO, a device, too large
+        raise CorruptResult(getattr(e, "message", str(e)), path) from None
+    reader = csv.reader(text.splitlines())
+    header = next(reader, None)
+    if not header:
+        raise CorruptResult("is empty (no header)", path)
+    unknown = [c for c in header if c not in STAT_COLUMNS]
+    missing = [c for c in _REQUIRED_STATS if c not in header]
+    if unknown or missing or len(set(header)) != len(header):
+        what = (f"unknown columns {unknown}" if unknown else f"no column {missing[0]}"
+                if missing else "a column twice")
+        raise CorruptResult(f"header has {what}; not a statistics table", path)
+    rows = list(reader)
     if not rows:
-        raise ValueError(f"{path}: no statistics rows")
+        raise CorruptResult("no statistics rows", path)
+    for i, r in enumerate(rows):
+        if len(r) != len(header):
+            raise CorruptResult(f"line {i + 2} has {len(r)} fields, expected {len(header)}",
+                                path)
     out: dict[str, np.ndarray] = {}
-    for c in rows[0]:
-        vals = [r[c] for r in rows]
-        if c in ("unstable", "contended"):
+    for j, c in enumerate(header):
+        vals = [r[j] for r in rows]
+        if c in _FLAG_COLUMNS:
             out[c] = np.array([v.strip().lower() == "true" for v in vals])
-        else:
-            out[c] = np.array([float(v) for v in vals])
+            continue
+        try:
+            out[c] = np.array([float(v) if v.isascii() else float("x") for v in vals])
+        except ValueError:  # (float() alone takes Arabic-Indic digits)
+            i = next(k for k, v in enumerate(vals) if not (v.isascii() and _is_float(v)))
+            raise CorruptResult(f"{c} in line {i + 2} is {vals[i][:20]!r}, not a number",
+                                path) from None
+        col = out[c]
+        bad = np.zeros(col.shape, dtype=bool) if c in _MAY_BE_NAN else ~np.isfinite(col)
+        if c in ("batch_size", "count", "events_per_call"):
+            bad |= ~(col >= 1) | (col != np.round(col))
+        elif c.endswith("_ms"):
+            bad |= (col < 0) | (col > MAX_SAMPLE_MS)
+        if bad.any():
+            i = int(np.argmax(bad))
+            limit = f" (at most {MAX_SAMPLE_MS:.0f} ms, an hour)" if c.endswith("_ms") else ""
+            raise CorruptResult(f"{c} in line {i + 2} is {vals[i][:20]}, not a plausible "
+                                f"value{limit}", path)
     if "batch_size" in out and "events_per_call" not in out:
         # files written before events per call were recorded: one event per batch element
         out["events_per_call"] = out["batch_size"].copy()
@@ -154,6 +206,14 @@ def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
         # files written before throughput was defined at the median held the mean-based number
         out["throughput"] = throughput(out["events_per_call"], out["median_ms"])
     return out
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _fmt(v) -> str:

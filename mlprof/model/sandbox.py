@@ -10,6 +10,31 @@ always in a child process of :func:`~mlprof.measure.isolate.run_isolated`):
   and name look-ups and connections to hosts other than this machine fail at once
   (:class:`NetworkBlocked`) instead of waiting for a time-out.
 
+How the network is blocked, in two layers (issue 22):
+
+1. **The operating system** (Linux, in a measurement worker of
+   :func:`~mlprof.measure.isolate.run_isolated` only): the worker moves into a network
+   namespace of its own (``unshare(CLONE_NEWNET)``; as non-root with a user namespace,
+   ``CLONE_NEWUSER``, this user mapped to itself) with only the loopback interface, up. This
+   blocks everything: ``socket.connect``, name resolution (``getaddrinfo``,
+   ``gethostbyname``), ``_socket.socket`` used directly, UDP ``sendto``, ``ctypes`` calls into
+   libc and any subprocess (``curl``, ``pip``), which inherits the namespace; the loopback
+   interface still works (a script may talk to a server it starts). The namespace lasts for the
+   rest of that worker (it ends with the measurement). Measured on the CI machine: root and
+   ``nobody`` (``setpriv``) both get it; it is *not* available where the kernel forbids user
+   namespaces to non-root users (``kernel.unprivileged_userns_clone=0``, AppArmor's
+   ``apparmor_restrict_unprivileged_userns``), in a process that already runs threads (a user
+   namespace needs a single thread), or in a container without ``CAP_SYS_ADMIN`` whose seccomp
+   profile refuses ``unshare``. :func:`network_isolation` says which one a worker has.
+2. **Python** (always, and the only layer outside a worker or where the namespace is not
+   available): ``socket.getaddrinfo``, ``gethostbyname``, ``gethostbyname_ex``,
+   ``create_connection`` and ``socket.socket``'s ``connect``, ``connect_ex``, ``sendto`` and
+   ``sendmsg`` refuse non-local hosts with :class:`NetworkBlocked` (which names the host for
+   the ``needs-network`` message). Without the namespace, this layer does **not** block
+   ``_socket.socket`` used directly, ``ctypes``/C extensions calling libc's ``connect`` or
+   ``getaddrinfo`` (e.g. a native HTTP client), nor subprocesses: a script that uses those
+   reaches the network.
+
 :func:`classify` turns what the script raised into a :class:`~mlprof.errors.MeasurementFailed`
 with status ``needs-network`` (naming the host, URL or hub repository) or ``needs-package``
 (naming the missing package), or None for other errors.
@@ -59,12 +84,77 @@ def _is_local(host: Any) -> bool:
     return addr.is_loopback or addr.is_unspecified
 
 
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
+
+#: how this process is cut off from the network: "" (not yet), "namespace" or "python"
+_isolation = ""
+
+
+def network_isolation() -> str:
+    """``"namespace"`` when this process runs in a network namespace of its own (everything
+    blocked, see the module docstring), ``"python"`` when only the Python layer blocks, ``""``
+    when no script ran here yet."""
+    return _isolation
+
+
+def _loopback_up() -> None:
+    """Bring up ``lo`` in a fresh network namespace (it starts down: even 127.0.0.1 would be
+    unreachable)."""
+    import fcntl
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        ifreq = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(s.fileno(), _SIOCGIFFLAGS, ifreq))[1]
+        fcntl.ioctl(s.fileno(), _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def enter_network_namespace() -> bool:
+    """Move this process (for good) into a network namespace of its own with only loopback;
+    True when it worked. Only for a disposable process (a measurement worker): there is no way
+    back. Root: ``CLONE_NEWNET``; others: with ``CLONE_NEWUSER``, this user and group mapped to
+    themselves (files keep their owners)."""
+    global _isolation
+    if _isolation == "namespace":
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        uid, gid = os.geteuid(), os.getegid()
+        flags = _CLONE_NEWNET if uid == 0 else _CLONE_NEWNET | _CLONE_NEWUSER
+        if libc.unshare(flags) != 0:
+            return False
+        if uid != 0:
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"{uid} {uid} 1")
+            _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        _loopback_up()
+    except (OSError, AttributeError):
+        return False  # the namespace may exist without loopback: local servers then fail
+    _isolation = "namespace"
+    return True
+
+
 class _NetworkGuard:
     """Patches ``socket`` so that only local addresses are reachable; remembers the rest."""
 
     #: what the guard replaces while installed: (owner, attribute)
     _PATCHED = ((socket, "getaddrinfo"), (socket, "create_connection"),
-                (socket.socket, "connect"), (socket.socket, "connect_ex"))
+                (socket.socket, "connect"), (socket.socket, "connect_ex"),
+                (socket, "gethostbyname"), (socket, "gethostbyname_ex"),
+                (socket.socket, "sendto"), (socket.socket, "sendmsg"))
 
     def __init__(self) -> None:
         self.blocked: list[str] = []
@@ -78,7 +168,8 @@ class _NetworkGuard:
 
     def install(self) -> None:
         self._orig = tuple(getattr(owner, name) for owner, name in self._PATCHED)
-        getaddrinfo, create_connection, connect, connect_ex = self._orig
+        (getaddrinfo, create_connection, connect, connect_ex, gethostbyname, gethostbyname_ex,
+         sendto, sendmsg) = self._orig
         guard = self
 
         def guarded_getaddrinfo(host, port, *args, **kwargs):
@@ -105,8 +196,31 @@ class _NetworkGuard:
             _check(sock, address)
             return connect_ex(sock, address)
 
+        def guarded_gethostbyname(host):
+            if not _is_local(host):
+                raise guard._block(host)
+            return gethostbyname(host)
+
+        def guarded_gethostbyname_ex(host):
+            if not _is_local(host):
+                raise guard._block(host)
+            return gethostbyname_ex(host)
+
+        def guarded_sendto(sock, data, *args):
+            # sendto(data, address) or sendto(data, flags, address)
+            if args:
+                _check(sock, args[-1])
+            return sendto(sock, data, *args)
+
+        def guarded_sendmsg(sock, buffers, ancdata=(), flags=0, address=None):
+            if address is not None:
+                _check(sock, address)
+                return sendmsg(sock, buffers, ancdata, flags, address)
+            return sendmsg(sock, buffers, ancdata, flags)
+
         guarded = (guarded_getaddrinfo, guarded_create_connection, guarded_connect,
-                   guarded_connect_ex)
+                   guarded_connect_ex, guarded_gethostbyname, guarded_gethostbyname_ex,
+                   guarded_sendto, guarded_sendmsg)
         for (owner, name), function in zip(self._PATCHED, guarded, strict=True):
             setattr(owner, name, function)
 
@@ -142,12 +256,23 @@ class _TurnkeyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         vars(module).update(parse=parse, Arg=parser.Arg, supported_args=parser.ARGS)
 
 
+def _in_worker() -> bool:
+    """Whether this process is a measurement worker (disposable: see
+    :func:`enter_network_namespace`)."""
+    isolate = sys.modules.get("mlprof.measure.isolate")
+    return bool(getattr(isolate, "IN_WORKER", False))
+
+
 @contextlib.contextmanager
 def script_sandbox() -> Iterator[_NetworkGuard]:
     """TurnkeyML's parser and no network while a model script runs (see the module docstring).
 
-    Yields the network guard, whose ``blocked`` lists the hosts the script tried to reach.
+    Yields the network guard, whose ``blocked`` lists the hosts the script tried to reach. In a
+    measurement worker, the process first enters a network namespace of its own (for good).
     """
+    global _isolation
+    if not (_in_worker() and enter_network_namespace()) and _isolation != "namespace":
+        _isolation = "python"
     finder = None
     if "turnkeyml" not in sys.modules and importlib.util.find_spec("turnkeyml") is None:
         finder = _TurnkeyFinder()
@@ -180,6 +305,14 @@ def script_sandbox() -> Iterator[_NetworkGuard]:
                 if mod is not None and isinstance(getattr(mod, "__loader__", None),
                                                   _TurnkeyFinder):
                     del sys.modules[name]
+
+
+def _no_route(exc: BaseException) -> bool:
+    """An error the network namespace gives: no route (ENETUNREACH) or no name server
+    (``gaierror`` EAI_AGAIN)."""
+    if isinstance(exc, socket.gaierror):
+        return exc.errno == socket.EAI_AGAIN
+    return isinstance(exc, OSError) and exc.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -227,6 +360,11 @@ def classify(exc: BaseException, path: str, guard: _NetworkGuard | None = None
              ) -> MeasurementFailed | None:
     """``needs-network`` or ``needs-package`` for what a script raised; None otherwise."""
     chain = _chain(exc)
+    if _isolation == "namespace" and not (guard is not None and guard.blocked) and any(
+            _no_route(e) for e in chain):
+        return MeasurementFailed("needs-network: the script tried to reach the network (mlprof "
+                                 "runs scripts without network: the network namespace refused "
+                                 f"it; {type(exc).__name__})", path, status="needs-network")
     if guard is not None and guard.blocked or any(isinstance(e, NetworkBlocked) for e in chain):
         hosts = ", ".join(guard.blocked) if guard is not None and guard.blocked else "a host"
         return MeasurementFailed(f"needs-network: the script tried to reach {hosts} (mlprof "

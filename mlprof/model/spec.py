@@ -345,7 +345,7 @@ def _yaml_scalar(m: dict, key: str, path: str) -> str | None:
 
 def _read_yaml(path: str) -> ModelSpec:
 
-    data = ingest.load_yaml(path, MAX_SPEC_BYTES, what="model files")
+    data = ingest.load_yaml(path, MAX_SPEC_BYTES, what="model files", subject="a model YAML")
     if not isinstance(data, dict) or "model" not in data:
         raise MLProfError("missing top-level 'model' section", path, "model")
     m = data["model"]

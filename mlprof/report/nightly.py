@@ -9,6 +9,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mlprof.errors import MLProfError
+from mlprof.ingest import printable
+
 #: suffix of the version under which suspicious results are measured again
 CONFIRM_SUFFIX = ".confirm"
 
@@ -33,6 +36,26 @@ def now() -> str:
 def confirm_version(version: str) -> str:
     """The version of the confirming re-measurements of ``version``."""
     return f"{version}{CONFIRM_SUFFIX}"
+
+
+#: the longest version the store takes (a path segment: :func:`mlprof.results.layout.
+#: check_segment`; a test keeps the two equal)
+VERSION_MAX_CHARS = 200
+
+
+def check_version_room(version: str, max_chars: int = VERSION_MAX_CHARS) -> None:
+    """Refuse a Nightly ``--version`` too long for its confirming version
+    (``<version>.confirm``), in one line naming ``--version``.
+
+    Checked when the Nightly starts: otherwise a version of 193-200 characters measures every
+    experiment and then fails the night at the first result that needs confirming.
+    """
+    room = max_chars - len(CONFIRM_SUFFIX)
+    if len(str(version)) > room:
+        raise MLProfError(f"must be at most {room} characters for a Nightly, got "
+                          f"{len(str(version))}: suspicious results are measured again under "
+                          f"'<version>{CONFIRM_SUFFIX}', and a version has at most {max_chars}",
+                          field="--version")
 
 
 def experiment_status(file: str, version: str, exp: Any = None, error: str | None = None
@@ -69,8 +92,29 @@ def finish_status(status: dict, n_files: int, outcomes: Sequence[tuple[str, bool
 def status_line(status: Mapping[str, Any]) -> str:
     """``<title>: <status> (<errors>)``."""
     errors = status.get("errors") or []
-    return f"{status['title']}: {status['status']}" + (f" ({'; '.join(errors)})" if errors
+    line = f"{status['title']}: {status['status']}" + (f" ({'; '.join(errors)})" if errors
                                                         else "")
+    return terminal_text(line)
+
+
+def utf8_safe(value: Any) -> Any:
+    """``value`` (a status: dicts, lists, strings) with every lone surrogate written as
+    ``\\udcff``: an experiment file whose name is not UTF-8 (``bad\\xff.yaml``) stopped the
+    dashboard's HTML writer, and with it the night."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {utf8_safe(k): utf8_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8_safe(v) for v in value]
+    return value
+
+
+def terminal_text(text: str) -> str:
+    """``text`` safe for a terminal and any UTF-8 writer: control and bidi characters escaped
+    (:func:`mlprof.ingest.printable`), lone surrogates (a file name that is not UTF-8) as
+    ``\\udcff``; a title or a file name must not rewrite the terminal or stop the night."""
+    return printable(text).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def inactive_status(path: str, exp: Any) -> dict:

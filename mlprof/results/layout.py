@@ -106,6 +106,42 @@ def check_segment(value: str, field: str) -> str:
     return text
 
 
+#: the suffix of the version under which a Nightly measures suspicious results again
+#: (:func:`mlprof.report.nightly.confirm_version`): mlprof's own, never a version given by a user
+CONFIRM_SUFFIX = ".confirm"
+
+#: version names that belong to luigi or to the store's own housekeeping: luigi's atomic files
+#: and directories (``<name>-luigi-tmp-<9 digits>``, which ``mlprof store clean`` removes as
+#: leftovers) and directories renamed for deletion (``.mlprof-deleting-``); a version named so
+#: would be deleted whole by ``mlprof store clean``
+_RESERVED_VERSION = re.compile(r".*-luigi-tmp-\d+|.*\.mlprof-deleting-.*")
+
+
+def check_version(value: str, field: str = "--version", *, given: bool = False) -> str:
+    """``value`` as a version directory name, NFC-normalized and stripped, or a one-line error
+    naming ``field``.
+
+    Versions that differ only by Unicode normalization or surrounding spaces were distinct
+    directories; control and bidi characters make two versions look alike
+    (:func:`mlprof.ingest.clean_name`). Names reserved by luigi and the store
+    (:data:`_RESERVED_VERSION`) are refused, so that ``mlprof store clean`` never takes a real
+    version for a leftover. ``given``: a version from the user (the command line, the API),
+    which must not end in :data:`CONFIRM_SUFFIX` either (that suffix marks a Nightly's
+    re-measurements; mlprof's own tasks use it, so a task alone cannot refuse it).
+    """
+    from mlprof.ingest import clean_name
+
+    text = check_segment(clean_name(str(value), field), field)
+    if _RESERVED_VERSION.fullmatch(text):
+        raise MLProfError(f"{text!r} is a name reserved for luigi's and the store's temporary "
+                          "files (mlprof store clean would delete it); choose another",
+                          field=field)
+    if given and text.endswith(CONFIRM_SUFFIX):
+        raise MLProfError(f"{text!r} ends in {CONFIRM_SUFFIX!r}, the suffix of a Nightly's "
+                          "confirming re-measurements; choose another", field=field)
+    return text
+
+
 def result_dir(task: str, version: str, segments: dict[str, str] | None = None,
                store: str | None = None) -> str:
     """``<store>/<task>/<segments in LAYOUTS order>/<version>``.
@@ -122,7 +158,7 @@ def result_dir(task: str, version: str, segments: dict[str, str] | None = None,
     for p in parts:
         if not p or "/" in p or p in (".", ".."):
             raise ValueError(f"{task}: bad path segment {p!r}")
-    return os.path.join(store or store_base(), task, *parts, check_segment(version, "--version"))
+    return os.path.join(store or store_base(), task, *parts, check_version(version))
 
 
 @dataclass(frozen=True)
@@ -200,11 +236,19 @@ def path_safe(text: str, max_len: int = 64) -> str:
 def safe_name(text: str, max_len: int = 48) -> str:
     """``text`` as one path segment; when it had to change (characters replaced, cut to
     ``max_len``), a hash of the original is appended, so distinct inputs never share a name
-    (``a/b`` and ``a b`` were both ``a_b`` before)."""
+    (``a/b`` and ``a b`` were both ``a_b`` before).
+
+    A name holding ``__`` (the separator of a name and its hash in a model segment) changes
+    too: ``a__deadbeef-b`` kept as it is would read back as two models ``a`` and ``b``, so two
+    different models of that name would share one history and ``mlprof store delete --model b``
+    would remove them. Its runs of ``_`` become one and the hash is appended
+    (``a_deadbeef-b-<hash6>``), so the name never holds the separator.
+    """
     safe = path_safe(text, max_len)
-    if safe == str(text):
+    if safe == str(text) and "__" not in safe:
         return safe
-    return f"{path_safe(text, max_len - 7)}-{short_hash(str(text), length=6)}"
+    return (f"{re.sub(r'_{2,}', '_', path_safe(text, max_len - 7))}-"
+            f"{short_hash(str(text), length=6)}")
 
 
 def joined_or_hashed(items: Sequence[str], max_len: int = 60) -> str:

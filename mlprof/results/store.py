@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from mlprof.errors import MLProfError
+from mlprof.ingest import printable
 from mlprof.results.fsguard import (
     _Bounds,
     _check_tree,
@@ -290,10 +291,13 @@ def totals(entries: Sequence[StoreEntry]) -> dict:
 
 
 def format_entries(entries: Sequence[StoreEntry], store: str) -> str:
-    """A compact table of ``entries`` with a totals line."""
-    rows = [{"task": e.task, "model": e.model or "", "runtime": e.runtime or "",
-             "version": e.version or "-", "status": e.status + (f"({e.failures})" if
-                                                                e.failures else ""),
+    """A compact table of ``entries`` with a totals line; control and bidi characters of
+    directory names are escaped (:func:`mlprof.ingest.printable`): a name holding an escape
+    sequence must not rewrite the terminal it is listed on."""
+    rows = [{"task": printable(e.task), "model": printable(e.model or ""),
+             "runtime": printable(e.runtime or ""),
+             "version": printable(e.version or "-"),
+             "status": e.status + (f"({e.failures})" if e.failures else ""),
              "files": str(e.n_files), "size": human_size(e.size),
              "modified": time.strftime("%Y-%m-%d %H:%M", time.localtime(e.mtime))
              if e.mtime else ""} for e in entries]
@@ -302,18 +306,18 @@ def format_entries(entries: Sequence[StoreEntry], store: str) -> str:
     lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip(),
              "  ".join("-" * widths[c] for c in cols)]
     lines += ["  ".join(r[c].ljust(widths[c]) for c in cols).rstrip() for r in rows]
-    lines += [f"corrupt: {os.path.relpath(e.path, store)}/{e.problem}" for e in entries
-              if e.status == "corrupt" and e.problem]
+    lines += [printable(f"corrupt: {os.path.relpath(e.path, store)}/{e.problem}")
+              for e in entries if e.status == "corrupt" and e.problem]
     t = totals(entries)
     lines.append(f"{t['entries']} entries, {t['versions']} versions, {t['models']} models, "
-                 f"{t['files']} files, {human_size(t['size'])} in {store}")
+                 f"{t['files']} files, {human_size(t['size'])} in {printable(store)}")
     return "\n".join(lines)
 
 
 def format_removals(removals: Sequence[Removal], store: str, dry_run: bool) -> str:
     """One line per removal and the bytes freed (``would`` in a dry run)."""
     verb = "would remove" if dry_run else "removed"
-    lines = [f"{verb} {os.path.relpath(r.path, store)}"
+    lines = [f"{verb} {printable(os.path.relpath(r.path, store))}"
              f"{os.sep if r.is_dir else ''} ({r.n_files} files, {human_size(r.size)})"
              for r in removals]
     freed = sum(r.size for r in removals)

@@ -19,6 +19,16 @@ from mlprof.errors import MLProfError
 
 FIELD = "--tfaot-batch-rules"
 
+#: the largest batch size mlprof measures (and the largest target of a rule). Why a bound at
+#: all: a batch size is multiplied into the memory of every input (batch size x input size per
+#: event) and a ``N:ones`` rule expands into N calls while the scheduler checks the parameters
+#: (``1000000000:ones`` ran it out of memory). 65536 is 64 times the largest batch size of the
+#: default sweep (1024); the largest rule it allows expands to 65536 pieces (~0.5 MB).
+MAX_BATCH_SIZE = 1 << 16
+
+#: the longest rules text read (a rule per compiled batch size fits in far less)
+MAX_RULES_CHARS = 4096
+
 
 @dataclass(frozen=True)
 class BatchRule:
@@ -64,8 +74,11 @@ def parse_batch_rules(text: str) -> dict[int, BatchRule]:
     rules: dict[int, BatchRule] = {}
     if not str(text).strip():
         return rules
+    if len(str(text)) > MAX_RULES_CHARS:
+        raise MLProfError(f"{len(str(text))} characters; the rules have at most "
+                          f"{MAX_RULES_CHARS}", field=FIELD)
     for part in str(text).split("-"):
-        m = _RULE.fullmatch(part)
+        m = _RULE.fullmatch(part) if part.isascii() else None
         if not m:
             raise MLProfError(f"bad rule {part!r}: write target:size,size,... (e.g. 15:1,2,4,8),"
                               " target:ones or target:twos, rules separated by '-'",
@@ -74,14 +87,19 @@ def parse_batch_rules(text: str) -> dict[int, BatchRule]:
         if target < 1:
             raise MLProfError(f"bad rule {part!r}: the target batch size must be >= 1",
                               field=FIELD)
+        if target > MAX_BATCH_SIZE:  # before "ones" expands it into that many pieces
+            raise MLProfError(f"bad rule {part.strip()!r}: the target batch size must be <= "
+                              f"{MAX_BATCH_SIZE}, the largest batch size mlprof measures",
+                              field=FIELD)
         if spec == "ones":
             sizes = (1,) * target
         elif spec == "twos":
             sizes = (2,) * ((target + 1) // 2)
         else:
             sizes = tuple(int(s) for s in spec.split(","))
-            if min(sizes) < 1:
-                raise MLProfError(f"bad rule {part!r}: sizes must be >= 1", field=FIELD)
+            if min(sizes) < 1 or max(sizes) > MAX_BATCH_SIZE:
+                raise MLProfError(f"bad rule {part!r}: sizes must be >= 1 and <= "
+                                  f"{MAX_BATCH_SIZE}", field=FIELD)
         if sum(sizes) < target:
             raise MLProfError(f"rule {part.strip()!r}: the sizes sum to {sum(sizes)}, less than "
                               f"the target batch size {target}", field=FIELD)

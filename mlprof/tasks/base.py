@@ -38,6 +38,20 @@ class Requirements(dict):
             raise AttributeError(name) from None
 
 
+class VersionParameter(luigi.Parameter):
+    """``--version``: a version directory name, normalized (NFC, stripped) so that versions
+    that look alike are one directory, and refused in one line when it holds control or bidi
+    characters or a name reserved for luigi's and the store's temporary files
+    (:func:`mlprof.results.layout.check_version`). The ``.confirm`` suffix is refused for the
+    versions a user gives (:mod:`mlprof.tasks.cmdline`, the API): mlprof's own tasks use it."""
+
+    #: how :mod:`mlprof.tasks.cmdline` (which this module imports) knows a version parameter
+    is_version = True
+
+    def normalize(self, x):
+        return layout.check_version(x) if isinstance(x, str) else x
+
+
 #: law's own parameters that never change an output, and why (see BaseTask.param_reasons)
 LAW_PARAM_REASONS = {
     "log_file": "where law writes its log, not what a task computes",
@@ -60,8 +74,8 @@ class BaseTask(law.Task):
     every parameter of every task family and checks this.
     """
 
-    version = luigi.Parameter(description="version of outputs to produce; a new version never "
-                                          "reuses the outputs of another")
+    version = VersionParameter(description="version of outputs to produce; a new version "
+                                           "never reuses the outputs of another")
 
     task_namespace = None
     exclude_index = True
@@ -73,7 +87,7 @@ class BaseTask(law.Task):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        layout.check_segment(self.version, "--version")
+        layout.check_version(self.version)
 
     @classmethod
     def param_reason(cls, name: str) -> str | None:

@@ -146,6 +146,11 @@ def check_values(cp: luigi.cmdline_parser.CmdlineParser) -> None:
     for flag, param, value, local in _given(cp):
         if local:
             given_local.add(flag)
+        if getattr(param, "is_version", False) and isinstance(value, str):
+            # a version the user gives: not one of mlprof's own (``<night>.confirm``) either
+            from mlprof.results.layout import check_version
+
+            check_version(value, flag, given=True)
         try:
             param.normalize(param.parse(value))
         except MLProfError as e:
@@ -172,6 +177,61 @@ def check_values(cp: luigi.cmdline_parser.CmdlineParser) -> None:
         raise MLProfError("must not be empty (required)", field=_flag(empty[0]))
     if missing:
         raise MLProfError("missing (required)", field=", ".join(map(_flag, missing)))
+
+
+def _upstream_given(cp: luigi.cmdline_parser.CmdlineParser
+                    ) -> list[tuple[str, str, str, Any]]:
+    """``(flag, task family, parameter, value)`` of every ``--<Task>-<param>`` given for a task
+    other than the root task (the value parsed and normalized as its parameter does)."""
+    args = cp.known_args
+    out = []
+    for task_name, without_section, name, param in Register.get_all_params():
+        if without_section or task_name == args.root_task:
+            continue
+        value = getattr(args, param._parser_global_dest(name, task_name), None)
+        if value is not None:
+            out.append((_flag(f"{task_name}_{name}"), task_name, name,
+                        param.normalize(param.parse(value))))
+    return out
+
+
+def check_upstream_options(cp: luigi.cmdline_parser.CmdlineParser, root: luigi.Task) -> None:
+    """Refuse a ``--<Task>-<param>`` option that would be silently ignored.
+
+    luigi applies ``--MeasureRuntime-n-calls`` to a MeasureRuntime only where the task that
+    requires it does not pass ``n_calls`` itself; law's ``req()`` passes every parameter the
+    two tasks share, so under ``law run MergeRuntimes`` the option was type-checked and then
+    dropped, and the result answered another question than the one asked. Every task of the
+    root's dependency graph of the named class is built (only when such an option is given)
+    and compared: a value that did not arrive is one line naming the option and the option to
+    use instead. Options for parameters no upstream task passes on (``--MeasureRuntime-workflow
+    slurm``) arrive and stay allowed.
+    """
+    given = _upstream_given(cp)
+    if not given:
+        return
+    from luigi.task import flatten
+
+    families = {fam for _, fam, _, _ in given}
+    root_params = dict(type(root).get_params())
+    seen: set[str] = set()
+    stack: list[tuple[luigi.Task, luigi.Task | None]] = [(root, None)]
+    while stack:
+        task, parent = stack.pop()
+        if task.task_id in seen:
+            continue
+        seen.add(task.task_id)
+        if task.task_family in families and parent is not None:
+            for flag, fam, name, value in given:
+                if fam != task.task_family or getattr(task, name, value) == value:
+                    continue
+                instead = (_flag(name) if name in root_params and
+                           name not in getattr(root, "exclude_params_req", ())
+                           else _flag(f"{parent.task_family}_{name}"))
+                raise MLProfError(
+                    f"not applied: {parent.task_family} passes its own {name} "
+                    f"({getattr(task, name)!r}) to {fam}; give {instead} instead", field=flag)
+        stack.extend((dep, task) for dep in reversed(flatten(task.requires())))
 
 
 def _parameter_error(exc: luigi.parameter.ParameterException) -> MLProfError:
@@ -279,10 +339,16 @@ def install() -> None:
     @functools.wraps(get_task_obj_orig)
     def get_task_obj(self):
         check_values(self)
+        from mlprof.tasks.preflight import inspects_only, preflight
+
+        if not inspects_only(self.known_args):  # --print-status of a read-only store works
+            preflight()  # a read-only or full store, an unusable lock: once, before anything
         try:
-            return get_task_obj_orig(self)
+            task = get_task_obj_orig(self)
         except luigi.parameter.ParameterException as e:
             raise _parameter_error(e) from None
+        check_upstream_options(self, task)
+        return task
 
     get_task_obj._mlprof = True  # type: ignore[attr-defined]
     cls._build_parser = staticmethod(_build_parser)

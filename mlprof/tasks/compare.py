@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-import law
 import luigi
 
 from mlprof.errors import MLProfError
@@ -24,9 +23,11 @@ from mlprof.runtimes import (
 )
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.parameters import (
+    AsciiIntParameter,
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
+    NamesParameter,
     PathsParameter,
     RuntimesParameter,
     ScriptMixin,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mlprof")
 
 
-class RoundsParameter(luigi.IntParameter):
+class RoundsParameter(AsciiIntParameter):
     """An integer option that may be given without a value: ``--interleave`` means
     :data:`~mlprof.measure.interleave.DEFAULT_ROUNDS` rounds, ``--interleave 40`` 40."""
 
@@ -166,8 +167,8 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
     model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
                                  "script.py[::HASH]); the first on the first runtime is the "
                                  "reference")
-    model_names = law.CSVParameter(default=(), description="names in output paths, one per "
-                                   "model file")
+    model_names = NamesParameter(default=(), flag="--model-names", description="names in "
+                                 "output paths, one per model file")
     runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
                                  "runtimes; default: onnxruntime")
     device = luigi.Parameter(default="cpu", description="device to run on: cpu")

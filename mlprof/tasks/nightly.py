@@ -23,12 +23,14 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.experiments import load_experiment, load_experiments, plan
+from mlprof.experiments import load_experiment, load_experiments, plan, unexpected_error
+from mlprof.ingest import MAX_YAML_BYTES, read_bytes
 from mlprof.report import collect, to_frame
 from mlprof.report.history import candidates
 from mlprof.report.nightly import (
     CONFIRM_SUFFIX,
     EXIT_NIGHT_FAILED,
+    check_version_room,
     confirm_version,
     experiment_status,
     failing_line,
@@ -38,6 +40,8 @@ from mlprof.report.nightly import (
     rerun_params,
     status_line,
     summary_line,
+    terminal_text,
+    utf8_safe,
 )
 from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
@@ -76,11 +80,14 @@ class RunExperiment(BaseTask):
     experiment_file = PathParameter(description="the experiment YAML file")
 
     def _content_hash(self) -> str:
+        """The hash of the file's content, read through the one way in (a FIFO or a link to
+        /dev/zero hung or exhausted the scheduler here); a file that cannot be read gets the
+        hash of why, so its failed status has its own path and a repaired file runs again."""
         try:
-            with open(self.experiment_file, "rb") as f:
-                return short_hash(f.read())
-        except OSError:
-            return "missing"
+            return short_hash(read_bytes(self.experiment_file, MAX_YAML_BYTES,
+                                         what="a file of experiment files"))
+        except MLProfError as e:
+            return short_hash("unreadable", e.message)
 
     def store_parts(self):
         return {"model": layout.experiment_segment(self.experiment_file, self._content_hash())}
@@ -91,7 +98,7 @@ class RunExperiment(BaseTask):
 
         try:
             return load_experiment(self.experiment_file).priority
-        except MLProfError:
+        except Exception:  # noqa: BLE001 -- run() records why; the scheduler must go on
             return 0
 
     @property
@@ -116,6 +123,8 @@ class RunExperiment(BaseTask):
                     script_args=exp.script_args, file_types=("png",), **exp.settings))
             except MLProfError as e:
                 errors.append(str(e))
+            except Exception as e:  # noqa: BLE001 -- costs this model file alone
+                errors.append(str(unexpected_error(e, f)))
         return tasks, errors, list(todo.skipped)
 
     def speedup_tasks(self, exp, tasks: list) -> list:
@@ -137,35 +146,45 @@ class RunExperiment(BaseTask):
     def run(self):
         t0 = time.time()
         try:
-            # a rotating experiment measures the slice of this night (its date in --version)
-            exp, part = load_experiment(self.experiment_file).for_night(self.version)
-        except MLProfError as e:
-            logger.error("experiment %s: %s", self.experiment_file, e)
-            status = experiment_status(self.experiment_file, self.version, error=str(e))
+            status = self._run_experiment(t0)
+        except Exception as e:  # noqa: BLE001 -- the per-experiment boundary (below)
+            # any failure of this experiment (a bad file, or a bug its content triggers) costs
+            # this experiment alone: a failed status, never a failed night; its status line
+            # (below) is the one line that says why
+            error = e if isinstance(e, MLProfError) else unexpected_error(
+                e, self.experiment_file)
+            if not isinstance(e, MLProfError):  # the traceback only for --log-level DEBUG
+                logger.debug("experiment %s", self.experiment_file, exc_info=True)
+            status = experiment_status(self.experiment_file, self.version, error=str(error))
             status.update(finished=status["started"], duration_s=round(time.time() - t0, 2))
-        else:
-            status = experiment_status(self.experiment_file, self.version, exp)
-            if part is not None:
-                status["slice"] = part.as_dict()
-            self.publish_message(f"experiment {exp.title!r}: "
-                                 + (f"{part.label}, " if part is not None else "")
-                                 + f"{len(exp.model_files)} model file(s) x "
-                                 f"{len(exp.runtimes)} runtime(s)")
-            tasks, errors, skipped = self.measurement_tasks(exp)
-            for line in skipped:
-                self.publish_message(line)
-            speedups = self.speedup_tasks(exp, tasks)
-            build_isolated(tasks + speedups)
-            outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
-                         "" if t.complete() else failure_reason(t)) for t in tasks]
-            plots = [p.path for t in tasks + speedups if t.complete()
-                     for p in t.output().values()]
-            finish_status(status, len(exp.model_files), outcomes, errors, plots, t0,
-                          time.time(), skipped)
-            if part is not None:  # the dashboard's "results" column shows it
-                status["results"] = f"{status['results']}; {part.label}"
-        write_json_atomic(self.output().path, status)
+        write_json_atomic(self.output().path, utf8_safe(status))
         self.publish_message(status_line(status))
+
+    def _run_experiment(self, t0: float) -> dict:
+        """Load, plan, measure and plot the experiment; its status (raises on failure)."""
+        # a rotating experiment measures the slice of this night (its date in --version)
+        exp, part = load_experiment(self.experiment_file).for_night(self.version)
+        status = experiment_status(self.experiment_file, self.version, exp)
+        if part is not None:
+            status["slice"] = part.as_dict()
+        self.publish_message(f"experiment {terminal_text(exp.title)!r}: "
+                             + (f"{part.label}, " if part is not None else "")
+                             + f"{len(exp.model_files)} model file(s) x "
+                             f"{len(exp.runtimes)} runtime(s)")
+        tasks, errors, skipped = self.measurement_tasks(exp)
+        for line in skipped:
+            self.publish_message(terminal_text(line))
+        speedups = self.speedup_tasks(exp, tasks)
+        build_isolated(tasks + speedups)
+        outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
+                     "" if t.complete() else failure_reason(t)) for t in tasks]
+        plots = [p.path for t in tasks + speedups if t.complete()
+                 for p in t.output().values()]
+        finish_status(status, len(exp.model_files), outcomes, errors, plots, t0,
+                      time.time(), skipped)
+        if part is not None:  # the dashboard's "results" column shows it
+            status["results"] = f"{status['results']}; {part.label}"
+        return status
 
 
 def _configured(*options: str) -> bool:
@@ -182,6 +201,14 @@ class _ExperimentsMixin(BaseTask):
                                   "experiment YAML files; default: $MLP_BASE/experiments")
 
     reqs = Requirements(RunExperiment=RunExperiment)
+
+    #: whether this task measures again under ``<version>.confirm`` (its room is checked)
+    uses_confirm_version = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.uses_confirm_version:  # up front, not after a night of measuring
+            check_version_room(self.version)
 
     @property
     def experiments_dir(self) -> str:
@@ -280,6 +307,11 @@ class Nightly(_ExperimentsMixin):
     reqs = Requirements(_ExperimentsMixin.reqs, ConfirmResults=ConfirmResults,
                         Dashboard=Dashboard)
 
+    @property
+    def uses_confirm_version(self) -> bool:  # type: ignore[override]
+        """Only a confirming night measures under ``<version>.confirm``."""
+        return bool(self.confirm)
+
     def requires(self):
         reqs = {"experiments": self.experiment_tasks()}
         if self.confirm:
@@ -318,8 +350,8 @@ class Nightly(_ExperimentsMixin):
 
         inputs = self.input()
         statuses = [_load(inp.path) for inp in inputs["experiments"].values()]
-        statuses += [inactive_status(path, exp) for path, exp, _ in self.experiment_list()
-                     if exp is not None and not exp.active]
+        statuses += [utf8_safe(inactive_status(path, exp)) for path, exp, _ in
+                     self.experiment_list() if exp is not None and not exp.active]
         confirmed = _load(inputs["confirm"].path)["candidates"] if self.confirm else []
         exp_file = self.local_path("experiments.json")
         write_json_atomic(exp_file, statuses)

@@ -8,6 +8,7 @@ segment, ...), and the concrete task composes them with :mod:`mlprof.results.lay
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import law
 import luigi
@@ -71,6 +72,41 @@ class PathsParameter(law.CSVParameter):
         return tuple(dict.fromkeys(paths))
 
 
+class NameParameter(luigi.Parameter):
+    """A free-text name that becomes (part of) a directory, e.g. ``--model-name``:
+    NFC-normalized and stripped, control and bidi characters refused in one line
+    (:func:`mlprof.ingest.clean_name`), so that names that look alike are one name."""
+
+    def __init__(self, *args, flag: str = "", **kwargs):
+        self._flag = flag
+        super().__init__(*args, **kwargs)
+
+    def normalize(self, x):
+        from mlprof.ingest import clean_name
+
+        if not isinstance(x, str) or x == law.NO_STR:
+            return x
+        value = clean_name(x, self._flag or "name")
+        if not value:
+            raise MLProfError("must not be empty (leave the option out for the default)",
+                              field=self._flag or None)
+        return value
+
+
+class NamesParameter(law.CSVParameter):
+    """Comma-separated names that become (parts of) directories, e.g. ``--model-names``: each
+    one as :class:`NameParameter` normalizes it."""
+
+    def __init__(self, *args, flag: str = "", **kwargs):
+        self._flag = flag
+        super().__init__(*args, **kwargs)
+
+    def normalize(self, x):
+        from mlprof.ingest import clean_name
+
+        return tuple(clean_name(str(n), self._flag or "names") for n in super().normalize(x))
+
+
 class RuntimeParameter(luigi.Parameter):
     """A runtime name; aliases (``ort``) resolve to the canonical name."""
 
@@ -85,11 +121,36 @@ class RuntimesParameter(law.CSVParameter):
         return tuple(dict.fromkeys(canonical_runtime(r) for r in super().normalize(x)))
 
 
+class AsciiIntParameter(luigi.IntParameter):
+    """An integer in ASCII digits: luigi's ``int()`` also takes Arabic-Indic digits and
+    ``1_0``, which a user reading the command line would not take for the same number."""
+
+    def parse(self, x):
+        from mlprof.ingest import ascii_int
+
+        value = super().parse(x)  # words fail here, with luigi's own message
+        if isinstance(x, str):
+            ascii_int(x, "--" + getattr(self, "_mlprof_name", "value"))
+        return value
+
+
+class AsciiFloatParameter(luigi.FloatParameter):
+    """A number in ASCII (see :class:`AsciiIntParameter`; ``float()`` also takes ``nan``)."""
+
+    def parse(self, x):
+        from mlprof.ingest import ascii_float
+
+        value = super().parse(x)
+        if isinstance(x, str):
+            ascii_float(x, "--" + getattr(self, "_mlprof_name", "value"))
+        return value
+
+
 class BatchSizesParameter(law.CSVParameter):
     """Comma-separated batch sizes (>= 1), made unique and sorted."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.update(cls=luigi.IntParameter, unique=True, sort=True)
+        kwargs.update(cls=AsciiIntParameter, unique=True, sort=True)
         super().__init__(*args, **kwargs)
 
     def normalize(self, x):
@@ -100,7 +161,9 @@ class BatchSizesParameter(law.CSVParameter):
             raise MLProfError("give at least one batch size", field="--batch-sizes")
         # every branch of a workflow normalizes the whole list again: check element-wise (and
         # word the error) only when the cheap test fails, or scheduling grows quadratically
-        if all(type(b) is int for b in sizes) and sizes[0] >= 1:
+        from mlprof.runtimes.batching import MAX_BATCH_SIZE
+
+        if all(type(b) is int for b in sizes) and sizes[0] >= 1 and sizes[-1] <= MAX_BATCH_SIZE:
             return sizes
         return tuple(check_batch_size(b) for b in sizes)
 
@@ -142,8 +205,8 @@ class ModelMixin(BaseTask):
     model_file = PathParameter(default=DEFAULT_MODEL, description="model YAML (MLProf format), "
                                ".onnx file or Python model script (script.py or script.py::HASH)"
                                "; default: the 10x128 example DNN")
-    model_name = luigi.Parameter(default=law.NO_STR, description="name in output paths; "
-                                 "default: the YAML's name, else the file name")
+    model_name = NameParameter(default=law.NO_STR, flag="--model-name", description="name in "
+                               "output paths; default: the YAML's name, else the file name")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -331,8 +394,10 @@ def _setting_parameter(name: str) -> luigi.Parameter:
     from mlprof.measure.settings import setting
 
     s = setting(name)
-    cls = {int: luigi.IntParameter, float: luigi.FloatParameter}.get(s.type, luigi.Parameter)
-    return cls(default=s.default, description=f"{s.help}; default: {s.default}")
+    cls = {int: AsciiIntParameter, float: AsciiFloatParameter}.get(s.type, luigi.Parameter)
+    param: Any = cls(default=s.default, description=f"{s.help}; default: {s.default}")
+    param._mlprof_name = name.replace("_", "-")  # named in the ASCII-digits error
+    return param
 
 
 class MeasurementMixin(BaseTask):
@@ -361,11 +426,16 @@ class MeasurementMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure.settings import check_setting, check_threads_here
+        from mlprof.measure.settings import (
+            check_calls_per_round,
+            check_setting,
+            check_threads_here,
+        )
 
         # the one validation of every setting (the harness applies the same)
         for name in self.MEASURE_PARAMS:
             check_setting(name, getattr(self, name))
+        check_calls_per_round(self.n_calls, self.n_events)
         check_threads_here(self.threads, allow_more=self.oversubscribe)
         self._input_data = check_setting("input_data", self.input_data)
         self._batch_rules = check_setting("tfaot_batch_rules", self.tfaot_batch_rules)
@@ -550,7 +620,10 @@ class ThreadsMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure.settings import check_setting, check_threads_here
+        from mlprof.measure.settings import (
+            check_setting,
+            check_threads_here,
+        )
 
         check_setting("threads", self.threads)
         check_threads_here(self.threads, allow_more=False)

@@ -4,6 +4,8 @@ over a reference runtime vs batch size)."""
 
 from __future__ import annotations
 
+import logging
+
 import law
 import luigi
 
@@ -38,6 +40,7 @@ from mlprof.tasks.parameters import (
     ExportMixin,
     MeasurementMixin,
     ModelLabelMixin,
+    NamesParameter,
     PathsParameter,
     PlotMixin,
     RuntimeParameter,
@@ -47,6 +50,8 @@ from mlprof.tasks.parameters import (
 )
 from mlprof.tasks.peak import efficiency_inputs, peak_requirements
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
+
+logger = logging.getLogger("mlprof")
 
 
 class LogYMixin(BaseTask):
@@ -188,8 +193,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
 
     model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
                                  "script.py[::HASH]); brace expansion and globs work")
-    model_names = law.CSVParameter(default=(), description="names in output paths, one per "
-                                   "model file")
+    model_names = NamesParameter(default=(), flag="--model-names", description="names in "
+                                 "output paths, one per model file")
     model_labels = law.CSVParameter(default=(), description="legend labels, one per model file")
     runtimes = RuntimesParameter(default=(DEFAULT_RUNTIME,), description="comma-separated "
                                  f"runtimes; default: {DEFAULT_RUNTIME} (for a TF model: its "
@@ -230,8 +235,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             pairs = [p for p in self._pairs if runtime_info(p[0]).measures(s.model_kind)]
             if not pairs and default:
                 pairs = [(engine_runtime(s.model_kind), "")]
-            if not pairs:
-                check_model_kind(self.resolved_runtimes[0], s.model_kind, s.spec_file)
+            if not pairs:  # no runtime of --runtimes measures it: one line (exit 40)
+                check_model_kind(self.runtimes[0], s.model_kind, s.spec_file)
             self._model_pairs.append(pairs)
         aot = [s for s in self._specs if s.model_kind == TFAOT_MODEL]
         if not aot:
@@ -249,12 +254,15 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 check_installed(rt)
         unused = [rt for rt in self.runtimes
                   if not any(rt == p[0] for ps in self._model_pairs for p in ps)]
-        if unused and not default:
-            check_model_kind(unused[0], self._specs[0].model_kind, self._specs[0].spec_file)
         versioned = [rt for rt, v in self._pairs if v and rt in unused]
         if versioned:
             raise MLProfError(f"{versioned[0]} measures none of the models (it cannot measure "
                               f"{self._specs[0].model_kind} models)", field="--runtime-versions")
+        # a runtime that measures none of the models is skipped, one line each, and the others
+        # are plotted (as a Nightly experiment skips such a pair): the plot has no curve of it,
+        # and its file name says so (runtimes_no-tfaot_bs_1.pdf: the question asked)
+        for rt in self.skipped_runtimes():
+            logger.warning(self._skip_line(rt))
         # script and export parameters must change some curve, or they are refused
         if not any(s.is_script for s in self._specs):
             refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
@@ -269,6 +277,15 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                                 "error_style", "y_axis"), "does not apply with --interleave "
                          "(rounds of --n-calls calls; the plot shows speed-ups)")
             self._interleaved()
+
+    def _skip_line(self, runtime: str) -> str:
+        """``skipped tfaot: runtime tfaot measures ...; model.yaml is an ONNX/YAML model: use
+        onnxruntime or openvino``: why ``runtime`` has no curve."""
+        try:
+            check_model_kind(runtime, self._specs[0].model_kind, self._specs[0].spec_file)
+        except MLProfError as e:
+            return f"skipped {runtime}: {e.message}"
+        return f"skipped {runtime}: it measures none of the models"
 
     @property
     def resolved_runtimes(self) -> tuple[str, ...]:
@@ -416,10 +433,21 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             stem.append(layout.joined_or_hashed([
                 layout.runtime_name(rt, self._version(rt, v)) if self.runtime_versions else rt
                 for rt, v in self._all_pairs()]))
+        skipped = self.skipped_runtimes()
+        if skipped:  # --runtimes asked for them: the file says they are left out (no-tfaot)
+            stem.append("no-" + layout.joined_or_hashed(list(skipped)))
         if self.compared:  # compare-threads-1-2 -> threads-1-2
             stem.append(self.compare_part().removeprefix("compare-"))
         stem.append(self.bs_tag)
         return stem
+
+    def skipped_runtimes(self) -> tuple[str, ...]:
+        """The runtimes of --runtimes that measure none of the models (skipped, one line each
+        when the task is made)."""
+        if tuple(self.runtimes) == (DEFAULT_RUNTIME,):
+            return ()
+        used = {rt for rt, _ in self._all_pairs()}
+        return tuple(rt for rt in self.runtimes if rt not in used)
 
     def _merges(self) -> list[tuple[str, MergeRuntimes]]:
         """(curve label, MergeRuntimes) per curve (scripts' models once discovered); with

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 from typing import Any
 
@@ -232,6 +233,10 @@ echo "mlprof bootstrap: $(command -v law) in ${{MLP_BASE}}, store ${{MLP_STORE}}
 """
 
 
+#: a shell variable name (POSIX): the only names the bootstrap exports
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def bootstrap_text(system: str, env: dict[str, str] | None = None) -> str:
     """The bootstrap script: export the submitter's ``MLP_*`` and ``LAW_CONFIG_FILE``, cd to
     the checkout, ``source setup.sh``."""
@@ -247,7 +252,15 @@ def bootstrap_text(system: str, env: dict[str, str] | None = None) -> str:
     names = sorted(n for n in env if n.startswith("MLP_") and not n.startswith("MLP_SLURM_"))
     if env.get("LAW_CONFIG_FILE"):
         names.append("LAW_CONFIG_FILE")
-    exports = "\n".join(f"export {n}={shlex.quote(env[n])}" for n in names)
+    # a name is written as it is (a shell cannot quote a name): one that is not a shell
+    # identifier (``MLP_$(cmd)``, which `env` can set) would run its command in every job
+    unsafe = [n for n in names if not _SHELL_NAME.fullmatch(n)]
+    for n in unsafe:
+        from mlprof.ingest import printable
+
+        logger.warning("mlprof: the environment variable %r is not passed to the jobs (not a "
+                       "shell variable name)", printable(n))
+    exports = "\n".join(f"export {n}={shlex.quote(env[n])}" for n in names if n not in unsafe)
     return BOOTSTRAP.format(exports=exports, base=shlex.quote(env["MLP_BASE"]),
                             system=shlex.quote(system))
 
