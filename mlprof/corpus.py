@@ -52,6 +52,19 @@ def _scripts_in(directory: str) -> list[str]:
                   if not os.path.basename(p).startswith(("_", ".")))
 
 
+def _is_cycle(subdir: str, parent: str) -> bool:
+    """Whether ``subdir`` (a symbolic link, say) is ``parent`` itself or one of its ancestors:
+    following it would list the same scripts again, under another corpus name."""
+    real, top = os.path.realpath(subdir), os.path.realpath(parent)
+    return top == real or top.startswith(real.rstrip(os.sep) + os.sep)
+
+
+def _via_link(path: str) -> bool:
+    """Whether ``path`` or its directory is a symbolic link (of two paths to one script, the
+    one that is not names it in tables)."""
+    return os.path.islink(path) or os.path.islink(os.path.dirname(path))
+
+
 def collect_scripts(paths: Sequence[str], labels: Mapping[str, Sequence[str]] | None = None
                     ) -> list[Script]:
     """The scripts of ``paths``: directories, scripts or globs of them.
@@ -62,6 +75,12 @@ def collect_scripts(paths: Sequence[str], labels: Mapping[str, Sequence[str]] | 
     key, one of the values. Raises :class:`MLProfError` naming the path for a path that does not
     exist, is not a directory or regular file, or holds no script, and for a label selection
     that matches nothing.
+
+    Each script is taken once, by its real path: a corpus directory linked beside itself, or a
+    link to a script of the corpus, is not measured twice (the path without a link names it);
+    a link to the directory of corpora or above it (a cycle) is not followed. Entries of a
+    corpus that are not readable scripts (a directory or FIFO named ``x.py``, a link to a
+    device) are kept: :func:`run_corpus` gives each its own error row.
     """
     from mlprof.model.script import read_labels
 
@@ -79,7 +98,7 @@ def collect_scripts(paths: Sequence[str], labels: Mapping[str, Sequence[str]] | 
             if stat.S_ISDIR(mode):
                 subdirs = sorted(d for d in glob.glob(os.path.join(glob.escape(path), "*", ""))
                                  if not os.path.basename(d.rstrip("/")).startswith(("_", "."))
-                                 and _scripts_in(d))
+                                 and not _is_cycle(d, path) and _scripts_in(d))
                 files = [f for d in subdirs for f in _scripts_in(d)] or _scripts_in(path)
                 if not files:
                     raise MLProfError("holds no model script (*.py), neither directly nor in "
@@ -91,11 +110,17 @@ def collect_scripts(paths: Sequence[str], labels: Mapping[str, Sequence[str]] | 
             else:
                 files = [path]
             for f in files:
-                found.setdefault(f, Script(f, corpus_of(f)))
+                f = os.path.normpath(f)
+                real = os.path.realpath(f)
+                if real not in found or (_via_link(found[real].path) and not _via_link(f)):
+                    found[real] = Script(f, corpus_of(f))
     scripts = list(found.values())
     if labels:
         def keep(s: Script) -> bool:
-            have = read_labels(s.path)
+            try:
+                have = read_labels(s.path)
+            except MLProfError:  # unreadable: kept, to be one error row of run_corpus
+                return True
             return all(any(v in have.get(k, ()) for v in vals) for k, vals in labels.items())
 
         selected = [s for s in scripts if keep(s)]
@@ -105,6 +130,18 @@ def collect_scripts(paths: Sequence[str], labels: Mapping[str, Sequence[str]] | 
                               field="--labels")
         scripts = selected
     return scripts
+
+
+def _kind(message: str) -> str:
+    """What is wrong with an unreadable script, in a word or two (the detail of its cause):
+    ``FIFO``, ``device``, ``directory``, ``not text``, ``too large``, ``link loop``."""
+    for text, kind in (("a FIFO", "FIFO"), ("a device", "device"), ("a directory", "directory"),
+                       ("a socket", "socket"), ("not a text file", "not text"),
+                       ("has at most", "too large"), ("grew beyond", "too large"),
+                       ("loop of symbolic links", "link loop"), ("No such file", "missing")):
+        if text in message:
+            return kind
+    return ""
 
 
 def _short(message: str, script: str, limit: int = 160) -> str:
@@ -165,10 +202,21 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
             reason=_short(message, s.path))
         say(f"{s.name} {rt}: {cause}  {_short(message, s.path, 120)}")
 
+    def unreadable(s: Script, error: MLProfError) -> None:
+        message = _short(str(error), s.path)
+        for rt in runtimes:
+            row(s, rt, status="failed", cause="unreadable", detail=_kind(error.message),
+                reason=message)
+        say(f"{s.name}: unreadable: {_short(message, s.path, 120)}")
+
     # 1. discovery, every script at once (workers in parallel)
     todo = []
     for s in scripts:
-        skip = read_skip(s.path)
+        try:  # through mlprof.ingest: a FIFO, a device, a directory or an undecodable file
+            skip = read_skip(s.path)
+        except MLProfError as e:  # costs this script alone: one row, one line
+            unreadable(s, e)
+            continue
         if skip:
             for rt in runtimes:
                 row(s, rt, status="skipped", reason=skip)
@@ -186,7 +234,13 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
             for rt in runtimes:
                 failed(s, rt, disc)
             continue
-        hashes = [m["hash"] for m in disc.manifest()["models"]]
+        try:  # a damaged manifest (a FIFO in the store, say) costs this script alone
+            hashes = [m["hash"] for m in disc.manifest()["models"]]
+        except (MLProfError, KeyError, TypeError) as e:
+            for rt in runtimes:
+                row(s, rt, status="corrupt", cause="corrupt", reason=_short(str(e), s.path))
+            say(f"{s.name}: corrupt: {_short(str(e), s.path, 120)}")
+            continue
         for rt in runtimes:
             merges.append((s, rt, [MergeRuntimes(version=version, model_file=f"{s.path}::{h}",
                                                  runtime=rt, batch_sizes=batch_sizes, **kw)
@@ -203,7 +257,12 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         if bad is not None:
             failed(s, rt, bad)
             continue
-        points = [_points(t) for t in tasks]  # each statistics file read once
+        try:
+            points = [_points(t) for t in tasks]  # each statistics file read once
+        except (MLProfError, ValueError, KeyError) as e:  # a damaged statistics file
+            row(s, rt, status="corrupt", cause="corrupt", reason=_short(str(e), s.path))
+            say(f"{s.name} {rt}: corrupt: {_short(str(e), s.path, 120)}")
+            continue
         firsts = [(pts[0]["median_ms"], pts[0]["flags"]) for pts in points]
         row(s, rt, status="ok", models=str(len(tasks)),
             median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),

@@ -93,7 +93,8 @@ def read_bytes(path: str | os.PathLike, max_bytes: int, *, field: str | None = N
         fd = os.open(path, flags)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise _err("is a symbolic link; not followed", path, field, source) from None
+            raise _err("is a symbolic link; not followed" if not follow_links else
+                       "is a loop of symbolic links", path, field, source) from None
         raise _err(f"cannot be read: {e.strerror or e}", path, field, source) from None
     try:
         st = os.fstat(fd)
@@ -265,6 +266,39 @@ def ascii_int(text: str, field: str, *, source: str | os.PathLike | None = None)
     if not body or not body.isascii() or not body.isdigit():
         raise MLProfError(f"{value!r} is not an integer (ASCII digits)", source, field)
     return int(value)
+
+
+def open_regular(path: str | os.PathLike, max_bytes: int, *, field: str | None = None,
+                 source: str | os.PathLike | None = None, follow_links: bool = True,
+                 what: str = "this file") -> io.BufferedReader:
+    """``path`` opened for reading in binary, after the checks of :func:`read_bytes` (regular
+    file judged by ``fstat`` on an ``O_NONBLOCK`` descriptor, at most ``max_bytes``).
+
+    For readers that stream a file (a CSV of samples to ``numpy.loadtxt``) instead of taking
+    its bytes: a FIFO at a result file must not hang a report, a device must not be read until
+    memory runs out. The caller closes the file (``with open_regular(...) as f``).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _err("is a symbolic link; not followed" if not follow_links else
+                       "is a loop of symbolic links", path, field, source) from None
+        raise _err(f"cannot be read: {e.strerror or e}", path, field, source) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _err(f"is {file_kind(st.st_mode)}, not a regular file", path, field, source)
+        if st.st_size > max_bytes:
+            raise _err(f"is {st.st_size} bytes; {what} has at most {max_bytes}", path, field,
+                       source)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 _ASCII_FLOAT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)",

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
@@ -194,13 +195,11 @@ def choose_attempt(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def read_peak(path: str) -> dict[str, Any]:
     """A peak record, checked: a JSON object with a finite positive ``peak_gflops``."""
-    import json
-
-    try:
-        with open(path) as f:
-            record = json.load(f)
-    except (OSError, ValueError) as e:
-        raise MLProfError(f"cannot read the peak record: {e}", path, "peak_gflops") from None
+    try:  # through mlprof.ingest: a FIFO or a device there is one line, never a hang
+        record = ingest.load_json(path)
+    except MLProfError as e:
+        raise MLProfError(f"cannot read the peak record: {e.message}", path,
+                          "peak_gflops") from None
     peak = record.get("peak_gflops") if isinstance(record, dict) else None
     if isinstance(peak, bool) or not isinstance(peak, (int, float)) or not (
             math.isfinite(peak) and peak > 0):
@@ -282,7 +281,6 @@ def store_rates(store: str, runtime: str, version: str, threads: int, host: str,
     Cheap: one directory listing per model and a small JSON per statistics file of that runtime
     version; what cannot be read is skipped (a store being written, an old record)."""
     import glob
-    import json
 
     from mlprof.measure.stats import read_stats_csv
     from mlprof.results import layout
@@ -301,8 +299,8 @@ def store_rates(store: str, runtime: str, version: str, threads: int, host: str,
             if key is None or key.threads != int(threads):
                 continue
             prov = path.replace(os.sep + "stats_", os.sep + "provenance_")[:-4] + ".json"
-            with open(prov) as f:
-                hosts = {m.get("host") for m in json.load(f).get("measurements", [])}
+            # through mlprof.ingest: a FIFO or a device in a store is skipped, never a hang
+            hosts = {m.get("host") for m in ingest.load_json(prov).get("measurements", [])}
             if hosts != {host}:
                 continue
             stats = read_stats_csv(path)

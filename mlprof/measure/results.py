@@ -8,6 +8,7 @@ A damaged file raises :class:`~mlprof.errors.CorruptResult` naming the file and 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -17,7 +18,8 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from mlprof.errors import CorruptResult
+from mlprof import ingest
+from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure.contention import is_contended
 from mlprof.measure.stats import (
     CV_UNSTABLE,
@@ -34,6 +36,9 @@ __all__ = ["CorruptResult", "branch_problem", "events_per_call", "merge_branches
 
 #: the raw CSV's header line, exactly
 RAW_HEADER = ",".join(RAW_COLUMNS)
+
+#: the largest raw CSV of one branch read (a million samples are about 25 MB)
+MAX_SAMPLES_BYTES = 1 << 30
 
 _NUMBER = (int, float)
 #: provenance fields the report copies, and their types (checked when present and not null;
@@ -95,11 +100,10 @@ def file_batch_size(path: str | os.PathLike, kind: str) -> int:
 
 def _read_json(path: str) -> Any:
     """The JSON value in ``path``, or :class:`CorruptResult` saying why there is none."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise CorruptResult(f"cannot be read: {e.strerror or e}", path) from None
+    try:  # a FIFO or a device at a record is damage, never a hang or a read without end
+        data = ingest.read_bytes(path, ingest.MAX_RECORD_BYTES, what="a record")
+    except MLProfError as e:
+        raise CorruptResult(e.message, path) from None
     if not data.strip():
         raise CorruptResult("is empty", path)
     try:
@@ -183,7 +187,11 @@ def read_samples(csv_path: str | os.PathLike, batch_size: int, n_samples: int) -
         raise CorruptResult(f"the file is for batch size {name_bs}, its provenance says "
                             f"{batch_size}", path)
     try:
-        with open(path, encoding="utf-8", newline=None) as f:
+        raw = ingest.open_regular(path, MAX_SAMPLES_BYTES, what="a file of samples")
+    except MLProfError as e:  # a FIFO or a device: damage, never a hang
+        raise CorruptResult(e.message, path) from None
+    try:
+        with io.TextIOWrapper(raw, encoding="utf-8", newline=None) as f:
             header = f.readline()
             if not header:
                 raise CorruptResult("is empty", path)
@@ -403,9 +411,23 @@ def unstable_warning(name: str, rows: Sequence[Mapping[str, Any]],
             "a quieter machine")
 
 
+def read_merged_provenance(provenance_file: str | os.PathLike) -> dict:
+    """A merged sweep's provenance (MergeRuntimes), read through :mod:`mlprof.ingest`: a FIFO,
+    a device or anything but a JSON object whose ``measurements`` is a list of objects is a
+    one-line :class:`CorruptResult`, never a hang."""
+    path = os.fspath(provenance_file)
+    prov = _read_json(path)
+    if not isinstance(prov, dict):
+        raise CorruptResult(f"is {_type_name(prov)}, not a provenance record (a JSON object)",
+                            path)
+    measurements = prov.get("measurements", [])
+    if not isinstance(measurements, list) or not all(isinstance(m, dict) for m in measurements):
+        raise CorruptResult("measurements is not a list of objects", path)
+    return prov
+
+
 def measured_versions(provenance_file: str | os.PathLike) -> list[str]:
     """The runtime versions a merged sweep was measured with (as recorded, in order, unique)."""
-    with open(provenance_file) as f:
-        prov = json.load(f)
+    prov = read_merged_provenance(provenance_file)
     versions = [str(m.get("runtime_version") or "") for m in prov.get("measurements", [])]
     return [v for v in dict.fromkeys(versions) if v]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -106,13 +107,25 @@ def compute_stats(raw: pd.DataFrame) -> pd.DataFrame:
 
 def read_runtimes(path: str | os.PathLike) -> np.ndarray:
     """The ``runtime_ms`` column of a raw-sample CSV as a float array."""
-    with open(path, newline="") as f:
+    with io.StringIO(_result_text(path, 1 << 30), newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None or "runtime_ms" not in header:
             raise ValueError(f"{path}: no runtime_ms column")
         col = header.index("runtime_ms")
         return np.array([float(row[col]) for row in reader], dtype=np.float64)
+
+
+def _result_text(path: str | os.PathLike, max_bytes: int = 64 << 20) -> str:
+    """The text of a result file, read through :func:`mlprof.ingest.read_text` (regular file,
+    size limit); what is wrong is a :class:`~mlprof.errors.CorruptResult` naming the file."""
+    from mlprof import ingest
+    from mlprof.errors import CorruptResult, MLProfError
+
+    try:
+        return ingest.read_text(path, max_bytes, what="a result file")
+    except MLProfError as e:
+        raise CorruptResult(e.message, path) from None
 
 
 def write_stats_csv(path: str | os.PathLike, rows: Sequence[Mapping]) -> None:

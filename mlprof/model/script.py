@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mlprof.parser as parser
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.model.sandbox import classify, script_sandbox
 
@@ -65,11 +66,7 @@ def is_script(path: str) -> bool:
 
 def read_labels(path: str) -> dict[str, list[str]]:
     """Labels from the script's first line: ``# labels: key::v1,v2 key2::v``."""
-    try:
-        with open(path) as f:
-            first = f.readline()
-    except OSError as e:
-        raise MLProfError(f"cannot read: {e.strerror}", path) from None
+    first = ingest.read_source(path).partition("\n")[0]
     m = LABELS_RE.match(first.strip())
     if not m:
         return {}
@@ -83,20 +80,23 @@ def read_labels(path: str) -> dict[str, list[str]]:
 
 
 def read_skip(path: str) -> str | None:
-    """The reason in a ``# mlprof-skip: reason`` line among the first lines, if any."""
-    with open(path) as f:
-        for _, line in zip(range(10), f, strict=False):
-            m = SKIP_RE.match(line.strip())
-            if m:
-                return m.group(1).strip() or "no reason given"
+    """The reason in a ``# mlprof-skip: reason`` line among the first lines, if any.
+
+    Read through :func:`mlprof.ingest.read_source` (a regular file of at most
+    :data:`~mlprof.ingest.MAX_SCRIPT_BYTES`, decoded as Python decodes it): a script with a
+    latin-1 coding cookie is read, a FIFO or a device is one line, never a hang."""
+    for line in ingest.read_source(path).splitlines()[:10]:
+        m = SKIP_RE.match(line.strip())
+        if m:
+            return m.group(1).strip() or "no reason given"
     return None
 
 
 def script_hash(path: str, script_args: tuple[str, ...] = ()) -> str:
-    """sha256 of the script's content and its arguments."""
+    """sha256 of the script's content and its arguments (the content read through
+    :func:`mlprof.ingest.read_bytes`: a regular file of a script's size, never a hang)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        h.update(f.read())
+    h.update(ingest.read_bytes(path, ingest.MAX_SCRIPT_BYTES, what="a model script"))
     for a in script_args:
         h.update(b"\0" + a.encode())
     return h.hexdigest()
@@ -326,8 +326,8 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
     from mlprof.measure.progress import Progress
 
     path = os.path.abspath(path)
-    if not os.path.isfile(path):
-        raise MLProfError("file not found", path)
+    # a FIFO, a device or an undecodable file is one line here, before the script runs
+    ingest.read_source(path)
     # one thread: on a busy 2-core machine, 2 threads made a batch-1 Linear 500x slower
     torch.set_num_threads(1)
     labels = read_labels(path)

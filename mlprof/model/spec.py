@@ -206,24 +206,57 @@ def _stat_key(path: str) -> tuple | None:
     return (path, st.st_size, st.st_mtime_ns)
 
 
+#: the most files a SavedModel directory may have (a few, plus assets): a link inside it to a
+#: large tree ("/") is refused in one line instead of hashing that tree
+MAX_SAVED_MODEL_FILES = 10_000
+
+#: the largest model file read for its hash (no real limit: devices and FIFOs are refused by
+#: their type, see :mod:`mlprof.ingest`)
+MAX_MODEL_BYTES = 1 << 40
+
+
 def _dir_files(path: str) -> list[str]:
-    """Every file under directory ``path``, sorted."""
-    return sorted(os.path.join(root, f) for root, _, files in os.walk(path) for f in files)
+    """Every file under directory ``path``, sorted, symbolic links to directories followed.
+
+    A SavedModel whose ``variables/`` is a link (to weights kept elsewhere) is hashed with the
+    weights it loads: without following, changed weights kept the hash and reused old results.
+    Each directory is entered once, by its device and inode, so a link back up the tree (a
+    cycle) ends; names are the paths seen from ``path`` (a linked ``variables/`` hashes like a
+    copied one, and an ordinary SavedModel as before). An unreadable subdirectory is one line,
+    not skipped.
+    """
+    seen: set[tuple[int, int]] = set()
+    files: list[str] = []
+
+    def fail(e: OSError) -> None:
+        raise MLProfError(f"cannot be read: {e.strerror or e}", e.filename or path)
+
+    for root, dirs, names in os.walk(path, followlinks=True, onerror=fail):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:  # reached again through a link: a cycle
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        files.extend(os.path.join(root, f) for f in names)
+        if len(files) > MAX_SAVED_MODEL_FILES:
+            raise MLProfError(f"has more than {MAX_SAVED_MODEL_FILES} files; a SavedModel "
+                              "has a few (a link inside it to a large tree?)", path)
+    return sorted(files)
 
 
 def _read_bytes(path: str, spec_file: str, fld: str) -> bytes:
+    """The bytes hashed for a model file; for a SavedModel directory, its files' relative names
+    and contents (:func:`_dir_files`). Read through :func:`mlprof.ingest.read_bytes`: a FIFO or
+    a device (in a SavedModel too) is one line naming it, never a hang or a read without end."""
     if os.path.isdir(path):  # a SavedModel: its files' relative names and contents
         return b"".join(os.path.relpath(f, path).encode() + b"\0" + _read_bytes(f, spec_file, fld)
                         + b"\0" for f in _dir_files(path))
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
+    if not os.path.exists(path):
         if path == spec_file:
-            raise MLProfError("file not found", path) from None
-        raise MLProfError(f"model file {path} not found", spec_file, f"model.{fld}") from None
-    except OSError as e:
-        raise MLProfError(f"cannot read: {e.strerror}", path) from None
+            raise MLProfError("file not found", path)
+        if not os.path.lexists(path):
+            raise MLProfError(f"model file {path} not found", spec_file, f"model.{fld}")
+    return ingest.read_bytes(path, MAX_MODEL_BYTES, what="a model file")
 
 
 def script_model_name(name: str, model_hash: str) -> str:
@@ -248,10 +281,11 @@ def read_model_file(path: str | os.PathLike) -> ModelSpec:
         raise MLProfError("file not found", path)
     if os.path.isdir(path):
         if os.path.isfile(os.path.join(path, "saved_model.pb")):  # a SavedModel: engine tf
+            check_saved_model(path)
             name = Path(path).name
             return ModelSpec(name=name, label=name, spec_file=path, file=path, engine=TF_ENGINE,
                              serving_key="serving_default")
-        raise MLProfError("is a directory, expected a .yaml or .onnx model file or a "
+        raise MLProfError("is a directory, expected a .yaml, .onnx or .py model file or a "
                           "SavedModel directory", path)
     check_regular_file(path)
     if ext == ".onnx":
@@ -287,6 +321,15 @@ def check_regular_file(path: str, spec_file: str | None = None, fld: str | None 
     """A one-line error unless ``path`` (links followed) is a regular file: a FIFO would hang
     the reader, a device (``/dev/zero``) would be read until memory runs out."""
     ingest.check_regular(path, field=fld if spec_file else None, source=spec_file)
+
+
+def check_saved_model(path: str, spec_file: str | None = None, fld: str | None = None) -> None:
+    """A one-line error unless every file of the SavedModel directory ``path`` (linked
+    directories followed, :func:`_dir_files`) is a regular file: checked when the spec is read,
+    so that a FIFO or device inside it fails the task up front instead of in its first
+    ``complete()`` (which hashes the directory) or hanging TensorFlow's loader."""
+    for f in _dir_files(path):
+        ingest.check_regular(f, field=fld if spec_file else None, source=spec_file)
 
 
 def _yaml_scalar(m: dict, key: str, path: str) -> str | None:
@@ -328,6 +371,7 @@ def _read_yaml(path: str) -> ModelSpec:
         if not os.path.isfile(os.path.join(model_file, "saved_model.pb")):
             raise MLProfError(f"{model_file} is not a SavedModel directory (no saved_model.pb)",
                               path, "model.saved_model")
+        check_saved_model(model_file, path, "model.saved_model")
         serving_key = _yaml_scalar(m, "serving_key", path) or "serving_default"
         if engine == TFAOT_ENGINE:
             # MLProf writes the compilation block next to the model block (top level)

@@ -22,7 +22,7 @@ from mlprof.measure.trust import CONTENDED, UNSTABLE, with_legend
 
 #: the causes of a failure, in the order summaries list them
 CAUSES = ("needs-network", "needs-package", "export-failed", "oom", "timeout", "crashed",
-          "error", "corrupt", "not-run")
+          "error", "unreadable", "corrupt", "not-run")
 
 #: the statuses that are not failures of mlprof or of the model, but of what the script needs
 #: from outside (a download, a package): a corpus run does not fail for them

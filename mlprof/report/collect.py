@@ -27,7 +27,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from mlprof.errors import CorruptResult
+from mlprof import ingest
+from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure.contention import is_contended
 from mlprof.measure.results import events_per_call, read_branch, read_failure
 from mlprof.measure.stats import STAT_COLUMNS, summarize
@@ -87,9 +88,9 @@ def _mtime(path: Path) -> str | None:
 def _loose_json(path: Path) -> object:
     """Whatever JSON ``path`` holds (None if none): where a damaged record is, its host and
     time are worth showing when they are readable."""
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
+    try:  # through mlprof.ingest: a FIFO or a device there is no record, never a hang
+        return json.loads(ingest.read_bytes(path, ingest.MAX_RECORD_BYTES))
+    except (MLProfError, ValueError, RecursionError):
         return None
 
 

@@ -145,12 +145,11 @@ class BaseTask(law.Task):
 
     def failure(self) -> dict | None:
         """The recorded failure of this task (None if it did not fail, or succeeded since)."""
-        import json
+        from mlprof import ingest
 
-        try:
-            with open(self.failure_path()) as f:
-                record = json.load(f)
-        except (OSError, ValueError):
+        try:  # a FIFO or a device there (a hostile store) is no record, never a hang
+            record = ingest.load_json(self.failure_path())
+        except MLProfError:
             return None
         return record if isinstance(record, dict) else None
 

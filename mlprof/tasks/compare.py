@@ -341,8 +341,7 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
 def draw_comparison(task, compare: CompareInterleaved) -> Figure:
     """The speed-up plot of a finished CompareInterleaved for ``task`` (a PlotMultiRuntimes:
     its --model-labels, --x-log and --top-right-label apply), as a figure to save."""
-    import json
-
+    from mlprof import ingest
     from mlprof.plotting.compare import comparison_texts, plot_comparison
 
     configs = compare.configs()
@@ -351,9 +350,9 @@ def draw_comparison(task, compare: CompareInterleaved) -> Figure:
     # each model by its --model-labels entry, else by its label (the names are in the path)
     names = {c.model: task.model_labels[k // per_model] if task.model_labels
              else compare._specs[k // per_model].label for k, c in enumerate(configs)}
-    with open(compare.output()["provenance"].path) as f:
-        labels, corner = comparison_texts(json.load(f), compare.device,
-                                          compare.corner_threads(), names)
+    # through mlprof.ingest: a FIFO or a device at the record is one line, never a hang
+    labels, corner = comparison_texts(ingest.load_json(compare.output()["provenance"].path),
+                                      compare.device, compare.corner_threads(), names)
     if n_values > 1:  # --compare: the setting tells the curves of one model and runtime apart
         labels = {c.label: f"{labels.get(c.label, c.label)}, {setting_label(c.settings)}"
                   for c in configs}

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 
 import law
 
-from mlprof.errors import MLProfError
+from mlprof import ingest
+from mlprof.errors import CorruptResult, MLProfError
 from mlprof.model.script import discover, script_hash, select
 from mlprof.model.spec import script_model_name
 from mlprof.results import layout
@@ -61,9 +61,13 @@ class DiscoverModels(ModelMixin, ScriptMixin):
                         f"{m['parameters']:,}", m["calls"])
 
     def manifest(self) -> dict:
-        """The manifest, once the task ran."""
-        with open(self.output().path) as f:
-            return json.load(f)
+        """The manifest, once the task ran (read through :mod:`mlprof.ingest`: a FIFO there is
+        one line, never a hang)."""
+        manifest = ingest.load_json(self.output().path)
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("models"), list):
+            raise CorruptResult("is not a manifest (a JSON object with models)",
+                                self.output().path)
+        return manifest
 
     def selected(self, single: bool = False) -> list[dict]:
         """The models picked by ``::HASH`` (all without), exactly one with ``single``."""

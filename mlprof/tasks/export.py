@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 
 import luigi
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.tasks.base import Requirements
@@ -66,10 +66,9 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
 
     def record(self) -> dict | None:
         """The export record (``export.json``), None while there is none."""
-        try:
-            with open(self.output()["json"].path) as f:
-                record = json.load(f)
-        except (OSError, ValueError):
+        try:  # through mlprof.ingest: a FIFO or a device there is no record, never a hang
+            record = ingest.load_json(self.output()["json"].path)
+        except MLProfError:
             return None
         return record if isinstance(record, dict) else None
 

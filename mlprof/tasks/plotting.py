@@ -122,15 +122,12 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int],
 def _curve(merge: MergeRuntimes, label: str):
     """The :class:`CurveInfo` of a finished MergeRuntimes: the version it was measured with,
     the CPU model and the host (as its provenance records them)."""
-    import json
-
-    from mlprof.measure.results import measured_versions
+    from mlprof.measure.results import measured_versions, read_merged_provenance
     from mlprof.plotting.labels import CurveInfo
 
     path = merge.output()["provenance"].path
     versions = measured_versions(path)
-    with open(path) as f:
-        measurements = json.load(f).get("measurements", [])
+    measurements = read_merged_provenance(path).get("measurements", [])
 
     def joined(key: str) -> str:
         return "/".join(dict.fromkeys(str(m.get(key) or "") for m in measurements
