@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.measure.settings import (
     SETTINGS,
@@ -294,7 +295,6 @@ def compare_interleaved(model_files: str | Iterable[str], *, runtimes: Sequence[
 
 
 def _result(task) -> BenchmarkResult:
-    import json
 
     import pandas as pd
 
@@ -312,8 +312,7 @@ def _result(task) -> BenchmarkResult:
             else False
     stats["flags"] = [marks(u, c) for u, c in zip(stats["unstable"], stats["contended"],
                                                    strict=True)]
-    with open(out["provenance"].path) as f:
-        prov = json.load(f)
+    prov = ingest.load_json(out["provenance"].path)
     samples = {}
     for branch in task.requires().get_branch_tasks().values():
         samples[int(branch.branch_data)] = read_runtimes(branch.output()["csv"].path)
@@ -375,7 +374,6 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
     ``ort_optimize``, ``atol``, ``rtol``, ``script_args``. Returns the export record, with the
     ONNX file in ``record["file"]``.
     """
-    import json
 
     _ensure_env()
     version = check_version(version, "version", given=True)
@@ -389,5 +387,4 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
         _build([task])
     if not task.complete():
         raise MLProfError(failure_reason(task), script)
-    with open(task.output()["json"].path) as f:
-        return json.load(f)
+    return ingest.load_json(task.output()["json"].path)

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.measure.harness import _needs_torch
 from mlprof.measure.inputs import make_feeds
@@ -304,8 +305,8 @@ def rounds_csv(results: Sequence[InterleavedResult]) -> str:
 
 def read_table(path: str) -> list[dict[str, Any]]:
     """The rows of a comparison table written by :func:`table_csv`."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    text = ingest.read_text(path, ingest.MAX_RECORD_BYTES, what="a comparison table")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     for i, r in enumerate(rows):
         try:
             for k in ("speedup", "ci_low", "ci_high", "median_ms"):

@@ -348,8 +348,7 @@ def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, An
     if script is not None:
         prov["script"] = dict(script)
     if export_record_file is not None:
-        with open(export_record_file) as f:
-            prov["export"] = json.load(f)
+        prov["export"] = ingest.load_json(export_record_file)
     write_text_atomic(paths["csv"], result.csv_text())
     prov = records.stamp(prov, "branch")
     write_json_atomic(paths["json"], prov)

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.util import write_text_atomic
 
@@ -83,9 +84,8 @@ def nights(root: str) -> list[dict]:
         if not e.is_dir(follow_symlinks=False) or not publishable(e.name):
             continue
         try:
-            with open(os.path.join(e.path, RECORD)) as f:
-                rec = json.load(f)
-        except (OSError, ValueError):
+            rec = ingest.load_json(os.path.join(e.path, RECORD))
+        except MLProfError:
             continue
         if isinstance(rec, dict):
             rec["version"] = e.name
@@ -117,9 +117,8 @@ def _set_nav(root: str, version: str, prev: str | None, nxt: str | None) -> None
     Dashboard task's copy is broken, which keeps that copy as it was written)."""
     path = os.path.join(root, version, "index.html")
     try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
+        text = ingest.read_text(path, ingest.MAX_RECORD_BYTES, what="a page")
+    except MLProfError:
         return
     nav = f'<nav class="nights" id="nights">{nav_html(prev, nxt)}</nav>'
     new, n = _NAV.subn(lambda _m: nav, text, count=1)
@@ -192,9 +191,8 @@ def check_free(root: str | os.PathLike, version: str, site: str) -> str | None:
     behind as a finished task."""
     target = os.path.join(os.fspath(root), version)
     old_rec: Any = None
-    with contextlib.suppress(OSError, ValueError):
-        with open(os.path.join(target, RECORD)) as f:
-            old_rec = json.load(f)
+    with contextlib.suppress(MLProfError):
+        old_rec = ingest.load_json(os.path.join(target, RECORD))
     if not isinstance(old_rec, dict):
         return None
     other = old_rec.get("site")

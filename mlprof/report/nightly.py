@@ -4,11 +4,11 @@ summary of new regressions (pure functions over files and DataFrames; the tasks 
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.ingest import printable
 
@@ -127,9 +127,8 @@ def rerun_params(candidate: Mapping[str, Any], version: str) -> dict | None:
     """The MeasureRuntime parameters that measure ``candidate`` once more under ``version``
     (None when its provenance does not record them)."""
     try:
-        with open(candidate["path"]) as f:
-            params = dict(json.load(f)["task"]["params"])
-    except (OSError, KeyError, ValueError, TypeError):
+        params = dict(ingest.load_json(candidate["path"])["task"]["params"])
+    except (MLProfError, KeyError, ValueError, TypeError):
         return None
     params.pop("branch", None)
     params.update(version=version, batch_sizes=str(candidate["batch_size"]))

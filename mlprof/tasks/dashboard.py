@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import law
 import luigi
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.report.nightly import CONFIRM_SUFFIX
 from mlprof.results import layout
@@ -103,8 +103,7 @@ class Dashboard(StoresMixin):
 
         experiments = None
         if self.experiments_file != law.NO_STR:
-            with open(self.experiments_file) as f:
-                experiments = json.load(f)
+            experiments = ingest.load_json(self.experiments_file)
         target = self.output().path
         root = os.path.join(layout.store_base(), ARCHIVE_DIR)
         report = to_frame(collect(self.resolved_stores()))

@@ -13,7 +13,6 @@ under ``<version>.confirm``; only a confirmed change is listed as an alert.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -22,6 +21,7 @@ import time
 import law
 import luigi
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.experiments import load_experiment, load_experiments, plan, unexpected_error
 from mlprof.ingest import MAX_YAML_BYTES, read_bytes
@@ -369,5 +369,4 @@ class Nightly(_ExperimentsMixin):
 
 
 def _load(path: str) -> dict:
-    with open(path) as f:
-        return json.load(f)
+    return ingest.load_json(path)

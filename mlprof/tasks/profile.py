@@ -14,6 +14,7 @@ import logging
 import law
 import luigi
 
+from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.runtimes import runtime_version
@@ -199,13 +200,10 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
 
     def provenances(self) -> list[dict]:
         """The branches' provenance records, in batch-size order."""
-        import json
-
         coll = self.input()["collection"]
         out = []
         for b in sorted(coll.targets):
-            with open(coll.targets[b]["json"].path) as f:
-                out.append(json.load(f))
+            out.append(ingest.load_json(coll.targets[b]["json"].path))
         return out
 
     def run_summary(self) -> str:
@@ -213,8 +211,8 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
             from mlprof.tasks.base import failure_reason
 
             return f"{self.task_family}: not complete: {failure_reason(self)}"
-        with open(self.output()["text"].path) as f:
-            table = f.read()
+        table = ingest.read_text(self.output()["text"].path, ingest.MAX_RECORD_BYTES,
+                                 what="a table")
         return (table + "outputs:\n"
                 + "\n".join(f"  {t.path}" for t in self.output().values()))
 
