@@ -86,27 +86,12 @@ def read_bytes(path: str | os.PathLike, max_bytes: int, *, field: str | None = N
     Opened with ``O_NONBLOCK`` (and ``O_NOFOLLOW`` unless ``follow_links``) and judged on the
     open descriptor: a FIFO, device, socket or directory is one line, never a hang.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    if not follow_links:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise _err("is a symbolic link; not followed" if not follow_links else
-                       "is a loop of symbolic links", path, field, source) from None
-        raise _err(f"cannot be read: {e.strerror or e}", path, field, source) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _err(f"is {file_kind(st.st_mode)}, not a regular file", path, field, source)
-        if st.st_size > max_bytes:
-            raise _err(f"is {st.st_size} bytes; {what} has at most {max_bytes}", path, field,
-                       source)
+    with open_regular(path, max_bytes, field=field, source=source, follow_links=follow_links,
+                      what=what) as f:
         chunks = []
         total = 0
         while True:  # a file growing while read is cut at the limit, never read without end
-            block = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            block = f.read(min(1 << 20, max_bytes + 1 - total))
             if not block:
                 break
             chunks.append(block)
@@ -114,8 +99,6 @@ def read_bytes(path: str | os.PathLike, max_bytes: int, *, field: str | None = N
             if total > max_bytes:
                 raise _err(f"grew beyond {max_bytes} bytes while read", path, field, source)
         return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def decode_text(data: bytes, path: str | os.PathLike, *, python_source: bool = False,

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,3 +121,24 @@ def open_page(browser, path: Path):
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
     return page, problems, dialogs
+
+
+def bounded(fn: Callable[[], Any], seconds: float = 60) -> Any:
+    """``fn()`` in a thread joined with a time bound: a read that blocks (a FIFO) or never ends
+    (``/dev/zero``) fails the test instead of hanging the suite. Returns ``fn``'s value or
+    raises its exception."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            out["error"] = e
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s (a hang)"
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")

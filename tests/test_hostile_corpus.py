@@ -20,13 +20,10 @@ import os
 import re
 import shutil
 import subprocess
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import DNN, REPO, law_run
+from conftest import DNN, REPO, bounded, law_run
 
 from mlprof.errors import CorruptResult, MLProfError
 
@@ -38,26 +35,6 @@ LATIN1 = ("# labels: name::latin author::test task::test\n# -*- coding: latin-1 
           "import torch\n\nname = 'caf\xe9 cr\xe8me'  # \xe9t\xe9\n"
           "model = torch.nn.Linear(4, 2).eval()\nwith torch.no_grad():\n"
           "    model(torch.rand(1, 4))\n").encode("latin-1")
-
-
-def bounded(fn: Callable[[], Any], seconds: float = 30) -> Any:
-    """``fn()`` in a thread, joined with a time bound: a read that hangs (a FIFO) fails the
-    test instead of hanging the suite. Returns its value or raises its exception."""
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - handed to the test
-            out["error"] = e
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(seconds)
-    assert not t.is_alive(), f"still running after {seconds} s (a hang)"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
 
 
 @pytest.fixture

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import REPO, law_run
+from conftest import REPO, bounded, law_run
 
 from mlprof.errors import MLProfError
 
@@ -107,26 +105,6 @@ def hostile_directory(root: Path, good: dict[str, str]) -> Path:
     for stem, text in good.items():
         (exps / f"{stem}.yaml").write_text(text)
     return exps
-
-
-def bounded(fn: Callable[[], Any], seconds: float = 60) -> Any:
-    """``fn()`` in a thread joined with a time bound: a FIFO that blocks or /dev/zero read
-    without end fails the test instead of hanging it."""
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 -- handed to the test
-            out["error"] = e
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(seconds)
-    assert not t.is_alive(), f"still running after {seconds} s (a hang)"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
 
 
 def test_each_hostile_file_is_one_line_and_the_good_one_loads(tmp_path: Path) -> None:

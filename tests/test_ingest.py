@@ -3,48 +3,28 @@
 from __future__ import annotations
 
 import os
-import threading
 
 import pytest
+from conftest import bounded
 
 from mlprof import ingest
 from mlprof.errors import MLProfError
-
-
-def _no_hang(fn, *args, **kwargs):
-    """Run ``fn`` in a thread; fail the test if it has not returned within 20 s (a FIFO read
-    would block forever)."""
-    out: dict = {}
-
-    def target() -> None:
-        try:
-            out["value"] = fn(*args, **kwargs)
-        except BaseException as e:  # noqa: BLE001 - handed back to the test
-            out["error"] = e
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(20)
-    assert not t.is_alive(), f"{fn.__name__} blocked"
-    if "error" in out:
-        raise out["error"]
-    return out.get("value")
 
 
 def test_fifo_device_directory_are_one_line(tmp_path):
     fifo = tmp_path / "x.yaml"
     os.mkfifo(fifo)
     with pytest.raises(MLProfError, match="is a FIFO, not a regular file"):
-        _no_hang(ingest.load_yaml, fifo)
+        bounded(lambda: ingest.load_yaml(fifo), 20)
     with pytest.raises(MLProfError, match="is a device, not a regular file"):
-        _no_hang(ingest.read_bytes, "/dev/zero", 100)
+        bounded(lambda: ingest.read_bytes("/dev/zero", 100), 20)
     (tmp_path / "d.py").mkdir()
     with pytest.raises(MLProfError, match="is a directory"):
         ingest.read_source(tmp_path / "d.py")
     link = tmp_path / "zero.py"
     link.symlink_to("/dev/zero")
     with pytest.raises(MLProfError, match="device"):
-        _no_hang(ingest.read_source, link)
+        bounded(lambda: ingest.read_source(link), 20)
     with pytest.raises(MLProfError, match="symbolic link; not followed"):
         ingest.read_bytes(link, 10, follow_links=False)
 
