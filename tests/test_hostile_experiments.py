@@ -21,6 +21,7 @@ import pytest
 from conftest import REPO, bounded, law_run
 
 from mlprof.errors import MLProfError
+from mlprof.report.nightly import summary_line
 
 DNN = REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml"
 
@@ -272,6 +273,9 @@ def test_nightly_over_hostile_experiment_files(tmp_path: Path) -> None:
         lines = [line for line in out.splitlines() if error in line]
         assert lines == [f"{statuses[stem]['title']}: failed ({error})"], (stem, lines)
     assert summary["counts"] == {"ok": 2, "partial": 0, "failed": len(HOSTILE), "inactive": 0}
+    # the night's summary line is printed once (it was twice: publish_message and run_summary)
+    assert [line for line in out.splitlines() if line.startswith("nightly h1: ")] == [
+        summary_line(summary)]
     # confirmed: ConfirmResults ran over the night's results
     (confirm,) = store.glob("ConfirmResults/*/h1/confirm.json")
     assert json.loads(confirm.read_text())["version"] == "h1"

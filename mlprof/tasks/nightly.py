@@ -365,7 +365,9 @@ class Nightly(_ExperimentsMixin):
                                   pd.read_csv(os.path.join(site, "alerts.csv")),
                                   os.path.join(site, "index.html"))
         write_json_atomic(self.output().path, summary)
-        self.publish_message(summary_line(summary))
+        # to the scheduler only (law's notifications show it as the last message); the console
+        # gets it once, from run_summary at the end of the run
+        self.publish_message(summary_line(summary), stdout=None)
 
 
 def _load(path: str) -> dict:
