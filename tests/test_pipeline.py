@@ -12,11 +12,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import FAST, REPO, files_in, law_run
+from conftest import FAST, REPO, files_in
+from conftest import law_run as _law_run
 
 from mlprof.errors import INTERRUPTED
 
 pytestmark = pytest.mark.slow
+
+
+def law_run(*args, **kwargs):
+    """conftest's ``law_run`` with luigi's INFO log (``MLP_VERBOSE=1``): these tests count the
+    tasks luigi ran from its "running" lines."""
+    kwargs["env"] = {"MLP_VERBOSE": "1", **(kwargs.get("env") or {})}
+    return _law_run(*args, **kwargs)
 
 
 def _ran(proc, family: str) -> int:
@@ -127,7 +135,7 @@ def test_editing_the_model_gives_new_outputs(store, tmp_path):
 
 
 def test_ctrl_c_leaves_nothing_half_written_and_the_rerun_resumes(store):
-    env = dict(os.environ, MLP_STORE=str(store))
+    env = dict(os.environ, MLP_STORE=str(store), MLP_VERBOSE="1")  # _ran reads luigi's log
     args = ["law", "run", "MeasureRuntime", "--version", "int", "--batch-sizes", "1,2,4,8",
             "--n-calls", "10", "--warmup", "1", "--min-duration", "1.5"]
     # as in a terminal: a shell runs background jobs with SIGINT ignored, and that would be

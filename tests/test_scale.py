@@ -100,7 +100,8 @@ def _sweep(store: Path, n: int, patched: bool, tmp: Path,
             json.dumps({"settings": {"batch_size": bs}, "n_samples": 1}))
     done = (directory / "runtime_bs_2.json").read_text()
     env = dict(os.environ, MLP_STORE=str(store), MLP_BASE=str(REPO),
-               LAW_HOME=str(REPO / ".law"), LAW_CONFIG_FILE=str(REPO / "law.cfg"))
+               LAW_HOME=str(REPO / ".law"), LAW_CONFIG_FILE=str(REPO / "law.cfg"),
+               MLP_VERBOSE="1")  # luigi's "Informed scheduler" lines are compared
     env.pop(_scale.DISABLE_ENV, None)
     if not patched:
         env[_scale.DISABLE_ENV] = "1"

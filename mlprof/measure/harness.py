@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
+from mlprof.measure.isolate import starter_pid
 from mlprof.measure.settings import MeasureSettings
 
 ProgressFn = Callable[[float, str], None]
@@ -253,8 +254,9 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         "started_unix": started_unix,
         "finished_unix": finished_unix,
         "pid": os.getpid(),
-        # the process that started this one: the measurement server (forkserver) when isolated
-        "parent_pid": os.getppid(),
+        # the process that started this measurement: the measurement server (forkserver) when
+        # isolated (one for all measurements of a run, also under --workers)
+        "parent_pid": starter_pid(),
         "library_versions": _library_versions(),
     }
     return MeasureResult(s.batch_size, samples, ev.astype(np.int64), call.astype(np.int64), prov)

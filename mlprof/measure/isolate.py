@@ -56,6 +56,17 @@ _ctx_pid: int | None = None
 #: the network for good, see mlprof.model.sandbox.enter_network_namespace)
 IN_WORKER = False
 
+#: the process that started this measurement (the forkserver), set in the supervisor before it
+#: forks the worker: the worker's own parent is the supervisor, one per measurement
+SERVER_PID: int | None = None
+
+
+def starter_pid() -> int:
+    """The pid of the process that started this measurement: the measurement server when run
+    by :func:`run_isolated` (the worker's parent is its supervisor, not the server), else this
+    process's parent."""
+    return SERVER_PID if IN_WORKER and SERVER_PID is not None else os.getppid()
+
 
 def _positive_env(name: str, unit: str) -> float | None:
     """The positive number in ``$name`` (None when unset); a clear error otherwise."""
@@ -374,6 +385,8 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
     a worker that exited at once was re-parented to init and survived, since the parent's
     watch looks for descendants only every second and the daemon had left the process group.
     """
+    global SERVER_PID
+    SERVER_PID = os.getppid()  # inherited by the worker: its provenance names the server
     _die_with_parent()
     _contain_descendants()
     supervisor = os.getpid()

@@ -1,9 +1,52 @@
-"""What ``law run`` prints when it is done: each requested task's :meth:`run_summary` (a table
-of the medians and the output paths), also when nothing had to run."""
+"""What ``law run`` prints: mlprof's own lines while it runs, then luigi's outcome in one line
+and each requested task's :meth:`run_summary` (a table of the medians and the output paths),
+also when nothing had to run.
+
+luigi's INFO lines (two per task and state change, each with the task's full parameter repr:
+60 of the quick start's 114 lines, 30 of them 273-695 characters long) are held back unless
+``MLP_VERBOSE`` is set; its warnings and errors are shown as always.
+"""
 
 from __future__ import annotations
 
+import collections
+import logging
+import os
 import sys
+from typing import Any
+
+
+def verbose() -> bool:
+    """Whether ``MLP_VERBOSE`` asks for luigi's INFO lines (any value but empty or 0)."""
+    return os.environ.get("MLP_VERBOSE", "").strip() not in ("", "0")
+
+
+def outcome_line(result: Any) -> str | None:
+    """luigi's execution summary in one line: how many tasks ran, were complete already,
+    failed or could not run, and luigi's verdict (":)" or ":(" and why)."""
+    from luigi.execution_summary import _summary_dict
+
+    worker = getattr(result, "worker", None)
+    status = getattr(result, "status", None)
+    if worker is None or status is None:
+        return None
+    sets = _summary_dict(worker)
+    parts = [f"{len(sets['completed'])} ran", f"{len(sets['already_done'])} complete already"]
+    failed = sets["failed"] | sets["scheduling_error"]
+    if failed:
+        kinds = collections.Counter(t.task_family for t in failed)
+        parts.append(f"{len(failed)} failed ("
+                     + ", ".join(f"{k} x{n}" if n > 1 else k for k, n in sorted(kinds.items()))
+                     + ")")
+    blocked = (sets["upstream_failure"] | sets["upstream_missing_dependency"]
+               | sets["upstream_scheduling_error"] | sets["not_run"])
+    if blocked:
+        parts.append(f"{len(blocked)} not run because of that")
+    missing = sets["still_pending_ext"]
+    if missing:
+        parts.append(f"{len(missing)} missing input(s)")
+    smiley, why = status.value
+    return f"luigi: {', '.join(parts)} {smiley} {why}"
 
 
 def install_run_summary() -> None:
@@ -20,8 +63,20 @@ def install_run_summary() -> None:
         return
 
     def schedule_and_run(tasks, *args, **kwargs):
-        result = original(tasks, *args, **kwargs)
-        if sys.argv and sys.argv[0].endswith(" run"):
+        under_law_run = bool(sys.argv) and sys.argv[0].endswith(" run")
+        log = logging.getLogger("luigi-interface")
+        level = log.level
+        if under_law_run and not verbose():
+            log.setLevel(logging.WARNING)
+        try:
+            result = original(tasks, *args, **kwargs)
+        finally:
+            log.setLevel(level)
+        if under_law_run:
+            if not verbose():
+                line = outcome_line(result)
+                if line:
+                    print(line, flush=True)
             for task in tasks:
                 summary = getattr(task, "run_summary", None)
                 text = summary() if summary else None
