@@ -308,7 +308,9 @@ def test_nightly_survives_a_corrupt_record(damaged: dict, tmp_path: Path) -> Non
     (exps / "small.yaml").write_text(EXPERIMENT)
     proc = law_run("Nightly", "--version", "n1", "--experiments", str(exps), store=store,
                    timeout=300)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    failures = [f"{p}: {p.read_text()[:1500]}" for p in files_in(store)
+                if p.name.startswith("_failure")]  # which task failed, and why
+    assert proc.returncode == 0, ((proc.stdout + proc.stderr)[-3000:], failures)
     (summary,) = [p for p in files_in(store / "Nightly") if p.name == "nightly.json"]
     data = json.loads(summary.read_text())
     assert data["counts"]["ok"] == 1 and data["new_regressions"] == []
