@@ -249,9 +249,22 @@ def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
         # first, so a stray onnx.py or an old mlprof/ there would shadow the installed ones)
         old = os.environ.get("PYTHONSAFEPATH")
         os.environ["PYTHONSAFEPATH"] = "1"
+        # the server inherits SIGINT ignored: it shares the terminal's process group, and a
+        # Ctrl-C during its preload imports (seconds on a busy machine; the server ignores
+        # SIGINT only once they are done) printed its KeyboardInterrupt traceback under the
+        # one-line "interrupted" message. This process handles Ctrl-C and stops the children.
+        import threading
+
+        int_handler = signal.getsignal(signal.SIGINT)
+        ignore = (threading.current_thread() is threading.main_thread()
+                  and int_handler is not None)
+        if ignore:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             multiprocessing.forkserver.ensure_running()
         finally:
+            if ignore:
+                signal.signal(signal.SIGINT, int_handler)
             if old is None:
                 os.environ.pop("PYTHONSAFEPATH", None)
             else:
