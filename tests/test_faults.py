@@ -28,9 +28,10 @@ BATCH_SIZES = (1, 32)
 
 
 def _env(**extra: str) -> dict[str, str]:
-    """The environment of a sweep: the wrapper task importable, plus ``extra``."""
+    """The environment of a sweep: the wrapper task importable, luigi's log on (the tests read
+    its execution summary), plus ``extra``."""
     path = os.pathsep.join(p for p in (str(FAULTY), os.environ.get("PYTHONPATH")) if p)
-    return {"PYTHONPATH": path, **extra}
+    return {"PYTHONPATH": path, "MLP_VERBOSE": "1", **extra}
 
 
 def _half_written(store: Path) -> list[str]:
