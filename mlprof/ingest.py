@@ -199,8 +199,7 @@ def load_yaml(path: str | os.PathLike, max_bytes: int = MAX_YAML_BYTES,
     return parse_yaml(text, path, what)
 
 
-def load_json(path: str | os.PathLike, max_bytes: int = MAX_RECORD_BYTES, *,
-              follow_links: bool = True) -> Any:
+def load_json(path: str | os.PathLike, max_bytes: int = MAX_RECORD_BYTES) -> Any:
     """A JSON file read through the one way in (regular file, size limit, UTF-8)."""
     import json
 
