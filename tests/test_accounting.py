@@ -14,9 +14,9 @@ import importlib
 import law
 import luigi
 import pytest
-from conftest import DNN, REPO
 
 from mlprof.errors import MLProfError
+from tests.helpers import DNN, REPO
 
 #: the task modules law loads (law.cfg [modules])
 MODULES = [line.strip() for line in (REPO / "law.cfg").read_text().split("[modules]")[1]

@@ -11,10 +11,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the API tests need PyTorch")
 
-from conftest import REPO, files_in  # noqa: E402
-
 import mlprof  # noqa: E402
 from mlprof.cli import expand_inputs  # noqa: E402
+from tests.helpers import REPO, files_in  # noqa: E402
 
 pytestmark = pytest.mark.slow
 SCRIPTS = REPO / "tests" / "scripts"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DNN, FAST, files_in, law_run
-from onnx_factory import matmul_model, write_yaml
+
+from tests.helpers import DNN, FAST, files_in, law_run
+from tests.onnx_factory import matmul_model, write_yaml
 
 
 def _error_line(proc) -> str:
@@ -157,7 +158,7 @@ def test_input_data_that_is_neither_kind_nor_file(store):
 
 
 def test_fixed_batch_graph_that_cannot_take_other_sizes(store, tmp_path):
-    from onnx_factory import hardcoded_reshape_model
+    from tests.onnx_factory import hardcoded_reshape_model
 
     path = hardcoded_reshape_model(tmp_path / "fixed.onnx", batch=1)
     proc = law_run("MeasureRuntime", "--version", "bad", "--batch-sizes", "1,2", *FAST,
@@ -178,7 +179,7 @@ def test_negative_settings(store):
 
 
 def test_yaml_listing_a_model_with_an_unlisted_graph_input(store, tmp_path):
-    from onnx_factory import identity_model
+    from tests.onnx_factory import identity_model
 
     identity_model(tmp_path / "two.onnx", [("a", "float32", ["N", 2]), ("b", "float32", ["N", 3])])
     y = write_yaml(tmp_path / "two.yaml", "two.onnx", [{"name": "a", "shape": [2]}])

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DNN, REPO, files_in, law_run
+
+from tests.helpers import DNN, REPO, files_in, law_run
 
 #: `law run` and `mlprof` exit code for bad input before anything ran (law.cfg [luigi_retcode])
 BAD_INPUT = 40

@@ -3,7 +3,7 @@ INFO log with ``MLP_VERBOSE=1`` (issue 23: 60 of the quick start's 114 lines wer
 
 from __future__ import annotations
 
-from conftest import DNN, FAST, law_run
+from tests.helpers import DNN, FAST, law_run
 
 
 def _run(store, verbose: str):

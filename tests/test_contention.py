@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DNN, FAST, law_run
 
 from mlprof.errors import CorruptResult
 from mlprof.measure import MeasureSettings
@@ -34,6 +33,7 @@ from mlprof.measure.contention import (
 from mlprof.measure.harness import measure_isolated
 from mlprof.measure.results import merge_branches, read_provenance
 from mlprof.measure.stats import STAT_COLUMNS, read_stats_csv, summarize, write_stats_csv
+from tests.helpers import DNN, FAST, law_run
 
 BURN = "while True: pass"
 

@@ -10,9 +10,8 @@ import re
 import subprocess
 import sys
 
-from conftest import REPO
-
 from mlprof.model.script import read_labels
+from tests.helpers import REPO
 
 MODELS = REPO / "models"
 SCRIPTS = sorted(MODELS.glob("*/*.py"))

@@ -14,9 +14,8 @@ import pytest
 
 pytest.importorskip("torch", reason="the corpus tests need PyTorch")
 
-from conftest import REPO, law_run  # noqa: E402
-
 from mlprof.report.causes import cause_summary, failure_cause, format_summary  # noqa: E402
+from tests.helpers import REPO, law_run  # noqa: E402
 
 GOOD = '''# labels: name::{name} author::test task::test
 """A linear layer, in TurnkeyML's template."""

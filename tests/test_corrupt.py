@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import DNN, FAST, files_in, law_run
 
 from mlprof.errors import CorruptResult
 from mlprof.measure.results import merge_branches, read_branch
 from mlprof.measure.stats import RAW_COLUMNS
 from mlprof.results import layout
+from tests.helpers import DNN, FAST, files_in, law_run
 
 pytestmark = pytest.mark.slow
 

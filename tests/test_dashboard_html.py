@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FAST, REPO, law_run, open_page
+
+from tests.helpers import FAST, REPO, law_run, open_page
 
 #: each string breaks out of another HTML context (attribute values, text, <script>, URLs,
 #: <title>, comments)

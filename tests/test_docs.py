@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.helpers import REPO
 
 pytestmark = pytest.mark.slow
 

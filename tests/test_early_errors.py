@@ -4,7 +4,8 @@ run as a user runs it: `law run` in a subprocess."""
 from __future__ import annotations
 
 import pytest
-from conftest import DNN, FAST, REPO, files_in, law_run
+
+from tests.helpers import DNN, FAST, REPO, files_in, law_run
 
 SCRIPT = str(REPO / "models" / "selftest" / "linear.py")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DNN, FAST, REPO, branch_provenances, files_in, law_run
 
 from mlprof.measure.results import events_per_call, merge_branches, read_provenance
 from mlprof.measure.stats import read_stats_csv, summarize, throughput
+from tests.helpers import DNN, FAST, REPO, branch_provenances, files_in, law_run
 
 NO_BATCH = str(REPO / "models" / "selftest" / "no_batch.py")
 

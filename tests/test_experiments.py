@@ -291,7 +291,7 @@ def test_run_experiment_records_the_slice(tmp_path: Path) -> None:
     experiment (one line naming the file and rotate), not the night."""
     import json
 
-    from conftest import law_run
+    from tests.helpers import law_run
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()

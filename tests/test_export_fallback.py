@@ -19,7 +19,6 @@ torch = pytest.importorskip("torch", reason="exports need PyTorch")
 pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript")
 
 import onnx  # noqa: E402
-from conftest import FAST, branch_provenances, files_in, law_run  # noqa: E402
 
 from mlprof.errors import MLProfError  # noqa: E402
 from mlprof.model.export import (  # noqa: E402
@@ -30,6 +29,7 @@ from mlprof.model.export import (  # noqa: E402
 )
 from mlprof.model.script import discover  # noqa: E402
 from mlprof.results import layout  # noqa: E402
+from tests.helpers import FAST, branch_provenances, files_in, law_run  # noqa: E402
 
 #: Tensor.unfold over a padded input with sizes computed from it, as timm's HaloAttn
 #: (halo2botnet50ts_256) does: "Unsupported: ONNX export of operator Unfold, input size not

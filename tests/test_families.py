@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 import pytest
-from test_accounting import _construct, base_kwargs, families, outputs
 
 from mlprof.results import families as decl
 from mlprof.results import store as st
+from tests.test_accounting import _construct, base_kwargs, families, outputs
 
 #: valid contents by file type (what a check accepts)
 VALID = {

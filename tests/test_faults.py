@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import DNN, REPO, files_in, law_run
+
+from tests.helpers import DNN, REPO, files_in, law_run
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +55,7 @@ def _half_written(store: Path) -> list[str]:
 
 def test_sweep_with_three_faulty_models_gives_two_results_and_three_clear_failures(
         store, tmp_path):
-    from faulty_models.faulty_onnx import expand_bomb
+    from tests.faulty_models.faulty_onnx import expand_bomb
 
     bomb = expand_bomb(tmp_path / "expand_bomb.onnx", mb_per_row=100)  # 3.2 GB at batch 32
     models = [(str(DNN), "onnxruntime"), (str(LINEAR), "torch"),

@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import DNN, FAST, REPO, files_in, law_run
 from onnx import TensorProto, helper, numpy_helper
 
 from mlprof.errors import MLProfError
 from mlprof.measure.stats import STAT_COLUMNS, summarize
 from mlprof.model.flops import file_cost, graph_cost
+from tests.helpers import DNN, FAST, REPO, files_in, law_run
 
 CNN = REPO / "examples" / "cnn" / "model_onnx_cnn.yaml"
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import DNN
-from onnx_factory import hardcoded_reshape_model, identity_model, matmul_model
 
 from mlprof.errors import MLProfError
 from mlprof.measure import MeasureSettings, measure
 from mlprof.measure.inputs import make_feeds
 from mlprof.measure.stats import STAT_COLUMNS, compute_stats, summarize
 from mlprof.model import InputSpec
+from tests.helpers import DNN
+from tests.onnx_factory import hardcoded_reshape_model, identity_model, matmul_model
 
 
 def test_samples_events_and_calls():

@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FAST, files_in, law_run
 
 from mlprof.plotting.history import (
     ALERT_LABELS,
@@ -25,6 +24,7 @@ from mlprof.plotting.history import (
     series_colors,
     series_markers,
 )
+from tests.helpers import FAST, files_in, law_run
 
 BATCH_SIZES = [2 ** i for i in range(11)]  # 1 ... 1024
 NIGHTS = [f"nightly-2026-11-{d:02d}" for d in range(10, 17)]

@@ -23,9 +23,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DNN, REPO, bounded, law_run
 
 from mlprof.errors import CorruptResult, MLProfError
+from tests.helpers import DNN, REPO, bounded, law_run
 
 SELFTEST = REPO / "models" / "selftest"
 CNN_SAVED_MODEL = REPO / "examples" / "cnn" / "saved_model_cnn"

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO, bounded, law_run
 
 from mlprof.errors import MLProfError
 from mlprof.report.nightly import summary_line
+from tests.helpers import REPO, bounded, law_run
 
 DNN = REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml"
 

@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FAST, REPO, files_in, law_run
 
 from mlprof.errors import MLProfError
 from mlprof.measure.lock import LOCK_NAME, lock_disabled, lock_path, measurement_lock
 from mlprof.results.writable import check_store_writable
+from tests.helpers import FAST, REPO, files_in, law_run
 
 IS_ROOT = os.geteuid() == 0
 NOBODY = 65534

@@ -15,11 +15,11 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import DNN, REPO, law_run
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.results.scan import is_leftover_name
+from tests.helpers import DNN, REPO, law_run
 
 HASH_A = "1234abcd" * 8
 HASH_B = "9876fedc" * 8

@@ -18,10 +18,10 @@ import uuid
 
 import numpy as np
 import pytest
-from conftest import REPO, law_run
 
 from mlprof.errors import CorruptResult, MeasurementFailed, MLProfError
 from mlprof.measure.isolate import run_isolated
+from tests.helpers import REPO, law_run
 
 DNN = str(REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml")
 

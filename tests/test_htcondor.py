@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FAST, REPO, assert_merged_and_plotted, branch_provenances, jobs_dir
+
+from tests.helpers import FAST, REPO, assert_merged_and_plotted, branch_provenances, jobs_dir
 
 pytestmark = pytest.mark.htcondor
 
@@ -62,7 +63,7 @@ def htcondor_pool() -> str:
 
 
 def law_run_as_user(*args: str, store: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``law run ARGS`` as JOB_USER, otherwise like conftest's ``law_run`` (same environment
+    """``law run ARGS`` as JOB_USER, otherwise like ``tests.helpers.law_run`` (same environment
     defaults, $MLP_STORE set, output captured as text)."""
     user = pwd.getpwnam(JOB_USER)
     env = dict(os.environ)

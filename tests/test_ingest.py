@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import bounded
 
 from mlprof import ingest
 from mlprof.errors import MLProfError
+from tests.helpers import bounded
 
 
 def test_fifo_device_directory_are_one_line(tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import DNN, REPO, law_run
 
 from mlprof.errors import MLProfError
 from mlprof.measure import MeasureSettings
@@ -18,6 +17,7 @@ from mlprof.measure.interleave import (
     measure_interleaved_isolated,
     read_table,
 )
+from tests.helpers import DNN, REPO, law_run
 
 DNN20 = REPO / "examples" / "dnn" / "model_onnx_l20u128.yaml"
 AOT = REPO / "examples" / "dnn" / "model_tfaot_l10u128.yaml"

@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 import time
 
-import faulty
 import pytest
-from conftest import DNN, REPO
-from faulty_models import hogs
-from faulty_models.faulty_onnx import expand_bomb
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory
 from mlprof.measure import MeasureSettings, isolate, measure_isolated
 from mlprof.measure.isolate import run_isolated
+from tests import faulty
+from tests.faulty_models import hogs
+from tests.faulty_models.faulty_onnx import expand_bomb
+from tests.helpers import DNN, REPO
 
 FAULTY_MODELS = REPO / "tests" / "faulty_models"
 

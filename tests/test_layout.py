@@ -8,11 +8,11 @@ import os
 import re
 
 import pytest
-from conftest import DNN, REPO
-from test_accounting import CASES, _construct, base_kwargs
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout
+from tests.helpers import DNN, REPO
+from tests.test_accounting import CASES, _construct, base_kwargs
 
 
 @pytest.mark.parametrize("cls, kind", CASES, ids=[f"{c.__name__}-{k}" for c, k in CASES])
@@ -127,7 +127,7 @@ def test_a_version_is_one_safe_segment(bad, tmp_path):
 
 
 def test_a_version_path_fails_early_in_law_run(store):
-    from conftest import law_run
+    from tests.helpers import law_run
 
     r = law_run("PlotRuntimes", "--version", "/tmp/elsewhere", store=store)
     assert r.returncode != 0

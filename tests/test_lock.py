@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DNN, REPO, files_in
 
 from mlprof.measure import MeasureSettings, measure_isolated
 from mlprof.measure.lock import LOCK_NAME, lock_path, measurement_lock, read_holder
+from tests.helpers import DNN, REPO, files_in
 
 #: holds the lock until its stdin closes (or it is killed); says "locked" once it holds it
 HOLDER = """

@@ -5,12 +5,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import DNN, REPO
-from onnx_factory import hardcoded_reshape_model, identity_model, matmul_model, write_yaml
 
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
 from mlprof.model.onnx_graph import resolve
+from tests.helpers import DNN, REPO
+from tests.onnx_factory import hardcoded_reshape_model, identity_model, matmul_model, write_yaml
 
 
 def test_mlprof_yaml_is_read_as_mlprof_writes_it():

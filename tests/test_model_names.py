@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from mlprof.results.records import ModelIdentity, model_identity
+from tests.helpers import REPO
 
 pytest.importorskip("torch", reason="model scripts need PyTorch")
 

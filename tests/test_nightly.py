@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, law_run, open_page
+
+from tests.helpers import REPO, law_run, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -95,7 +96,7 @@ batch_sizes: [1, -4]
 
 @pytest.fixture(scope="module")
 def broken_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from onnx_factory import hardcoded_reshape_model
+    from tests.onnx_factory import hardcoded_reshape_model
 
     root = tmp_path_factory.mktemp("broken")
     # a model whose graph only takes batch size 1: its batch size 128 fails when measured

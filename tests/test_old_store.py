@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import law_run
 
 from mlprof.cli import main
 from mlprof.report import collect, to_frame
 from mlprof.report.dashboard import build_dashboard, current_results
 from mlprof.report.history import alerts_table, history_groups
 from mlprof.results.store import scan
+from tests.helpers import law_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OLD_STORE = FIXTURES / "store_v0"

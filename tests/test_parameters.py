@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DNN, REPO
 
 from mlprof.errors import MLProfError
 from mlprof.results.layout import batch_sizes_tag
 from mlprof.tasks.parameters import BatchSizesParameter, PathsParameter
 from mlprof.tasks.plotting import PlotMultiRuntimes, PlotRuntimes
 from mlprof.tasks.runtime import MeasureRuntime, MergeRuntimes
+from tests.helpers import DNN, REPO
 
 
 def test_model_files_take_braces_and_globs():

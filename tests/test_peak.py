@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 import pytest
-from conftest import FAST, files_in, law_run
 
 from mlprof.measure.peak import (
     achieved_rates,
@@ -32,6 +31,7 @@ from mlprof.plotting import Curve
 from mlprof.plotting.efficiency import peaks_in_use, plot_efficiency
 from mlprof.results import layout
 from mlprof.runtimes import runtime_version
+from tests.helpers import FAST, files_in, law_run
 
 BURN = "while True: pass"
 

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import FAST, REPO, files_in
-from conftest import law_run as _law_run
 
 from mlprof.errors import INTERRUPTED
+from tests.helpers import FAST, REPO, files_in
+from tests.helpers import law_run as _law_run
 
 pytestmark = pytest.mark.slow
 
 
 def law_run(*args, **kwargs):
-    """conftest's ``law_run`` with luigi's INFO log (``MLP_VERBOSE=1``): these tests count the
+    """``tests.helpers.law_run`` with luigi's INFO log (``MLP_VERBOSE=1``): these tests count the
     tasks luigi ran from its "running" lines."""
     kwargs["env"] = {"MLP_VERBOSE": "1", **(kwargs.get("env") or {})}
     return _law_run(*args, **kwargs)
@@ -120,7 +120,7 @@ def test_print_status_print_output_and_remove_output(store):
 def test_editing_the_model_gives_new_outputs(store, tmp_path):
     import shutil
 
-    from onnx_factory import matmul_model, write_yaml
+    from tests.onnx_factory import matmul_model, write_yaml
 
     matmul_model(tmp_path / "m.onnx", batch="N", units=4)
     y = write_yaml(tmp_path / "m.yaml", "m.onnx", [{"name": "x", "shape": [8]}], name="net")

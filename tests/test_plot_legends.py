@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DNN, FAST, REPO, files_in, law_run
 
 from mlprof.plotting import Curve, plot_runtimes, use_backend
 from mlprof.plotting.compare import plot_comparison
@@ -26,6 +25,7 @@ from mlprof.plotting.efficiency import plot_efficiency
 from mlprof.plotting.history import plot_history
 from mlprof.plotting.labels import CurveInfo, corner_label, curve_labels
 from mlprof.plotting.profile import Profile, plot_profile
+from tests.helpers import DNN, FAST, REPO, files_in, law_run
 
 SWEEP = np.array([2 ** i for i in range(11)])  # 1 ... 1024
 FOUR = np.array([1, 8, 64, 512])

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DNN, FAST, REPO, files_in, law_run
 
 from mlprof.measure.stats import read_stats_csv, summarize, throughput, write_stats_csv
 from mlprof.plotting import Curve, plot_runtimes, save_figure, use_backend
 from mlprof.plotting.dashboard import plot_speedup, plot_throughput
 from mlprof.plotting.labels import CurveInfo, corner_label, curve_labels
+from tests.helpers import DNN, FAST, REPO, files_in, law_run
 
 SWEEP = np.array([2 ** i for i in range(11)])  # 1 ... 1024
 

@@ -9,12 +9,12 @@ import json
 import os
 
 import pytest
-from conftest import FAST, REPO, files_in, law_run
 
 from mlprof.errors import MLProfError
 from mlprof.measure import MeasureSettings
 from mlprof.measure.profile import aggregate, profile_isolated, read_profile
 from mlprof.runtimes.base import RUNTIME_OVERHEAD
+from tests.helpers import FAST, REPO, files_in, law_run
 
 CNN = str(REPO / "examples" / "cnn" / "model_onnx_cnn.yaml")
 CONV_SCRIPT = str(REPO / "models" / "selftest" / "conv.py")
@@ -88,7 +88,7 @@ def _binding_ms() -> float:
     binding and the harness' clock around ``session.run``), the least of three profiles."""
     import tempfile
 
-    from onnx_factory import identity_model
+    from tests.onnx_factory import identity_model
 
     model = identity_model(os.path.join(tempfile.mkdtemp(), "identity.onnx"),
                            [("x", "float32", ["N", 10])])

@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 import pytest
-from conftest import DNN, law_run
-from onnx_factory import slow_model
 
 from mlprof.measure import MeasureSettings, measure, measure_isolated
 from mlprof.measure.progress import LOG_EVERY, STALL, Progress
+from tests.helpers import DNN, law_run
+from tests.onnx_factory import slow_model
 
 CALLS_LINE = re.compile(r"^(\d+) calls?, ([\d.]+) s elapsed, ~([\d.]+) s left$")
 
@@ -130,7 +130,7 @@ def test_only_torch_compile_compiles_on_its_first_call():
 @pytest.mark.slow
 def test_torch_compile_says_it_is_compiling(tmp_path):
     pytest.importorskip("torch")
-    from conftest import REPO
+    from tests.helpers import REPO
 
     seen: list[str] = []
     r = measure_isolated(str(REPO / "tests" / "scripts" / "linear.py"),

@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+
+from tests.helpers import REPO
 
 pytest.importorskip("torch", reason="the API example needs PyTorch")
 pytestmark = pytest.mark.slow

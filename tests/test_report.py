@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import FAST, files_in, law_run
-from onnx_factory import hardcoded_reshape_model
 
 from mlprof.report import REPORT_COLUMNS
+from tests.helpers import FAST, REPO, files_in, law_run
+from tests.onnx_factory import hardcoded_reshape_model
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +68,7 @@ def test_plot_history_marks_alerts():
 
 def test_discovery_and_export_failures_are_rows(tmp_path):
     """A script that fails before anything is measured still shows up, with its stage."""
-    scripts = __import__("conftest").REPO / "tests" / "scripts"
+    scripts = REPO / "tests" / "scripts"
     store = tmp_path / "s"
     assert law_run("MeasureRuntime", "--version", "n1", "--runtime", "torch", *FAST,
                    "--batch-sizes", "1", "--model-file", str(scripts / "no_model.py"),

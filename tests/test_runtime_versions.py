@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import DNN, FAST, law_run
 
 from mlprof.errors import MLProfError
 from mlprof.measure.venvs import parse_runtime_version
 from mlprof.runtimes import runtime_version
+from tests.helpers import DNN, FAST, law_run
 
 OLD = "1.20.1"
 

@@ -19,9 +19,9 @@ import law
 import law.parameter
 import law.util
 import pytest
-from conftest import FAST, REPO
 
 from mlprof.tasks import _scale
+from tests.helpers import FAST, REPO
 
 #: runs `law` as the console script does, with counters; dumps what it saw to argv[1]
 DRIVER = r"""

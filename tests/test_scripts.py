@@ -9,12 +9,11 @@ import pytest
 
 pytest.importorskip("torch", reason="the model-script tests need PyTorch (MLP_EXTRAS=torch)")
 
-from conftest import FAST, REPO, files_in, law_run  # noqa: E402
-
 from mlprof.errors import MLProfError  # noqa: E402
 from mlprof.measure import MeasureSettings, measure_isolated  # noqa: E402
 from mlprof.measure.isolate import run_isolated  # noqa: E402
 from mlprof.model.script import discover, read_labels, select, split_model_file  # noqa: E402
+from tests.helpers import FAST, REPO, files_in, law_run  # noqa: E402
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 TWO = str(SCRIPTS / "two_models.py")

@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
-from test_history_plots import STEADY, copy_night, measured  # noqa: F401 (fixture)
 
 from mlprof.plotting.history import EVENT_LABEL, figure_info, plot_history
 from mlprof.report import collect, to_frame
 from mlprof.report.history import alerts_table, history_groups
 from mlprof.results import identity
+from tests.test_history_plots import STEADY, copy_night, measured  # noqa: F401 (fixture)
 
 NEW_VERSION = "9.99.0"
 NEW_HASH = "abcdef01"
@@ -96,7 +96,7 @@ def test_an_upgrade_or_edit_continues_the_series_and_the_alert_names_it(
             assert len(ev) == 1 and set(ev[0].get_xdata()) == {5.5}  # before n7 (x = 6)
             assert expected in [t.get_text() for t in ax.texts]
     # the same through law run PlotHistory: the alerts file names the event
-    from conftest import law_run
+    from tests.helpers import law_run
 
     proc = law_run("PlotHistory", "--version", "h1", "--stores", str(store),
                    store=tmp_path / "out")

@@ -8,7 +8,6 @@ from dataclasses import fields
 
 import numpy as np
 import pytest
-from conftest import DNN
 
 from mlprof.cli import _settings, build_parser
 from mlprof.errors import MLProfError
@@ -25,6 +24,7 @@ from mlprof.measure.settings import (
     setting,
 )
 from mlprof.model import InputSpec
+from tests.helpers import DNN
 
 
 def _bad_values() -> list[tuple[str, object, str]]:

@@ -18,7 +18,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import (
+
+from tests.helpers import (
     DNN,
     FAST,
     REPO,
@@ -127,7 +128,7 @@ def test_second_run_submits_nothing(sweep: dict) -> None:
 @pytest.mark.slow
 def test_failed_job_is_retried_and_reported(slurm_cluster: str, store: Path,
                                             tmp_path: Path) -> None:
-    from onnx_factory import hardcoded_reshape_model
+    from tests.onnx_factory import hardcoded_reshape_model
 
     path = hardcoded_reshape_model(tmp_path / "fixed.onnx", batch=1)
     proc = law_run("MergeRuntimes", "--version", "bad", "--batch-sizes", "1,2", *FAST, *SLURM,

@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import DNN, FAST, REPO, files_in, law_run
 
 from mlprof.measure.stats import read_stats_csv, speedups_table, write_stats_csv
 from mlprof.runtimes import runtimes_measuring
+from tests.helpers import DNN, FAST, REPO, files_in, law_run
 
 SCRIPT = str(REPO / "models" / "selftest" / "linear.py")
 

@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FAST, REPO, files_in, law_run
 
 from mlprof.cli import EXIT_BAD_INPUT, main
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.results import scan as scan_module
 from mlprof.results import store as st
+from tests.helpers import FAST, REPO, files_in, law_run
 
 LINEAR = REPO / "tests" / "scripts" / "linear.py"
 L20 = REPO / "examples" / "dnn" / "model_onnx_l20u128.yaml"

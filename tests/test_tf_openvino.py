@@ -14,11 +14,11 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, law_run
 
 from mlprof.errors import MLProfError
 from mlprof.measure.settings import MeasureSettings
 from mlprof.runtimes.batching import default_rule, normalized_rules, parse_batch_rules, rule_for
+from tests.helpers import REPO, law_run
 
 HAVE_TF = importlib.util.find_spec("tensorflow") is not None
 HAVE_OV = importlib.util.find_spec("openvino") is not None

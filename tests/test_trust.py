@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FAST, files_in, law_run
+
+from tests.helpers import FAST, files_in, law_run
 
 pytest.importorskip("torch", reason="exporting a model script needs PyTorch")
 pytestmark = pytest.mark.slow

@@ -12,12 +12,11 @@ import pytest
 
 pytest.importorskip("torch", reason="the model-script tests need PyTorch (MLP_EXTRAS=torch)")
 
-from conftest import FAST, files_in, law_run  # noqa: E402
-
 from mlprof.errors import MeasurementFailed  # noqa: E402
 from mlprof.measure.isolate import run_isolated  # noqa: E402
 from mlprof.model.sandbox import script_sandbox  # noqa: E402
 from mlprof.model.script import discover  # noqa: E402
+from tests.helpers import FAST, files_in, law_run  # noqa: E402
 
 TURNKEY = Path(__file__).resolve().parent / "scripts" / "turnkey"
 
@@ -112,7 +111,7 @@ def test_corpus_command_on_a_turnkey_models_dir(store, tmp_path):
     import shutil
     import subprocess
 
-    from conftest import REPO
+    from tests.helpers import REPO
 
     models = tmp_path / "models"
     (models / "selftest").mkdir(parents=True)

@@ -48,6 +48,6 @@ def memory_error(progress=None) -> None:
 def hog_in_subprocess(pid_file: str, total_mb: int = 2048, progress=None) -> int:
     """Start a subprocess that runs :func:`hog` (its pid in ``pid_file``, then holding the
     memory for a minute) and wait for it."""
-    code = (f"import sys; sys.path[:0] = {sys.path!r}; from faulty_models import hogs; "
+    code = (f"import sys; sys.path[:0] = {sys.path!r}; from tests.faulty_models import hogs; "
             f"hogs.hog(total_mb={total_mb}, pid_file={pid_file!r}, then_sleep=60)")
     return subprocess.run([sys.executable, "-c", code], check=False).returncode

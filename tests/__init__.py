@@ -1,0 +1,1 @@
+"""mlprof's tests (a package, so that they import their helpers as ``tests.helpers``)."""

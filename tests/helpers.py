@@ -1,0 +1,112 @@
+"""Helpers the tests share: paths, fast settings, running `law run` as a user would, reading a
+store back, opening a page. Imported as ``from tests.helpers import ...`` (``tests`` is a package,
+so nothing is put on ``sys.path``); the fixtures are in ``conftest.py``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+DNN = REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml"
+#: fast measurement settings for end-to-end tests
+FAST = ["--n-calls", "10", "--warmup", "1", "--min-duration", "0"]
+
+
+def law_run(task: str, *args: str, store: Path, timeout: float = 300,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """``law run TASK ARGS`` in a subprocess with $MLP_STORE set; output captured as text."""
+    full_env = dict(os.environ)
+    full_env.setdefault("MLP_BASE", str(REPO))
+    full_env.setdefault("LAW_HOME", str(REPO / ".law"))
+    full_env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
+    full_env["MLP_STORE"] = str(store)
+    full_env.update(env or {})
+    return subprocess.run(["law", "run", task, *args], cwd=REPO, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def files_in(path: Path) -> list[Path]:
+    """All files below ``path`` (none if it does not exist)."""
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
+
+
+def assert_merged_and_plotted(store: Path, batch_sizes) -> None:
+    """A sweep's MergeRuntimes statistics have one row per batch size and PlotRuntimes drew it."""
+    import pandas as pd
+
+    (stats,) = [p for p in files_in(store / "MergeRuntimes") if p.name.startswith("stats_")]
+    frame = pd.read_csv(stats)
+    assert frame["batch_size"].tolist() == list(batch_sizes)
+    assert (frame["median_ms"] > 0).all()
+    (plot,) = [p for p in files_in(store / "PlotRuntimes") if p.suffix == ".pdf"]
+    assert plot.stat().st_size > 1000 and plot.read_bytes().startswith(b"%PDF")
+
+
+def jobs_dir(store: Path, system: str) -> Path:
+    """The one directory of law's submission file, job scripts and logs of a remote sweep."""
+    (path,) = {p.parent for p in (store / "jobs").rglob(f"{system}_jobs_*.json")}
+    return path
+
+
+def branch_provenances(store: Path) -> dict[int, dict]:
+    """``{batch size: provenance}`` of every MeasureRuntime branch in ``store``."""
+    import json
+
+    return {int(p.stem.rsplit("_", 1)[1]): json.loads(p.read_text())
+            for p in files_in(store / "MeasureRuntime") if p.name.startswith("runtime_bs_")
+            and p.suffix == ".json"}
+
+
+def _chromium() -> str | None:
+    import shutil
+
+    return shutil.which("chromium") or (
+        "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+
+
+def open_page(browser, path: Path):
+    """The page at ``path`` (file://), the problems seen while loading it (console errors and
+    warnings, page errors, failed requests) and the dialogs it opened (dismissed)."""
+    page = browser.new_page()
+    problems: list[str] = []
+    dialogs: list[str] = []
+
+    def on_dialog(d) -> None:
+        dialogs.append(f"{d.type}: {d.message}")
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return page, problems, dialogs
+
+
+def bounded(fn: Callable[[], Any], seconds: float = 60) -> Any:
+    """``fn()`` in a thread joined with a time bound: a read that blocks (a FIFO) or never ends
+    (``/dev/zero``) fails the test instead of hanging the suite. Returns ``fn``'s value or
+    raises its exception."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            out["error"] = e
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s (a hang)"
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
