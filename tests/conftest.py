@@ -40,3 +40,69 @@ def browser():
             "--disable-component-update", "--no-first-run", "--disable-sync"])
         yield b
         b.close()
+
+
+# -- tiers: the suite runs the fast tests first and reports each tier's result -------------------
+
+#: the tiers in the order they run; a test's tier is its first marker in this list, else "fast"
+TIERS = ("fast", "slow", "browser", "slurm", "htcondor")
+
+
+def tier_of(item: pytest.Item) -> str:
+    """The tier of a test: ``slurm``/``htcondor`` (a cluster), ``browser`` (Chromium), ``slow``
+    (real pipelines), else ``fast``. A cluster or browser test that is also slow counts there."""
+    names = {m.name for m in item.iter_markers()}
+    for tier in reversed(TIERS[1:]):
+        if tier in names:
+            return tier
+    return "fast"
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """Run the tiers in order (fast first, so that a broken unit shows in minutes, not after
+    40 minutes of pipelines); the order within a tier is pytest's (a stable sort)."""
+    items.sort(key=lambda item: TIERS.index(tier_of(item)))
+
+
+_TIER_RESULTS: dict[str, dict[str, float]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count each test's outcome and time in its tier (the call phase decides the outcome; a
+    setup or teardown error counts as an error)."""
+    tier = getattr(report, "mlp_tier", None)
+    if tier is None:
+        return
+    counts = _TIER_RESULTS.setdefault(tier, {})
+    counts["seconds"] = counts.get("seconds", 0.0) + report.duration
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        outcome = ("error" if report.when == "setup" and report.failed else report.outcome)
+        counts[outcome] = counts.get(outcome, 0) + 1
+    elif report.when == "teardown" and report.failed:
+        counts["error"] = counts.get("error", 0) + 1
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # type: ignore[no-untyped-def]
+    """Label each report with its test's tier (read by the summary below)."""
+    outcome = yield
+    outcome.get_result().mlp_tier = tier_of(item)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    """One line per tier: ``tier fast: 812 passed, 3 skipped in 241 s`` (``.ci/run`` shows these
+    lines as its per-step result)."""
+    if not _TIER_RESULTS:
+        return
+    terminalreporter.section("tiers")
+    for tier in TIERS:
+        counts = _TIER_RESULTS.get(tier)
+        if not counts:
+            continue
+        parts = [f"{int(counts[k])} {k}" for k in ("passed", "failed", "error", "skipped")
+                 if counts.get(k)]
+        verdict = "FAILED" if counts.get("failed") or counts.get("error") else "ok"
+        terminalreporter.write_line(
+            f"tier {tier}: {verdict}: {', '.join(parts) or 'nothing ran'} in "
+            f"{counts['seconds']:.0f} s")
