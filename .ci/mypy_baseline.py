@@ -38,10 +38,17 @@ _HEADER = """\
 """
 
 
-def run_mypy() -> tuple[Counter[str], str]:
+#: ``--before-install``: mypy alone, without mlprof's dependencies (numpy, torch, ...): their
+#: types become ``Any``, which can only hide errors, never add them, once unused ``type: ignore``
+#: comments (needed only with the real types) are not errors. Measured: 42 errors in 18 files
+#: against 60 with the dependencies, none outside the baseline's files; 7 s instead of ~60.
+BEFORE_INSTALL = ["--ignore-missing-imports", "--no-warn-unused-ignores", "--no-incremental"]
+
+
+def run_mypy(extra: list[str] | None = None) -> tuple[Counter[str], str]:
     """mypy's error count per file and its full output."""
-    proc = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-m", "mypy", *(extra or [])], cwd=ROOT,
+                          capture_output=True, text=True)
     output = proc.stdout + proc.stderr
     if proc.returncode not in (0, 1):  # 2: mypy itself failed (bad configuration, crash)
         print(output, file=sys.stderr)
@@ -93,8 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--update", action="store_true",
                     help="write the current counts as the baseline (only ever lower them)")
+    ap.add_argument("--before-install", action="store_true",
+                    help="mypy without mlprof's dependencies installed (.ci/run's first check, "
+                    "within a minute): fewer errors are found, none that the full check lacks")
     args = ap.parse_args(argv)
-    counts, output = run_mypy()
+    counts, output = run_mypy(BEFORE_INSTALL if args.before_install else None)
     allowed = read_baseline()
     problems, better = compare(counts, allowed)
     if args.update:
@@ -114,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"mypy: {total} errors in {len(counts)} files, within the baseline "
           f"({sum(allowed.values())}); 0 in {', '.join(CLEAN)}")
-    if better:
+    if better and not args.before_install:
         print("fewer errors than the baseline, lower it (python .ci/mypy_baseline.py --update):"
               "\n  " + "\n  ".join(better))
     return 0
