@@ -5,8 +5,8 @@ messages before absl::InitializeLog()``, ``cpu_feature_guard``, the XLA service 
 cluster using XLA!``: 7 lines per tfaot child), each torch profile kineto's ``profiler_start`` /
 ``profiler_stop`` marks and ``gpuGetDeviceCount failed with code 35`` (an "error" that only says
 this machine has no GPU, which mlprof's CPU profiles do not use), and torch.compile's first
-compile ``No CUDA runtime is found, using CUDA_HOME=...``. None of them is a problem; each of
-them comes back in every child.
+compile ``No CUDA runtime is found, using CUDA_HOME=...`` (and the resource tracker its leaked
+semaphores at the end). None of them is a problem; each comes back in every child.
 
 So, unless ``MLP_VERBOSE`` is set, the measurement server (and a measurement in another
 environment) starts with :data:`QUIET_ENV`, set *before* any library is imported in it (the
@@ -34,6 +34,11 @@ QUIET_ENV: dict[str, str] = {
     # failed GPU probe. mlprof profiles CPU activity only; a profiler that fails raises in
     # Python and fails the profile with its own line
     "KINETO_LOG_LEVEL": "6",
+    # multiprocessing's resource tracker (started with the server) said at law run's end
+    # "There appear to be 2 leaked semaphore objects to clean up at shutdown" after a
+    # torch.compile measurement: its compile workers' semaphores, left when mlprof kills what
+    # a measurement started, which the tracker then removes. Only that warning, only there
+    "PYTHONWARNINGS": "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker",
 }
 
 #: torch's log lines dropped in a quiet child: (logger, start of the message)
