@@ -3,7 +3,20 @@ INFO log with ``MLP_VERBOSE=1`` (issue 23: 60 of the quick start's 114 lines wer
 
 from __future__ import annotations
 
-from tests.helpers import DNN, FAST, law_run
+import pytest
+
+from mlprof.measure.quiet import QUIET_ENV, child_env, verbose
+from tests.helpers import DNN, FAST, REPO, law_run
+
+TF_MODEL = REPO / "examples" / "dnn" / "model_tf_l10u128.yaml"
+#: what TensorFlow's and torch's C++ start-up logs print in a child (none is a problem)
+CHATTER = ("absl::InitializeLog", "cpu_feature_guard", "oneDNN custom operations",
+           "XLA service", "gpuGetDeviceCount", "profiler_start", "profiler_stop",
+           "No CUDA runtime is found")
+
+
+def _chatter(text: str) -> list[str]:
+    return [line for line in text.splitlines() if any(m in line for m in CHATTER)]
 
 
 def _run(store, verbose: str):
@@ -20,9 +33,13 @@ def test_quiet_by_default_and_verbose_on_request(tmp_path):
     outcome = [line for line in out if line.startswith("luigi: ")]
     assert outcome == ["luigi: 5 ran, 0 complete already :) there were no failed tasks or "
                        "missing dependencies"], out
-    assert any(line.startswith("plot: ") for line in out)
     assert any(line.startswith("measuring ") for line in out)
-    assert len(out) <= 25, "\n".join(out)  # 2 batch sizes: progress, plot, outcome, table, paths
+    # the plot's path once, in the outputs at the end (not also as "plot: <path>" while it
+    # runs), the medians once, in the table (not also a line per point)
+    paths = [line.strip() for line in out if line.strip().endswith(".pdf")]
+    assert len(paths) == 1 and r.stdout.splitlines()[-1] == f"  {paths[0]}", out
+    assert not [line for line in out if " ms over " in line], out
+    assert len(out) <= 22, "\n".join(out)  # 2 batch sizes: progress, outcome, table, paths
 
     # again: everything complete, the outcome says so
     r = _run(tmp_path / "a", "")
@@ -36,6 +53,9 @@ def test_quiet_by_default_and_verbose_on_request(tmp_path):
     assert "INFO: luigi-interface - Informed scheduler" in text
     assert "Luigi Execution Summary" in text
     assert not [line for line in text.splitlines() if line.startswith("luigi: ")]
+    # and mlprof's lines that the table or the outputs repeat
+    assert any(line.startswith("plot: ") for line in text.splitlines()), text
+    assert len([line for line in text.splitlines() if " ms over " in line]) == 2, text
 
 
 def test_a_failure_is_counted_in_the_outcome(tmp_path):
@@ -46,3 +66,72 @@ def test_a_failure_is_counted_in_the_outcome(tmp_path):
     outcome = [line for line in (r.stdout + r.stderr).splitlines() if line.startswith("luigi: ")]
     assert outcome == ["luigi: 0 ran, 0 complete already, 1 failed (MeasureRuntime), 3 not run "
                        "because of that :( there were failed tasks"], r.stdout
+
+
+def test_children_get_the_quiet_environment_unless_verbose_or_set_by_the_user():
+    assert child_env({}) == QUIET_ENV
+    assert QUIET_ENV["TF_CPP_MIN_LOG_LEVEL"] == "2"  # 3 would hide TensorFlow's errors
+    mine = child_env({"TF_CPP_MIN_LOG_LEVEL": "0"})  # the user's own setting is kept
+    assert "TF_CPP_MIN_LOG_LEVEL" not in mine and mine["KINETO_LOG_LEVEL"] == "6"
+    assert child_env({"MLP_VERBOSE": "1"}) == {}
+    assert child_env({"MLP_VERBOSE": "0"}) == QUIET_ENV
+    assert verbose({"MLP_VERBOSE": " yes "}) and not verbose({"MLP_VERBOSE": " "})
+
+
+@pytest.mark.slow  # two TensorFlow runs: ~25 s each on 2 busy cores
+def test_a_tensorflow_sweep_has_no_start_up_chatter_unless_verbose(tmp_path, monkeypatch):
+    """Each TensorFlow child printed absl's notice and TensorFlow's start-up INFO lines;
+    MLP_VERBOSE=1 brings them back with luigi's log."""
+    pytest.importorskip("tensorflow")
+    for var in QUIET_ENV:  # the children's defaults, not this shell's
+        monkeypatch.delenv(var, raising=False)
+    args = ["--version", "tf", "--model-file", str(TF_MODEL), "--runtime", "tf",
+            "--batch-sizes", "1", *FAST]
+    r = law_run("PlotRuntimes", *args, store=tmp_path / "a", env={"MLP_VERBOSE": ""})
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text[-3000:]
+    assert _chatter(text) == [], text
+    assert "INFO: luigi-interface" not in text
+    assert len(text.splitlines()) <= 12, text  # progress, outcome, table, path
+
+    r = law_run("PlotRuntimes", *args, store=tmp_path / "b", env={"MLP_VERBOSE": "1"})
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text[-3000:]
+    assert "INFO: luigi-interface - Informed scheduler" in text
+    # TensorFlow logs at least absl's notice with its first INFO line (cpu_feature_guard here)
+    assert _chatter(text), text
+
+
+def test_a_torch_profile_has_no_kineto_lines(tmp_path, monkeypatch):
+    """torch.profiler's kineto printed profiler_start/profiler_stop and, on a machine without
+    a GPU, ``ERROR ... gpuGetDeviceCount failed``: an error that is none."""
+    pytest.importorskip("torch")
+    for var in QUIET_ENV:
+        monkeypatch.delenv(var, raising=False)
+    r = law_run("PlotProfile", "--version", "p", "--model-file",
+                str(REPO / "models" / "selftest" / "linear.py"), "--runtime", "torch",
+                "--batch-sizes", "1", *FAST, store=tmp_path / "s", env={"MLP_VERBOSE": ""})
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text[-3000:]
+    assert _chatter(text) == [], text
+    assert "ERROR" not in text, text
+    assert "aten::linear" in text  # the profile's table
+
+
+def test_a_model_that_fails_in_a_quiet_child_still_shows_its_error(tmp_path):
+    """The quiet environment hides start-up logs, never the error of a model that fails: a
+    TensorFlow graph asked for an input it does not have fails in the child, in one line."""
+    pytest.importorskip("tensorflow")
+    model = tmp_path / "bad.yaml"
+    model.write_text(TF_MODEL.read_text().replace("name: input", "name: no_such_input")
+                     .replace("./frozen_graph", str(TF_MODEL.parent / "frozen_graph")))
+    r = law_run("PlotRuntimes", "--version", "bad", "--model-file", str(model),
+                "--runtime", "tf", "--batch-sizes", "1", *FAST, store=tmp_path / "s",
+                env={"MLP_VERBOSE": ""})
+    text = r.stdout + r.stderr
+    assert r.returncode == 30, text[-3000:]
+    errors = [line for line in text.splitlines() if "no_such_input" in line]
+    assert errors and "is not in the graph; its inputs: input" in errors[0], text
+    assert _chatter(text) == [], text
+    assert any(line.startswith("luigi: ") and "1 failed (MeasureRuntime)" in line
+               for line in text.splitlines()), text

@@ -99,7 +99,6 @@ def write_tf(model: onnx.ModelProto, pb_path: str, saved_model_dir: str) -> None
     tf.io.write_graph(frozen.graph.as_graph_def(), os.path.dirname(pb_path),
                       os.path.basename(pb_path) + ".tmp", as_text=False)
     os.replace(pb_path + ".tmp", pb_path)
-    print(f"wrote {pb_path} and {saved_model_dir}/")
 
 
 def _have_tf() -> bool:
@@ -119,6 +118,7 @@ def main() -> None:
                     "installed)")
     args = ap.parse_args()
     with_tf = _have_tf() if args.tf is None else args.tf
+    written: list[str] = []
     for layers in map(int, args.layers.split(",")):
         for units in map(int, args.units.split(",")):
             path = os.path.join(HERE, f"model_onnx_l{layers}u{units}.onnx")
@@ -126,11 +126,14 @@ def main() -> None:
                 tmp = path + ".tmp"
                 onnx.save(make_dnn(layers, units), tmp)
                 os.replace(tmp, path)
-                print(f"wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
+                written.append(os.path.basename(path))
             pb = os.path.join(HERE, f"frozen_graph_l{layers}u{units}.pb")
             sm = os.path.join(HERE, f"saved_model_l{layers}u{units}")
             if with_tf and not (args.missing and os.path.exists(pb) and os.path.isdir(sm)):
                 write_tf(make_dnn(layers, units), pb, sm)
+                written += [os.path.basename(pb), os.path.basename(sm) + "/"]
+    if written:  # one line (source setup.sh prints it on first use)
+        print(f"wrote {len(written)} example model files to {HERE}: {', '.join(written)}")
 
 
 if __name__ == "__main__":

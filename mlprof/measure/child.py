@@ -6,9 +6,6 @@ Importing creates no session and no thread pool; that happens in each child.
 import atexit
 import os
 
-# TensorFlow (imported by the children that measure it) logs its C++ start-up at INFO level
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
 import numpy  # noqa: F401
 import numpy.random  # noqa: F401  (imported lazily by numpy otherwise)
 import onnx  # noqa: F401
@@ -18,12 +15,16 @@ import yaml  # noqa: F401
 
 import mlprof.measure.harness  # noqa: F401
 import mlprof.measure.inputs  # noqa: F401
+import mlprof.measure.quiet
 import mlprof.model.onnx_graph  # noqa: F401
 import mlprof.runtimes.onnxruntime  # noqa: F401
 import mlprof.util
 
 # resolved once here, inherited by every child (saves two git calls per measurement)
 mlprof.util.git_commit()
+# torch's known harmless lines are dropped in every child (the C++ loggers' levels are in the
+# server's environment, see mlprof.measure.isolate._context)
+mlprof.measure.quiet.quiet_torch_logs()
 # onnx builds its operator-schema registry on first use (by the checker): do it once here
 onnx.defs.get_schema("Relu")
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
 from mlprof.ingest import ascii_float
+from mlprof.measure.quiet import quiet_children
 
 DEFAULT_TIMEOUT = 600.0
 #: default memory limit: this fraction of the machine's (or the cgroup's) memory
@@ -261,7 +262,10 @@ def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
         if ignore:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            multiprocessing.forkserver.ensure_running()
+            # the server's environment silences the libraries' start-up logs (unless
+            # MLP_VERBOSE): their C++ loggers read it once, when the child imports them
+            with quiet_children():
+                multiprocessing.forkserver.ensure_running()
         finally:
             if ignore:
                 signal.signal(signal.SIGINT, int_handler)

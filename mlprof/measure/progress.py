@@ -135,14 +135,20 @@ class Progress:
 def progress_logger(label: str, logger: logging.Logger | None = None,
                     every: float = LOG_EVERY) -> ProgressFn:
     """A progress callback for the parent: logs ``<label>: <message>`` at most every ``every``
-    seconds (the first after ``every`` seconds: short work logs nothing), to ``logger``
-    (default: ``mlprof``)."""
+    seconds (the first ``every`` seconds after the child's first report: short work logs
+    nothing), to ``logger`` (default: ``mlprof``).
+
+    The clock starts with the first report, not with the call: a measurement server that took
+    longer than ``every`` to start (importing torch on a busy machine) made the first report
+    a line of its own, ``running the script, 0.0 s elapsed``."""
     log = logger or logging.getLogger("mlprof")
-    last = [time.monotonic()]
+    last: list[float | None] = [None]
 
     def progress(fraction: float, message: str) -> None:
         now = time.monotonic()
-        if now - last[0] >= every:
+        if last[0] is None:
+            last[0] = now
+        elif now - last[0] >= every:
             last[0] = now
             log.info("%s: %s", label, message)
 

@@ -162,9 +162,12 @@ def ensure_venv(runtime: str, version: str,
 
 
 def _harness_env() -> dict[str, str]:
-    """The environment of a child in a venv: this checkout's ``mlprof`` on ``PYTHONPATH``."""
+    """The environment of a child in a venv: this checkout's ``mlprof`` on ``PYTHONPATH``, and
+    quiet libraries as in the measurement server (:mod:`mlprof.measure.quiet`)."""
+    from mlprof.measure.quiet import child_env
+
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return dict(os.environ, PYTHONPATH=src, PYTHONSAFEPATH="1")
+    return dict(os.environ, **child_env(), PYTHONPATH=src, PYTHONSAFEPATH="1")
 
 
 def measure_in_venv(python: str, model_file: str, settings, *,

@@ -89,6 +89,27 @@ class BaseTask(law.Task):
         super().__init__(*args, **kwargs)
         layout.check_version(self.version)
 
+    def _print_output(self, args):
+        """``law run ... --print-output N``: law's list of output paths, without its header
+        (``print task output with max_depth 0, showing schemes`` and a blank line: the command
+        line said so already) unless ``MLP_VERBOSE``."""
+        import contextlib
+        import io
+
+        from mlprof.tasks.summary import verbose
+
+        if verbose():
+            return super()._print_output(args)
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            result = super()._print_output(args)
+        lines = buf.getvalue().splitlines()
+        if lines[:1] and lines[0].startswith("print task output "):
+            lines = lines[2:] if lines[1:2] == [""] else lines[1:]
+        for line in lines:
+            print(line)
+        return result
+
     @classmethod
     def param_reason(cls, name: str) -> str | None:
         """Why parameter ``name`` does not change the output (None: it does)."""

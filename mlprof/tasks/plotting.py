@@ -83,11 +83,13 @@ class LogYMixin(BaseTask):
 def _save(task, fig) -> list[str]:
     """Write ``fig`` to ``task``'s targets, say where, open them with --view-cmd."""
     from mlprof.plotting import save_figure
+    from mlprof.tasks.summary import listed_at_end
 
     paths = [t.path for t in task.output().values()]
     save_figure(fig, paths)
-    for p in paths:
-        task.publish_message(f"plot: {p}")
+    if not listed_at_end(task):  # else law run lists them at its end
+        for p in paths:
+            task.publish_message(f"plot: {p}")
     task.view(paths)
     return paths
 

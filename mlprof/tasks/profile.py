@@ -250,6 +250,9 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
                            caption=calls_caption(records), **options)
         paths = [t.path for k, t in self.output().items() if k in self.file_types]
         save_figure(fig, paths)
-        for p in paths:
-            self.publish_message(f"plot: {p}")
+        from mlprof.tasks.summary import listed_at_end
+
+        if not listed_at_end(self):  # else law run lists them at its end
+            for p in paths:
+                self.publish_message(f"plot: {p}")
         self.view(paths)

@@ -26,6 +26,7 @@ from mlprof.tasks.parameters import (
     refuse_given,
 )
 from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.summary import verbose
 
 logger = logging.getLogger("mlprof")
 
@@ -293,16 +294,22 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
         point = f"{label} (point {self.branch + 1} of {len(self.branch_map)})"
         self.publish_message(f"measuring {point}")
-        # the child reports at least every 1.5 s: a line at least every 5 s once the point has
-        # run for LOG_EVERY seconds (a short point logs nothing)
-        last, percent = [time.monotonic()], [0]
+        # the child reports at least every 1.5 s: a line at least every 5 s once the child has
+        # run for LOG_EVERY seconds (a short point logs nothing). The clock starts with the
+        # child's first report, not here: the server's start (or TensorFlow's import) made the
+        # first line "loading the model, 0.0 s elapsed" in every TensorFlow point
+        last: list[float | None] = [None]
+        percent = [0]
 
         def progress(fraction: float, message: str) -> None:
             if int(100 * fraction) != percent[0]:
                 percent[0] = int(100 * fraction)
                 self.publish_progress(percent[0])
-            if time.monotonic() - last[0] >= LOG_EVERY:
-                last[0] = time.monotonic()
+            now = time.monotonic()
+            if last[0] is None:
+                last[0] = now
+            elif now - last[0] >= LOG_EVERY:
+                last[0] = now
                 logger.info("%s: %s", point, message)
 
         measured = self.measured_file()
@@ -337,8 +344,10 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
             export_record_file=self.measured_export().output()["json"].path
             if self.measures_export else None,
             model_identity=self.model_identity())
-        logger.info("%s: median %.4f ms over %d calls", label,
-                    float(np.median(result.samples_ms)), result.samples_ns.size)
+        if verbose():  # else the table at the end has the medians (a line per point said
+            # "measuring ..." already: 11 more lines in the quick start)
+            logger.info("%s: median %.4f ms over %d calls", label,
+                        float(np.median(result.samples_ms)), result.samples_ns.size)
 
 
 class MergeRuntimes(MeasurementTask):

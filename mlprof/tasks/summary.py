@@ -11,14 +11,28 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import sys
 from typing import Any
 
 
 def verbose() -> bool:
-    """Whether ``MLP_VERBOSE`` asks for luigi's INFO lines (any value but empty or 0)."""
-    return os.environ.get("MLP_VERBOSE", "").strip() not in ("", "0")
+    """Whether ``MLP_VERBOSE`` asks for luigi's INFO lines (any value but empty or 0); the
+    measurement children read it too (:mod:`mlprof.measure.quiet`)."""
+    from mlprof.measure.quiet import verbose as verbose_env
+
+    return verbose_env()
+
+
+#: the task ids whose :meth:`run_summary` ``law run`` prints at its end (its root tasks)
+_summarized: set[str] = set()
+
+
+def listed_at_end(task: Any) -> bool:
+    """Whether ``law run`` prints ``task``'s summary (with its output paths) at its end: its
+    ``plot: <path>`` line while it runs would be the same path twice (the quick start printed
+    it twice). A plot that is not a root task (a Nightly's) still says where it went, and with
+    ``MLP_VERBOSE`` every plot does."""
+    return not verbose() and getattr(task, "task_id", None) in _summarized
 
 
 def outcome_line(result: Any) -> str | None:
@@ -68,6 +82,8 @@ def install_run_summary() -> None:
         level = log.level
         if under_law_run and not verbose():
             log.setLevel(logging.WARNING)
+        if under_law_run:
+            _summarized.update(t.task_id for t in tasks if getattr(t, "run_summary", None))
         try:
             result = original(tasks, *args, **kwargs)
         finally:

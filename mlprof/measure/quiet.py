@@ -1,0 +1,103 @@
+"""What the measurement children print: their real errors, not their libraries' start-up logs.
+
+Left to their defaults, each TensorFlow child prints its C++ start-up log (absl's ``All log
+messages before absl::InitializeLog()``, ``cpu_feature_guard``, the XLA service and ``Compiled
+cluster using XLA!``: 7 lines per tfaot child), each torch profile kineto's ``profiler_start`` /
+``profiler_stop`` marks and ``gpuGetDeviceCount failed with code 35`` (an "error" that only says
+this machine has no GPU, which mlprof's CPU profiles do not use), and torch.compile's first
+compile ``No CUDA runtime is found, using CUDA_HOME=...`` (and the resource tracker its leaked
+semaphores at the end). None of them is a problem; each comes back in every child.
+
+So, unless ``MLP_VERBOSE`` is set, the measurement server (and a measurement in another
+environment) starts with :data:`QUIET_ENV`, set *before* any library is imported in it (the
+C++ loggers read their level once, at start-up), and a child that imports torch drops the one
+known CUDA line (:func:`quiet_torch_logs`). A variable the user set is kept as it is. What stays:
+TensorFlow's errors (level 2 hides INFO and WARNING only), every Python exception (a model that
+fails is one line from mlprof), and everything the model itself prints. Nothing here changes a
+computation: ``TF_ENABLE_ONEDNN_OPTS`` is left alone (its notice is an INFO line).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+#: the environment of a quiet measurement child (see the module docstring)
+QUIET_ENV: dict[str, str] = {
+    # TensorFlow's C++ log (absl): 0 all, 1 hides INFO, 2 also WARNING, 3 also ERROR. 2 keeps
+    # its errors and hides the start-up INFO lines (and absl's notice, printed with the first)
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    # kineto (torch.profiler's C++ side): levels VERBOSE 0 ... ERROR 4, USDT 5; its USDT marks
+    # (profiler_start/stop) are printed below 6 and its "ERROR" on a CPU-only machine is the
+    # failed GPU probe. mlprof profiles CPU activity only; a profiler that fails raises in
+    # Python and fails the profile with its own line
+    "KINETO_LOG_LEVEL": "6",
+    # multiprocessing's resource tracker (started with the server) said at law run's end
+    # "There appear to be 2 leaked semaphore objects to clean up at shutdown" after a
+    # torch.compile measurement: its compile workers' semaphores, left when mlprof kills what
+    # a measurement started, which the tracker then removes. Only that warning, only there
+    "PYTHONWARNINGS": "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker",
+}
+
+#: torch's log lines dropped in a quiet child: (logger, start of the message)
+QUIET_TORCH_LINES: tuple[tuple[str, str], ...] = (
+    # torch.compile's first compile on a machine with a CUDA build of torch but no CUDA runtime
+    ("torch.utils.cpp_extension", "No CUDA runtime is found"),
+)
+
+
+def verbose(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``MLP_VERBOSE`` asks for everything (any value but empty or ``0``): luigi's
+    INFO lines in ``law run`` and the children's library start-up logs."""
+    env = os.environ if environ is None else environ
+    return env.get("MLP_VERBOSE", "").strip() not in ("", "0")
+
+
+def child_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables to add to a measurement child's environment: :data:`QUIET_ENV` without
+    those already set in ``environ`` (default ``os.environ``), nothing when verbose."""
+    env = os.environ if environ is None else environ
+    if verbose(env):
+        return {}
+    return {k: v for k, v in QUIET_ENV.items() if k not in env}
+
+
+@contextmanager
+def quiet_children() -> Iterator[None]:
+    """Within the block, ``os.environ`` has :func:`child_env`: a process started in it (the
+    measurement server) inherits it; this process's own environment is restored after."""
+    added = child_env()
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+class _DropLines(logging.Filter):
+    """Drops records whose message starts with ``prefix``."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            return not str(record.getMessage()).startswith(self.prefix)
+        except Exception:  # a record that does not format: let its handler say so
+            return True
+
+
+def quiet_torch_logs() -> None:
+    """In a child that imports torch: drop :data:`QUIET_TORCH_LINES` unless verbose. A filter on
+    the named logger (created now if torch has not yet imported its module), so every other
+    record of it still shows; called twice, it adds nothing."""
+    if verbose():
+        return
+    for name, prefix in QUIET_TORCH_LINES:
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _DropLines) and f.prefix == prefix for f in log.filters):
+            log.addFilter(_DropLines(prefix))
