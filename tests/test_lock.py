@@ -73,6 +73,33 @@ def _locked_elsewhere(path: Path) -> bool:
     return False
 
 
+def test_a_process_announces_each_holder_once(lock_dir):
+    """A sweep whose 11 points each wait for the same other run says so once, not 11 times;
+    a new holder is announced again."""
+    import mlprof.measure.lock as lk
+
+    lk._ANNOUNCED.clear()
+    said: list[str] = []
+
+    def wait_once() -> None:  # one point of the sweep: it waits, then gives up (close)
+        ann = lk._Announcer(str(lock_dir / LOCK_NAME), "waiter", said.append)
+        time.sleep(lk.RECORD_GRACE_S + 0.5)  # the first message comes within the grace time
+        ann.close()
+
+    first = _start_holder("--first-holder")
+    wait_once()
+    wait_once()
+    first.stdin.close()
+    first.wait(10)
+    second = _start_holder("--second-holder")
+    wait_once()
+    second.stdin.close()
+    second.wait(10)
+    waiting = [m for m in said if "waiting for the measurement lock held by" in m]
+    assert len(waiting) == 2, said
+    assert "--first-holder" in waiting[0] and "--second-holder" in waiting[1], said
+
+
 @pytest.mark.parametrize("end", ["exit", "sigkill"])
 def test_second_process_waits_names_the_holder_and_gets_the_lock(lock_dir, end):
     holder = _start_holder("--marker-of-the-holder")

@@ -85,6 +85,10 @@ DEFAULT_LOCK_DIR = "/tmp"
 REPEAT_S = 30.0
 #: the first message waits up to this long for the new holder to write its record
 RECORD_GRACE_S = 1.0
+#: holders (pid) this process has announced waiting for: a sweep that waits for the same other
+#: run at each of its 11 points says so once (the quick start printed 10 identical lines under
+#: another helper's run); ``still waiting`` lines, every REPEAT_S, still come
+_ANNOUNCED: set[int] = set()
 #: longest command line kept in the record
 MAX_COMMAND = 200
 
@@ -427,8 +431,12 @@ class _Announcer:
             if self.stop.wait(0.1):
                 return
         prefix = f"{self.label}: " if self.label else ""
-        self._say(f"{prefix}waiting for the measurement lock held by {describe_holder(info)} "
-                  f"(lock file {self.path})")
+        pid = info.get("pid") if info is not None else None
+        if not isinstance(pid, int) or pid not in _ANNOUNCED:
+            if isinstance(pid, int):
+                _ANNOUNCED.add(pid)
+            self._say(f"{prefix}waiting for the measurement lock held by {describe_holder(info)} "
+                      f"(lock file {self.path})")
         while not self.stop.wait(REPEAT_S):
             waited = time.monotonic() - self.t0
             self._say(f"{prefix}still waiting ({waited:.0f} s) for the measurement lock held by "
