@@ -128,7 +128,9 @@ def _build(tasks: list, workers: int = 1) -> None:
     install_build_hooks()
     lg = logging.getLogger("luigi-interface")
     level = lg.level
-    if not os.environ.get("MLP_VERBOSE"):
+    from mlprof.measure.quiet import verbose
+
+    if not verbose():
         lg.setLevel(logging.WARNING)
     try:
         with one_line_errors():

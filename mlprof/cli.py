@@ -224,7 +224,9 @@ def cmd_corpus(a: argparse.Namespace) -> int:
         paths = list(a.paths) or ([os.path.join(corpus_dir(), c) for c in _csv(a.corpora)]
                                   or [corpus_dir()])
     scripts = collect_scripts(paths, _labels(a.labels))
-    if not os.environ.get("MLP_VERBOSE"):  # a line per script is enough; warnings stay
+    from mlprof.measure.quiet import verbose
+
+    if not verbose():  # a line per script is enough; warnings stay
         import logging
 
         import mlprof.tasks  # noqa: F401 - law sets up its loggers ([logging]) when imported
