@@ -15,7 +15,6 @@ import mlprof  # noqa: E402
 from mlprof.cli import expand_inputs  # noqa: E402
 from tests.helpers import REPO, files_in  # noqa: E402
 
-pytestmark = pytest.mark.slow
 SCRIPTS = REPO / "tests" / "scripts"
 
 
@@ -31,6 +30,7 @@ class TinyNet(torch.nn.Module):
         return self.body(x)
 
 
+@pytest.mark.slow
 def test_benchmark_model_returns_stats_and_samples_and_caches(store):
     torch.manual_seed(0)
     net, inputs = TinyNet(), {"x": torch.rand(1, 6)}
@@ -53,6 +53,7 @@ def test_benchmark_model_returns_stats_and_samples_and_caches(store):
     assert other.files["stats"] != result.files["stats"]
 
 
+@pytest.mark.slow
 def test_export_onnx_of_a_module(store):
     record = mlprof.export_onnx(TinyNet(), torch.rand(2, 6), name="tiny")
     assert os.path.exists(record["file"]) and record["file"].endswith("model.onnx")
@@ -60,6 +61,7 @@ def test_export_onnx_of_a_module(store):
     assert record["dynamic_axes"]["x"] == {"0": "batch_size"}
 
 
+@pytest.mark.slow
 def test_benchmark_files_torch_on_a_script(store):
     (res,) = mlprof.benchmark_files(str(SCRIPTS / "linear.py"), runtimes=["torch"],
                                     batch_sizes=[2], n_calls=5, warmup=0, min_duration=0)
@@ -80,6 +82,7 @@ def _mlprof(*args: str, store: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=900)
 
 
+@pytest.mark.slow
 def test_corpus_command_on_the_selftest_corpus(store):
     proc = _mlprof("corpus", "--corpora", "selftest", store=store)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
@@ -95,6 +98,7 @@ def test_corpus_command_on_the_selftest_corpus(store):
     assert len(re.findall(r"^selftest/\w+\.py +\S+ +onnxruntime +\d", proc.stdout, re.M)) == n + 1
 
 
+@pytest.mark.slow
 def test_benchmark_command_with_labels_filter(store):
     proc = _mlprof("benchmark", str(SCRIPTS / "*.py"), "--labels", "task::multi",
                    "--n-calls", "5", "--min-duration", "0", "--runtimes", "ort",

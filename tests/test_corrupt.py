@@ -24,8 +24,6 @@ from mlprof.measure.stats import RAW_COLUMNS
 from mlprof.results import layout
 from tests.helpers import DNN, FAST, files_in, law_run
 
-pytestmark = pytest.mark.slow
-
 SIZES = ["--batch-sizes", "1,2,4"]
 #: the batch size whose files the cases damage
 BS = 2
@@ -150,6 +148,7 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "store": store, "expected": expected}
 
 
+@pytest.mark.slow
 def test_report_lists_each_damaged_record_as_corrupt(damaged: dict) -> None:
     store, root = damaged["store"], damaged["root"]
     # the same store four times: spelled with a slash, through a link, and a mirror copy
@@ -181,6 +180,7 @@ def test_report_lists_each_damaged_record_as_corrupt(damaged: dict) -> None:
     assert len(df) == len(ok) + len(corrupt)
 
 
+@pytest.mark.slow
 def test_history_and_dashboard_skip_or_list_corrupt_rows(damaged: dict) -> None:
     store, root = damaged["store"], damaged["root"]
     proc = law_run("PlotHistory", "--version", "h1", "--stores", str(store), store=root / "h")
@@ -211,6 +211,7 @@ def test_history_and_dashboard_skip_or_list_corrupt_rows(damaged: dict) -> None:
     assert candidates(report, "csv-nan") == []
 
 
+@pytest.mark.slow
 def test_measure_again_repairs_a_damaged_branch(damaged: dict) -> None:
     store = damaged["store"]
     expected = damaged["expected"]
@@ -250,6 +251,7 @@ def test_measure_again_repairs_a_damaged_branch(damaged: dict) -> None:
         assert pd.read_csv(stats)["count"].tolist() == [10, 10, 10]
 
 
+@pytest.mark.slow
 def test_merge_refuses_a_damaged_branch(damaged: dict, tmp_path: Path) -> None:
     good = branch_dir(damaged["store"], "v1")
     bad, _ = damaged["expected"]["csv-negative"]
@@ -297,6 +299,7 @@ settings: {{n_calls: 10, warmup: 1, min_duration: 0}}
 """
 
 
+@pytest.mark.slow
 def test_nightly_survives_a_corrupt_record(damaged: dict, tmp_path: Path) -> None:
     store = tmp_path / "store"
     src = damaged["store"] / "MeasureRuntime"

@@ -18,8 +18,6 @@ import pytest
 
 from tests.helpers import DNN, REPO, files_in, law_run
 
-pytestmark = pytest.mark.slow
-
 FAULTY = REPO / "tests" / "faulty_models"
 LINEAR = REPO / "tests" / "scripts" / "linear.py"
 SETTINGS = ["--n-calls", "10", "--warmup", "1", "--min-duration", "0"]
@@ -53,6 +51,7 @@ def _half_written(store: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_sweep_with_three_faulty_models_gives_two_results_and_three_clear_failures(
         store, tmp_path):
     from tests.faulty_models.faulty_onnx import expand_bomb
@@ -118,6 +117,7 @@ def test_sweep_with_three_faulty_models_gives_two_results_and_three_clear_failur
     assert ok["peak_rss_mb"].lt(LIMIT_MB).all(), ok[["model", "peak_rss_mb"]]
 
 
+@pytest.mark.slow
 def test_workers_run_discoveries_in_parallel(store):
     scripts = [str(LINEAR), str(FAULTY / "segfault.py")]
     proc = law_run("sweep.FaultSweep", "--version", "p1", "--discover-only",

@@ -17,8 +17,6 @@ from mlprof.errors import INTERRUPTED
 from tests.helpers import FAST, REPO, files_in
 from tests.helpers import law_run as _law_run
 
-pytestmark = pytest.mark.slow
-
 
 def law_run(*args, **kwargs):
     """``tests.helpers.law_run`` with luigi's INFO log (``MLP_VERBOSE=1``): these tests count the
@@ -32,6 +30,7 @@ def _ran(proc, family: str) -> int:
     return len(re.findall(rf"\) running +{family}\(", proc.stderr))
 
 
+@pytest.mark.slow
 def test_plot_runtimes_end_to_end_then_rerun_measures_nothing(store):
     proc = law_run("PlotRuntimes", "--version", "e2e", "--batch-sizes", "1,2,4", *FAST,
                    store=store)
@@ -74,6 +73,7 @@ def test_plot_runtimes_end_to_end_then_rerun_measures_nothing(store):
     print(f"rerun took {elapsed:.2f} s")
 
 
+@pytest.mark.slow
 def test_same_batch_sizes_are_reused_by_a_larger_sweep(store):
     assert law_run("MergeRuntimes", "--version", "v", "--batch-sizes", "1,2", *FAST,
                    store=store).returncode == 0
@@ -83,6 +83,7 @@ def test_same_batch_sizes_are_reused_by_a_larger_sweep(store):
     assert _ran(proc, "MeasureRuntime") == 2  # only batch size 4 + the workflow
 
 
+@pytest.mark.slow
 def test_plot_multi_runtimes_with_brace_expansion(store):
     proc = law_run("PlotMultiRuntimes", "--version", "multi", "--model-files",
                    "examples/dnn/model_onnx_l{10,20}u128.yaml", "--batch-sizes", "1,8",
@@ -96,6 +97,7 @@ def test_plot_multi_runtimes_with_brace_expansion(store):
     assert len(merged) == 2
 
 
+@pytest.mark.slow
 def test_print_status_print_output_and_remove_output(store):
     args = ["--version", "st", "--batch-sizes", "1,2", *FAST]
     status = law_run("PlotRuntimes", *args, "--print-status", "-1", store=store)
@@ -117,6 +119,7 @@ def test_print_status_print_output_and_remove_output(store):
     assert {p: p.stat().st_mtime_ns for p in files_in(store / "MeasureRuntime")} == measured
 
 
+@pytest.mark.slow
 def test_editing_the_model_gives_new_outputs(store, tmp_path):
     import shutil
 
@@ -134,6 +137,7 @@ def test_editing_the_model_gives_new_outputs(store, tmp_path):
     assert len(model_dirs) == 2 and all(d.startswith("net__") for d in model_dirs)
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_nothing_half_written_and_the_rerun_resumes(store):
     env = dict(os.environ, MLP_STORE=str(store), MLP_VERBOSE="1")  # _ran reads luigi's log
     args = ["law", "run", "MeasureRuntime", "--version", "int", "--batch-sizes", "1,2,4,8",
@@ -180,6 +184,7 @@ def test_ctrl_c_leaves_nothing_half_written_and_the_rerun_resumes(store):
     assert len(files_in(store)) == 8
 
 
+@pytest.mark.slow
 def test_workers_never_run_two_measurements_at_once(store):
     proc = law_run("MergeRuntimes", "--version", "w", "--batch-sizes", "1,2,4,8", "--workers",
                    "2", "--n-calls", "10", "--warmup", "1", "--min-duration", "0.4",
@@ -193,6 +198,7 @@ def test_workers_never_run_two_measurements_at_once(store):
         assert start >= end, spans
 
 
+@pytest.mark.slow
 def test_workers_share_one_measurement_server(store):
     """luigi runs each task in a forked process under --workers 2: they all use the server of
     the scheduler process (which imported PyTorch once) instead of starting one each."""

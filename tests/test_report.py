@@ -9,9 +9,8 @@ from mlprof.report import REPORT_COLUMNS
 from tests.helpers import FAST, REPO, files_in, law_run
 from tests.onnx_factory import hardcoded_reshape_model
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 def test_report_over_two_stores_lists_results_and_failures(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     assert law_run("MeasureRuntime", "--version", "n1", "--batch-sizes", "1,4", *FAST,
@@ -39,6 +38,7 @@ def test_report_over_two_stores_lists_results_and_failures(tmp_path):
     assert pd.read_parquet(parquet).shape == df.shape
 
 
+@pytest.mark.slow
 def test_history_plot_over_three_versions_without_false_alerts(tmp_path):
     store = tmp_path / "s"
     for v in ("n1", "n2", "n3"):
@@ -66,6 +66,7 @@ def test_plot_history_marks_alerts():
     assert len(marks) == 1 and list(marks[0].get_ydata()) == [1.3]
 
 
+@pytest.mark.slow
 def test_discovery_and_export_failures_are_rows(tmp_path):
     """A script that fails before anything is measured still shows up, with its stage."""
     scripts = REPO / "tests" / "scripts"

@@ -10,7 +10,6 @@ import pytest
 from tests.helpers import FAST, files_in, law_run
 
 pytest.importorskip("torch", reason="exporting a model script needs PyTorch")
-pytestmark = pytest.mark.slow
 
 SCRIPT = "models/selftest/linear.py"
 
@@ -23,6 +22,7 @@ def _svg_env(tmp_path) -> dict:
     return {"MATPLOTLIBRC": str(rc)}
 
 
+@pytest.mark.slow
 def test_fp16_is_exported_measured_and_plotted_apart_from_fp32(store, tmp_path):
     args = ["--version", "v1", "--model-files", SCRIPT, "--runtimes", "onnxruntime",
             "--batch-sizes", "1,2", "--file-types", "svg", *FAST]
@@ -54,6 +54,7 @@ def test_fp16_is_exported_measured_and_plotted_apart_from_fp32(store, tmp_path):
                                                                        "onnx-op18-fp32"}
 
 
+@pytest.mark.slow
 def test_a_new_label_draws_a_new_plot_and_measures_nothing(store, tmp_path):
     args = ["--version", "l1", "--batch-sizes", "1,2", "--file-types", "svg", *FAST]
     env = _svg_env(tmp_path)
