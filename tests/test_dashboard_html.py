@@ -600,7 +600,7 @@ def test_ad_hoc_dashboard_is_not_latest_on_the_nights_index(nights_site: dict) -
 
 
 def test_current_accepts_a_missing_confirmation(nights_site: dict) -> None:
-    """The README's ``--current NIGHT,NIGHT.confirm`` on a quiet night (no ``.confirm``): the
+    """docs/nightly.md's ``--current NIGHT,NIGHT.confirm`` on a quiet night (no ``.confirm``): the
     night's results, one line saying so."""
     import pandas as pd
 

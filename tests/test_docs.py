@@ -3,9 +3,12 @@
 Each fenced ``bash`` block is run, in the order of its file, in a copy of this checkout (the
 *sandbox*: its own store, law home and ``$HOME``), as a user who followed the text so far would
 run it: in a shell where ``source setup.sh`` ran, with ``set -e``. Each ``yaml`` block is read
-the way mlprof reads it. A block that breaks fails here, naming the file and line.
+the way mlprof reads it. A block that breaks fails here, naming the file and line. The files
+run in reading order: the README, then the pages of ``docs/`` in the order ``docs/README.md``
+(the index) links them, so a page's examples find what the pages before it made, as a reader's
+would.
 
-The examples run with ``MLP_QUICK=1`` (documented in the README's Configuration): it shortens the
+The examples run with ``MLP_QUICK=1`` (documented in docs/configuration.md): it shortens the
 *default* measurement (10 calls, 1 warm-up call, no minimum duration) and nothing else; the short
 settings reach the output paths like any other, and options written in an example still win.
 
@@ -37,8 +40,21 @@ from tests.helpers import REPO
 
 pytestmark = pytest.mark.slow
 
+
+def reading_order() -> list[str]:
+    """The README, then the pages of ``docs/`` as its index links them (pages it does not link
+    last, by name: ``tests/test_readme.py`` requires every page to be linked)."""
+    pages = sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))
+    index = REPO / "docs" / "README.md"
+    linked = [f"docs/{name}" for name in
+              re.findall(r"\]\(([\w./-]+\.md)\)", index.read_text(encoding="utf-8"))
+              if not name.startswith("..")] if index.exists() else []
+    first = [p for p in dict.fromkeys(["docs/README.md", *linked]) if p in pages]
+    return ["README.md", *first, *(p for p in pages if p not in first)]
+
+
 #: the documents whose examples run
-DOCS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))]
+DOCS = reading_order()
 
 #: languages of blocks that are examples (others, and blocks without one, are output or text)
 RUN = ("bash", "sh", "shell")

@@ -4,9 +4,9 @@ runtime and its version, the CPU and the host, for every plot kind mlprof makes.
 The legend check is independent of :mod:`mlprof.plotting.legend` (which places the legends):
 after ``fig.canvas.draw()``, the points drawn (line vertices and points along the segments
 between them, band and bar outlines and interiors) are taken in display coordinates and none
-may lie in a legend's box. The data are shaped like real sweeps (README numbers: the DNN's
-time per event falls from 13 to 1.3 us over batch sizes 1-1024, the efficiency rises from
-0.11 to 0.92, ONNX Runtime and PyTorch equal on small models).
+may lie in a legend's box. The data are shaped like real sweeps (the numbers of docs/tasks.md
+and docs/profiles.md: the DNN's time per event falls from 13 to 1.3 us over batch sizes 1-1024,
+the efficiency rises from 0.11 to 0.92, ONNX Runtime and PyTorch equal on small models).
 """
 
 from __future__ import annotations

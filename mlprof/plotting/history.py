@@ -36,7 +36,7 @@ _LABELS = {"median_ms": "Median latency per call", "mean_ms": "Mean latency per 
 #: the views of :func:`plot_history`
 VIEWS = ("panels", "change")
 
-#: legend texts (tests and the README quote them)
+#: legend texts (tests and docs/reports.md quote them)
 MEASUREMENT_LABEL = "nightly measurement"
 CONFIRM_LABEL = "confirmation re-measurement (same night)"
 ALERT_LABELS = {"regression": "regression alert (confirmed)",

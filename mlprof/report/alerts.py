@@ -3,8 +3,8 @@
 Relay's rule, ``|x - mean| > 1 std``, fires on about a third of all metrics by chance alone. This
 one judges the newest points of a series against up to ``window`` (20) earlier points with two
 tests: a *step* test on the last 2 or 3 points and a *trend* test on the last 8 to 20. Their
-error rates, measured on seeded simulated series (``python benchmarks/alerts.py``), are in the
-README (section "Reports and regression alerts").
+error rates, measured on seeded simulated series (``python benchmarks/alerts.py``), are in
+docs/reports.md (the alert rule and its measured rates).
 
 History
     the *baseline* is the 10 % trimmed mean of the earlier points; the *noise* is the robust
