@@ -15,7 +15,12 @@ Noise models (run to run):
 - ``heavy-even`` (reported, not a target): the same slowdowns applied evenly to every call, so
   the run's own spread does not show them. Two such runs in a row look exactly like a step.
 
-Changes: a +10 % and a +20 % step at run 20 (20 runs of history), a +3 %/run drift from run 10.
+Changes: a +10 % and a +20 % step at run 20 (20 runs of history), a +3 %/run drift from run 10,
+and a +300 % step (a 4x slowdown: what a nightly most needs to catch at once) at 5 % and 10 %
+noise and under ``heavy`` noise. At 4x, the step run and its confirmation differ by 7-14 % of
+their level at 5-10 % noise: the rule must not take two such runs for an outlier beside an
+ordinary run (issue 23: the rule without its "each beyond the thresholds and beyond a
+neighbour's 2x" condition confirmed only 58-85 % of them by the first run after the step).
 
 Columns: ``false`` = share of steady series with any alert (for the change scenarios: any alert
 confirmed before the change; one confirmed by the first changed run counts as a detection);
@@ -41,10 +46,13 @@ each run's p16, p84 and count.
 
 Exit code 0 when the feasible targets of issue 14 hold for ``after``: false alerts <= 1 % under
 gauss3/5/10 and heavy; a +20 % step at 5 % noise detected by the second run after it >= 90 %; a
-+3 %/run drift at 3 % and 5 % noise alerted within 10 runs in >= 90 % of series. 1 otherwise.
++3 %/run drift at 3 % and 5 % noise alerted within 10 runs in >= 90 % of series; and issue 23's:
+a +300 % step detected by the first run after it (the nightly's re-measurement) >= 95 % at 5 %
+and 10 % noise and under heavy noise. 1 otherwise.
 (The issue asked for the step at 10 % noise; the oracle and bound lines show that no rule
 reaches it.)
-About two minutes on one core.
+About two minutes on one quiet core (39 minutes beside other test runs, at a load average of
+6.5 on 2 cores).
 """
 
 from __future__ import annotations
@@ -154,6 +162,8 @@ SCENARIOS = [
     *[Scenario(f"step+{int(100 * s)}% gauss{n}", n / 100, step=s)
       for s in (0.10, 0.20) for n in (3, 5, 10)],
     *[Scenario(f"drift+3%/run gauss{n}", n / 100, drift=0.03) for n in (3, 5, 10)],
+    *[Scenario(f"step+300% gauss{n}", n / 100, step=3.0) for n in (5, 10)],
+    Scenario("step+300% heavy", 0.05, outliers=0.10, step=3.0),
 ]
 
 
@@ -286,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         "step +20% at 5% noise: det<=2 >= 90%": results["step+20% gauss5"]["det<=2"] >= 0.9,
         "drift +3%/run at 3% and 5% noise: within 10 runs >= 90%": all(
             results[f"drift+3%/run gauss{n}"]["det<=10"] >= 0.9 for n in (3, 5)),
+        "step +300% at 5% and 10% noise and heavy: det<=1 >= 95%": all(
+            results[f"step+300% {n}"]["det<=1"] >= 0.95 for n in ("gauss5", "gauss10", "heavy")),
     }
     print()
     for name, ok in checks.items():
