@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,26 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(
             f"tier {tier}: {verdict}: {', '.join(parts) or 'nothing ran'} in "
             f"{counts['seconds']:.0f} s")
+
+
+class _DynamoBeforeTensorFlow:
+    """A meta-path finder that imports torch._dynamo right before TensorFlow's first import in
+    the pytest process. With TensorFlow loaded first, ``import torch._dynamo`` (triton) dies
+    with a segmentation fault (``python -c "import tensorflow; import torch._dynamo"``: exit
+    139; the other order works) and ends the whole suite. Tests load TensorFlow in-process
+    through ``TensorFlowRuntime.resolve`` (a SavedModel's signature: test_tf_openvino) and
+    torch._dynamo through in-process exports (test_export_fallback, the API tests); the tiers
+    run them in either order."""
+
+    def find_spec(self, name, path=None, target=None):  # type: ignore[no-untyped-def]
+        if name == "tensorflow":
+            sys.meta_path.remove(self)
+            import importlib.util
+
+            if importlib.util.find_spec("torch") is not None:
+                import torch._dynamo  # noqa: F401
+        return None  # the normal finders import TensorFlow
+
+
+if not any(isinstance(f, _DynamoBeforeTensorFlow) for f in sys.meta_path):
+    sys.meta_path.insert(0, _DynamoBeforeTensorFlow())

@@ -110,3 +110,16 @@ def bounded(fn: Callable[[], Any], seconds: float = 60) -> Any:
     if "error" in out:
         raise out["error"]
     return out.get("value")
+
+
+def skip_without(module: str) -> None:
+    """Skip the test when ``module`` is not installed, *without importing it* into the test
+    process: ``pytest.importorskip("tensorflow")`` loads TensorFlow here, and a later import of
+    torch._dynamo (triton) in the same process then dies with a segmentation fault (the whole
+    suite, not one test: seen when a test_console test ran before test_export_fallback)."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mlprof.measure.quiet import QUIET_ENV, child_env, verbose
-from tests.helpers import DNN, FAST, REPO, law_run
+from tests.helpers import DNN, FAST, REPO, law_run, skip_without
 
 TF_MODEL = REPO / "examples" / "dnn" / "model_tf_l10u128.yaml"
 #: what TensorFlow's and torch's C++ start-up logs print in a child (none is a problem)
@@ -82,7 +82,7 @@ def test_children_get_the_quiet_environment_unless_verbose_or_set_by_the_user():
 def test_a_tensorflow_sweep_has_no_start_up_chatter_unless_verbose(tmp_path, monkeypatch):
     """Each TensorFlow child printed absl's notice and TensorFlow's start-up INFO lines;
     MLP_VERBOSE=1 brings them back with luigi's log."""
-    pytest.importorskip("tensorflow")
+    skip_without("tensorflow")  # not importorskip: TensorFlow must not load in pytest
     for var in QUIET_ENV:  # the children's defaults, not this shell's
         monkeypatch.delenv(var, raising=False)
     args = ["--version", "tf", "--model-file", str(TF_MODEL), "--runtime", "tf",
@@ -121,7 +121,7 @@ def test_a_torch_profile_has_no_kineto_lines(tmp_path, monkeypatch):
 def test_a_model_that_fails_in_a_quiet_child_still_shows_its_error(tmp_path):
     """The quiet environment hides start-up logs, never the error of a model that fails: a
     TensorFlow graph asked for an input it does not have fails in the child, in one line."""
-    pytest.importorskip("tensorflow")
+    skip_without("tensorflow")  # not importorskip: TensorFlow must not load in pytest
     model = tmp_path / "bad.yaml"
     model.write_text(TF_MODEL.read_text().replace("name: input", "name: no_such_input")
                      .replace("./frozen_graph", str(TF_MODEL.parent / "frozen_graph")))
