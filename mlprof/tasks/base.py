@@ -96,7 +96,7 @@ class BaseTask(law.Task):
         import contextlib
         import io
 
-        from mlprof.tasks.summary import verbose
+        from mlprof.measure.quiet import verbose
 
         if verbose():
             return super()._print_output(args)

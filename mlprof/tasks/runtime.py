@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 
 import law
 
 from mlprof.errors import MLProfError
+from mlprof.measure.quiet import verbose
 from mlprof.results import layout, records
 from mlprof.runtimes import TFAOT_MODEL
 from mlprof.tasks.base import Requirements
@@ -26,7 +26,6 @@ from mlprof.tasks.parameters import (
     refuse_given,
 )
 from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
-from mlprof.tasks.summary import verbose
 
 logger = logging.getLogger("mlprof")
 
@@ -280,7 +279,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         import numpy as np
 
         from mlprof.measure import measure_isolated
-        from mlprof.measure.progress import LOG_EVERY
+        from mlprof.measure.progress import progress_logger
         from mlprof.measure.results import write_branch
 
         if self.measures_export:
@@ -294,23 +293,17 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
         point = f"{label} (point {self.branch + 1} of {len(self.branch_map)})"
         self.publish_message(f"measuring {point}")
-        # the child reports at least every 1.5 s: a line at least every 5 s once the child has
-        # run for LOG_EVERY seconds (a short point logs nothing). The clock starts with the
-        # child's first report, not here: the server's start (or TensorFlow's import) made the
-        # first line "loading the model, 0.0 s elapsed" in every TensorFlow point
-        last: list[float | None] = [None]
+        # the child reports at least every 1.5 s: a line at most every LOG_EVERY s, the first
+        # LOG_EVERY s after the child's first report (a short point logs nothing; see
+        # progress_logger), and the percentage for luigi's status
+        log_progress = progress_logger(point)
         percent = [0]
 
         def progress(fraction: float, message: str) -> None:
             if int(100 * fraction) != percent[0]:
                 percent[0] = int(100 * fraction)
                 self.publish_progress(percent[0])
-            now = time.monotonic()
-            if last[0] is None:
-                last[0] = now
-            elif now - last[0] >= LOG_EVERY:
-                last[0] = now
-                logger.info("%s: %s", point, message)
+            log_progress(fraction, message)
 
         measured = self.measured_file()
         settings = self.measure_settings(bs, self.runtime, self.device)

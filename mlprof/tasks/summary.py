@@ -14,14 +14,8 @@ import logging
 import sys
 from typing import Any
 
-
-def verbose() -> bool:
-    """Whether ``MLP_VERBOSE`` asks for luigi's INFO lines (any value but empty or 0); the
-    measurement children read it too (:mod:`mlprof.measure.quiet`)."""
-    from mlprof.measure.quiet import verbose as verbose_env
-
-    return verbose_env()
-
+# one rule for MLP_VERBOSE, read by law run here and by the measurement children
+from mlprof.measure.quiet import verbose
 
 #: the task ids whose :meth:`run_summary` ``law run`` prints at its end (its root tasks)
 _summarized: set[str] = set()
