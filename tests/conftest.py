@@ -20,7 +20,6 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium driven by Playwright (tests marked ``browser``); skips where it is
@@ -45,7 +44,8 @@ def browser():
 
 # -- tiers: the suite runs the fast tests first and reports each tier's result -------------------
 
-#: the tiers in the order they run; a test's tier is its first marker in this list, else "fast"
+#: the tiers, in the order of the summary; a test with several of these markers is in the
+#: last of them (a slow browser test is a browser test), without any it is "fast"
 TIERS = ("fast", "slow", "browser", "slurm", "htcondor")
 
 
