@@ -4,8 +4,10 @@ so nothing is put on ``sys.path``); the fixtures are in ``conftest.py``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -20,15 +22,121 @@ FAST = ["--n-calls", "10", "--warmup", "1", "--min-duration", "0"]
 
 def law_run(task: str, *args: str, store: Path, timeout: float = 300,
             env: dict | None = None) -> subprocess.CompletedProcess:
-    """``law run TASK ARGS`` in a subprocess with $MLP_STORE set; output captured as text."""
+    """``law run TASK ARGS`` with $MLP_STORE set; output captured as text.
+
+    The command runs as a child of ``tests/zygote.py`` (law, luigi and the task modules already
+    imported; its own process all the same), or as a ``law`` subprocess where the environment
+    differs from the zygote's in a variable read at import time, or with ``MLP_TEST_NO_ZYGOTE=1``.
+    """
     full_env = dict(os.environ)
     full_env.setdefault("MLP_BASE", str(REPO))
     full_env.setdefault("LAW_HOME", str(REPO / ".law"))
     full_env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
     full_env["MLP_STORE"] = str(store)
     full_env.update(env or {})
-    return subprocess.run(["law", "run", task, *args], cwd=REPO, env=full_env,
+    argv = ["run", task, *args]
+    zygote = _zygote(full_env)
+    if zygote is not None:
+        return zygote.run(argv, full_env, cwd=REPO, timeout=timeout)
+    return subprocess.run(["law", *argv], cwd=REPO, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+class _Zygote:
+    """The client of one ``tests/zygote.py`` server (started with the first ``law_run``)."""
+
+    def __init__(self, env: dict) -> None:
+        import shutil
+        import tempfile
+
+        self.env = {k: env.get(k) for k in _import_time_vars()}
+        self.dir = Path(tempfile.mkdtemp(prefix="mlp-zygote-"))
+        self.address = str(self.dir / "socket")
+        law = shutil.which("law", path=env.get("PATH"))
+        if law is None:
+            raise FileNotFoundError("law")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.zygote", self.address, law], cwd=REPO, env=env,
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            self.proc.kill()
+            raise RuntimeError(f"tests/zygote.py did not start: {line!r}")
+
+    def fits(self, env: dict) -> bool:
+        """Whether a command with ``env`` may run as this zygote's child."""
+        return self.proc.poll() is None and all(
+            env.get(k) == v for k, v in self.env.items())
+
+    def run(self, argv: list[str], env: dict, cwd: Path,
+            timeout: float) -> subprocess.CompletedProcess:
+        """``law ARGV`` as a child of the zygote, like ``subprocess.run(capture_output=True)``."""
+        import json
+        import signal
+        import socket
+        import tempfile
+        import time
+
+        with tempfile.TemporaryDirectory(dir=self.dir) as tmp:
+            out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
+            request = {"argv": argv, "env": env, "cwd": str(cwd), "stdout": str(out),
+                       "stderr": str(err)}
+            deadline = time.monotonic() + timeout
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(self.address)
+                f = conn.makefile("rwb")
+                f.write(json.dumps(request).encode() + b"\n")
+                f.flush()
+                pid = int(f.readline().split()[1])
+                conn.settimeout(max(0.0, deadline - time.monotonic()))
+                try:
+                    line = f.readline()
+                except TimeoutError:
+                    line = b""
+                if not line:  # the deadline passed (or the waiter died): as subprocess.run
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                    raise subprocess.TimeoutExpired(["law", *argv], timeout,
+                                                    out.read_bytes(), err.read_bytes())
+                rc = int(line.split()[1])
+            return subprocess.CompletedProcess(
+                ["law", *argv], rc, out.read_text(errors="replace"),
+                err.read_text(errors="replace"))
+
+    def close(self) -> None:
+        """End the server."""
+        import shutil
+
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_ZYGOTE: list[_Zygote] = []
+
+
+def _import_time_vars() -> tuple[str, ...]:
+    from tests.zygote import IMPORT_TIME
+
+    return IMPORT_TIME
+
+
+def _zygote(env: dict) -> _Zygote | None:
+    """The zygote for ``env``: started on first use; None where the command must be a real
+    subprocess (``MLP_TEST_NO_ZYGOTE=1``, or an import-time variable differs from the zygote's)."""
+    if os.environ.get("MLP_TEST_NO_ZYGOTE") == "1" or env.get("MLP_TEST_NO_ZYGOTE") == "1":
+        return None
+    if not _ZYGOTE:
+        try:
+            _ZYGOTE.append(_Zygote(env))
+        except (OSError, RuntimeError):
+            return None
+        import atexit
+
+        atexit.register(_ZYGOTE[0].close)
+    zygote = _ZYGOTE[0]
+    return zygote if zygote.fits(env) else None
 
 
 def files_in(path: Path) -> list[Path]:
