@@ -33,6 +33,11 @@ from mlprof.errors import MLProfError
 #: the largest YAML file read (model specs and experiment files are a few hundred bytes to a
 #: few kB; a larger one is a mistake or worse)
 MAX_YAML_BYTES = 1 << 20
+#: the deepest nesting of lists and mappings in a YAML file (mlprof's files nest at most 4
+#: levels). PyYAML's scanner is quadratic in the depth of flow collections: "[" * 5000, a 5 kB
+#: file, took 13.7 s to refuse, and 1 MB of it would take hours; refused at depth 65 it takes
+#: milliseconds
+MAX_YAML_DEPTH = 64
 
 #: the largest model script read as text (the corpus's largest script is 30 kB)
 MAX_SCRIPT_BYTES = 4 << 20
@@ -173,11 +178,21 @@ def parse_yaml(text: str, path: str | os.PathLike, what: str = "mlprof files") -
 
     try:
         loader = _strict_loader()
+        depth = 0
         for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent):
                 mark = event.start_mark
                 raise MLProfError(f"line {mark.line + 1}: YAML aliases (*{event.anchor}) are "
                                   f"not accepted in {what}", path)
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    mark = event.start_mark
+                    raise MLProfError(
+                        f"line {mark.line + 1}, column {mark.column + 1}: nested deeper than "
+                        f"{MAX_YAML_DEPTH} levels (mlprof's files nest a few)", path)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
         return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
