@@ -59,12 +59,39 @@ def tier_of(item: pytest.Item) -> str:
     return "fast"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--all``: every tier (what CI runs)."""
+    parser.addoption(
+        "--all", action="store_true", default=False, dest="mlp_all_tiers",
+        help="run every tier: fast, slow, browser and the clusters (.ci/run does). Without it, "
+             "a bare `pytest` runs the fast tier only; named test files or -m/-k select as usual")
+
+
+def fast_tier_only(config: pytest.Config) -> bool:
+    """Whether this run is the fast tier alone: a bare ``pytest`` (no test paths, no ``-m``,
+    no ``-k``, no ``--all``). Naming a file or a marker runs what it names, in every tier."""
+    return (not config.getoption("mlp_all_tiers")
+            and config.args_source != pytest.Config.ArgsSource.ARGS
+            and not config.getoption("markexpr") and not config.getoption("keyword"))
+
+
+_LEFT_OUT: list[int] = []
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    """Run the fast tier first (a broken unit shows in minutes, not after 40 minutes of
-    pipelines), then the slow and browser tests together in pytest's order, then the clusters
-    (a stable sort). Slow and browser share a rank because they share module fixtures: apart,
-    test_nightly's four nights were measured twice (41 s and 40 s in CI)."""
+    """A bare ``pytest`` keeps the fast tier only (5 minutes, not 50: the slow, browser and
+    cluster tiers run with ``--all``, as in CI). Then run the fast tier first (a broken unit
+    shows in minutes, not after 40 minutes of pipelines), then the slow and browser tests
+    together in pytest's order, then the clusters (a stable sort). Slow and browser share a
+    rank because they share module fixtures: apart, test_nightly's four nights were measured
+    twice (41 s and 40 s in CI)."""
+    if fast_tier_only(config):
+        left_out = [item for item in items if tier_of(item) != "fast"]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if tier_of(item) == "fast"]
+            _LEFT_OUT.append(len(left_out))
     rank = {"fast": 0, "slow": 1, "browser": 1, "slurm": 2, "htcondor": 3}
     items.sort(key=lambda item: rank[tier_of(item)])
 
@@ -110,6 +137,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(
             f"tier {tier}: {verdict}: {', '.join(parts) or 'nothing ran'} in "
             f"{counts['seconds']:.0f} s")
+    if _LEFT_OUT:
+        terminalreporter.write_line(
+            f"the fast tier only: {_LEFT_OUT[0]} slow, browser and cluster tests were not run; "
+            "`pytest --all` runs every tier (CI does)")
 
 
 class _DynamoBeforeTensorFlow:

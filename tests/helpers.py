@@ -37,9 +37,22 @@ def law_run(task: str, *args: str, store: Path, timeout: float = 300,
     argv = ["run", task, *args]
     zygote = _zygote(full_env)
     if zygote is not None:
-        return zygote.run(argv, full_env, cwd=REPO, timeout=timeout)
+        return zygote.run("law", argv, full_env, cwd=REPO, timeout=timeout)
     return subprocess.run(["law", *argv], cwd=REPO, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def mlprof_run(*args: str, env: dict | None = None, cwd: Path = REPO,
+               timeout: float = 600) -> subprocess.CompletedProcess:
+    """The ``mlprof`` command with ``env`` (default: this process's), as
+    ``subprocess.run(["mlprof", *args], capture_output=True, text=True)``; forked from the
+    zygote like :func:`law_run`."""
+    full_env = dict(os.environ if env is None else env)
+    zygote = _zygote(full_env)
+    if zygote is not None:
+        return zygote.run("mlprof", list(args), full_env, cwd=cwd, timeout=timeout)
+    return subprocess.run(["mlprof", *args], cwd=cwd, env=full_env, capture_output=True,
+                          text=True, timeout=timeout)
 
 
 class _Zygote:
@@ -53,10 +66,11 @@ class _Zygote:
         self.dir = Path(tempfile.mkdtemp(prefix="mlp-zygote-"))
         self.address = str(self.dir / "socket")
         law = shutil.which("law", path=env.get("PATH"))
-        if law is None:
-            raise FileNotFoundError("law")
+        mlprof = shutil.which("mlprof", path=env.get("PATH"))
+        if law is None or mlprof is None:
+            raise FileNotFoundError("law or mlprof")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.zygote", self.address, law], cwd=REPO, env=env,
+            [sys.executable, "-m", "tests.zygote", self.address, law, mlprof], cwd=REPO, env=env,
             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -69,9 +83,10 @@ class _Zygote:
         return self.proc.poll() is None and all(
             env.get(k) == v for k, v in self.env.items())
 
-    def run(self, argv: list[str], env: dict, cwd: Path,
+    def run(self, prog: str, argv: list[str], env: dict, cwd: Path,
             timeout: float) -> subprocess.CompletedProcess:
-        """``law ARGV`` as a child of the zygote, like ``subprocess.run(capture_output=True)``."""
+        """``PROG ARGV`` (``law`` or ``mlprof``) as a child of the zygote, like
+        ``subprocess.run(capture_output=True, text=True)``."""
         import json
         import signal
         import socket
@@ -80,7 +95,7 @@ class _Zygote:
 
         with tempfile.TemporaryDirectory(dir=self.dir) as tmp:
             out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
-            request = {"argv": argv, "env": env, "cwd": str(cwd), "stdout": str(out),
+            request = {"prog": prog, "argv": argv, "env": env, "cwd": str(cwd), "stdout": str(out),
                        "stderr": str(err)}
             deadline = time.monotonic() + timeout
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -97,11 +112,11 @@ class _Zygote:
                 if not line:  # the deadline passed (or the waiter died): as subprocess.run
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
-                    raise subprocess.TimeoutExpired(["law", *argv], timeout,
+                    raise subprocess.TimeoutExpired([prog, *argv], timeout,
                                                     out.read_bytes(), err.read_bytes())
                 rc = int(line.split()[1])
             return subprocess.CompletedProcess(
-                ["law", *argv], rc, out.read_text(errors="replace"),
+                [prog, *argv], rc, out.read_text(errors="replace"),
                 err.read_text(errors="replace"))
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="the API tests need PyTorch")
 
 import mlprof  # noqa: E402
 from mlprof.cli import expand_inputs  # noqa: E402
-from tests.helpers import REPO, files_in  # noqa: E402
+from tests.helpers import REPO, files_in, mlprof_run  # noqa: E402
 
 SCRIPTS = REPO / "tests" / "scripts"
 
@@ -78,8 +78,7 @@ def test_inputs_from_globs_and_txt_lists(tmp_path):
 
 def _mlprof(*args: str, store: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, MLP_STORE=str(store))
-    return subprocess.run(["mlprof", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=900)
+    return mlprof_run(*args, env=env, timeout=900)
 
 
 @pytest.mark.slow

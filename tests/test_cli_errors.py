@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DNN, REPO, files_in, law_run
+from tests.helpers import DNN, REPO, files_in, law_run, mlprof_run
 
 #: `law run` and `mlprof` exit code for bad input before anything ran (law.cfg [luigi_retcode])
 BAD_INPUT = 40
@@ -92,8 +92,7 @@ def test_law_run_bad_command_line(store, task, args, expect):
 def _mlprof(*args: str, store: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, MLP_STORE=str(store))
     env.setdefault("MLP_BASE", str(REPO))
-    return subprocess.run(["mlprof", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
+    return mlprof_run(*args, env=env, timeout=120)
 
 
 @pytest.mark.parametrize("args, expect", [

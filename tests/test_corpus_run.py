@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch", reason="the corpus tests need PyTorch")
 
 from mlprof.report.causes import cause_summary, failure_cause, format_summary  # noqa: E402
-from tests.helpers import REPO, law_run  # noqa: E402
+from tests.helpers import REPO, law_run, mlprof_run  # noqa: E402
 
 GOOD = '''# labels: name::{name} author::test task::test
 """A linear layer, in TurnkeyML's template."""
@@ -60,8 +60,7 @@ def corpus(tmp_path: Path) -> Path:
 
 def _corpus(*args: str, store: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "MLP_STORE": str(store), "MLP_BASE": str(REPO)}
-    return subprocess.run(["mlprof", "corpus", *args, "--n-calls", "5"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return mlprof_run("corpus", *args, "--n-calls", "5", env=env, timeout=timeout)
 
 
 def _mtimes(store: Path, pattern: str) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import DNN, FAST, REPO, files_in, law_run
+from tests.helpers import DNN, FAST, REPO, files_in, law_run, mlprof_run
 
 SCRIPT = str(REPO / "models" / "selftest" / "linear.py")
 
@@ -142,9 +142,7 @@ def test_a_workflow_typo_is_not_measured_locally(store):
 def test_labels_that_match_nothing_are_an_error(store):
     """README's old example (`--labels task::nlp`) selected nothing and exited 0."""
     import os
-    import subprocess
 
-    proc = subprocess.run(["mlprof", "benchmark", "models/selftest/linear.py", "--labels",
-                           "task::nlp"], cwd=REPO, capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, MLP_STORE=str(store)))
+    proc = mlprof_run("benchmark", "models/selftest/linear.py", "--labels", "task::nlp",
+                      timeout=60, env=dict(os.environ, MLP_STORE=str(store)))
     assert_one_line_error(proc, store, "--labels", "task::nlp", "their labels: task: test")

@@ -19,13 +19,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from mlprof.errors import CorruptResult, MLProfError
-from tests.helpers import DNN, REPO, bounded, law_run
+from tests.helpers import DNN, REPO, bounded, law_run, mlprof_run
 
 SELFTEST = REPO / "models" / "selftest"
 CNN_SAVED_MODEL = REPO / "examples" / "cnn" / "saved_model_cnn"
@@ -77,8 +76,7 @@ def test_corpus_measures_good_scripts_beside_hostile_ones(hostile_corpus: Path,
                                                           tmp_path: Path) -> None:
     env = {**os.environ, "MLP_STORE": str(tmp_path / "store"), "MLP_BASE": str(REPO),
            "MLP_QUICK": "1"}
-    proc = subprocess.run(["mlprof", "corpus", str(hostile_corpus), "--n-calls", "5"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = mlprof_run("corpus", str(hostile_corpus), "--n-calls", "5", env=env, timeout=600)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr[-3000:]  # not everything was measured
     assert "Traceback" not in out + proc.stderr

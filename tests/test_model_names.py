@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from mlprof.results.records import ModelIdentity, model_identity
-from tests.helpers import REPO
+from tests.helpers import REPO, mlprof_run
 
 pytest.importorskip("torch", reason="model scripts need PyTorch")
 
@@ -36,10 +35,9 @@ def test_a_format_0_record_of_an_export_is_named_by_its_task():
 def test_a_dashboard_of_the_selftest_scripts_names_every_model(tmp_path: Path) -> None:
     store = tmp_path / "store"
     env = {**os.environ, "MLP_STORE": str(store), "MLP_BASE": str(REPO)}
-    proc = subprocess.run(["mlprof", "corpus", str(REPO / "models" / "selftest"),
-                           "--runtimes", "onnxruntime,torch", "--n-calls", "5", "--warmup", "1",
-                           "--version", "names"], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=900)
+    proc = mlprof_run("corpus", str(REPO / "models" / "selftest"), "--runtimes",
+                      "onnxruntime,torch", "--n-calls", "5", "--warmup", "1", "--version",
+                      "names", env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     from mlprof.report import collect, to_frame
     from mlprof.report.dashboard import build_dashboard

@@ -16,7 +16,7 @@ from mlprof.errors import MeasurementFailed  # noqa: E402
 from mlprof.measure.isolate import run_isolated  # noqa: E402
 from mlprof.model.sandbox import script_sandbox  # noqa: E402
 from mlprof.model.script import discover  # noqa: E402
-from tests.helpers import FAST, files_in, law_run  # noqa: E402
+from tests.helpers import FAST, files_in, law_run, mlprof_run  # noqa: E402
 
 TURNKEY = Path(__file__).resolve().parent / "scripts" / "turnkey"
 
@@ -109,7 +109,6 @@ def test_corpus_command_on_a_turnkey_models_dir(store, tmp_path):
     """``mlprof corpus --models-dir``: a TurnkeyML-style checkout's models/, statuses summed."""
     import os
     import shutil
-    import subprocess
 
     from tests.helpers import REPO
 
@@ -118,9 +117,8 @@ def test_corpus_command_on_a_turnkey_models_dir(store, tmp_path):
     for name in ("tiny_mlp", "needs_network", "needs_package"):
         shutil.copy(TURNKEY / f"{name}.py", models / "selftest" / f"{name}.py")
     env = {**os.environ, "MLP_STORE": str(store), "MLP_BASE": str(REPO)}
-    proc = subprocess.run(["mlprof", "corpus", "--models-dir",
-                           str(models), "--n-calls", "5"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = mlprof_run("corpus", "--models-dir", str(models), "--n-calls", "5", env=env,
+                      timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert any(ln.startswith("selftest/needs_network.py onnxruntime: needs-network: ")

@@ -14,10 +14,12 @@ The server is started with the environment that its first request needs (``ZYGOT
 a request whose environment differs in a variable read at import time (``IMPORT_TIME``) runs
 as a real ``law run`` subprocess instead (``tests.helpers.law_run`` decides).
 
+The ``mlprof`` command runs the same way (``tests.helpers.mlprof_run``).
+
 Protocol, one Unix-socket connection per command: the client sends one JSON line
-``{"argv", "env", "cwd", "stdout", "stderr"}`` (the two are paths of files the child writes);
-the server forks a waiter for the connection, the waiter forks the child and answers
-``pid N`` at once and ``rc N`` when the child has ended.
+``{"prog", "argv", "env", "cwd", "stdout", "stderr"}`` (``prog``: ``law`` or ``mlprof``; the
+last two are paths of files the child writes); the server forks a waiter for the connection,
+the waiter forks the child and answers ``pid N`` at once and ``rc N`` when the child has ended.
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ PRELOAD = ("law", "law.cli", "law.cli.run", "luigi", "pandas", "matplotlib",
            "mlprof.tasks.discover", "mlprof.tasks.export", "mlprof.tasks.runtime",
            "mlprof.tasks.plotting", "mlprof.tasks.compare", "mlprof.tasks.profile",
            "mlprof.tasks.report", "mlprof.tasks.history", "mlprof.tasks.dashboard",
-           "mlprof.tasks.nightly", "mlprof.tasks.peak")
+           "mlprof.tasks.nightly", "mlprof.tasks.peak", "mlprof.cli", "mlprof.api", "onnx",
+           "mlprof.model.onnx_graph")
 
 
-def _child(request: dict, law_script: str) -> None:
-    """Become ``law run ...`` (never returns)."""
+def _child(request: dict, scripts: dict[str, str]) -> None:
+    """Become ``law run ...`` or ``mlprof ...`` (never returns)."""
     rc = 1
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -59,24 +62,31 @@ def _child(request: dict, law_script: str) -> None:
             out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(out, fd)
             os.close(out)
-        # __main__ is the law script, as in `law run` (the measurement server imports it)
+        # __main__ is the command's script, as in `law run` (the measurement server imports it)
         import types
 
+        prog = request.get("prog", "law")
+        script = scripts[prog]
         main = types.ModuleType("__main__")
-        main.__file__ = law_script
+        main.__file__ = script
         sys.modules["__main__"] = main
-        sys.argv = [law_script, *request["argv"]]
+        sys.argv = [script, *request["argv"]]
         import tempfile
 
         tempfile.tempdir = None  # TMPDIR is read again
-        from law.cli.cli import run
-
-        from mlprof.tasks import install_run_hooks, started_by_law_run
-
-        if started_by_law_run():  # as at the tasks' import under `law run`
-            install_run_hooks()
         try:
-            code = run(list(request["argv"]))
+            if prog == "mlprof":  # the mlprof command installs the hooks itself
+                from mlprof.cli import main as run_mlprof
+
+                code = run_mlprof()
+            else:
+                from law.cli.cli import run
+
+                from mlprof.tasks import install_run_hooks, started_by_law_run
+
+                if started_by_law_run():  # as at the tasks' import under `law run`
+                    install_run_hooks()
+                code = run(list(request["argv"]))
             rc = code if isinstance(code, int) else 0
         except SystemExit as e:
             if e.code is None:
@@ -111,7 +121,7 @@ def _child(request: dict, law_script: str) -> None:
         os._exit(rc)
 
 
-def _serve_one(conn: socket.socket, law_script: str) -> None:
+def _serve_one(conn: socket.socket, scripts: dict[str, str]) -> None:
     """The waiter: read one request, fork its child, answer its pid and exit code."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     f = conn.makefile("rwb")
@@ -120,7 +130,7 @@ def _serve_one(conn: socket.socket, law_script: str) -> None:
     if pid == 0:
         f.close()
         conn.close()
-        _child(request, law_script)
+        _child(request, scripts)
     f.write(f"pid {pid}\n".encode())
     f.flush()
     _, status = os.waitpid(pid, 0)
@@ -129,8 +139,9 @@ def _serve_one(conn: socket.socket, law_script: str) -> None:
 
 
 def main() -> None:
-    """``python -m tests.zygote SOCKET LAW_SCRIPT``: import once, then fork per request."""
-    address, law_script = sys.argv[1], sys.argv[2]
+    """``python -m tests.zygote SOCKET LAW MLPROF`` (the paths of the two commands' scripts):
+    import once, then fork per request."""
+    address, scripts = sys.argv[1], {"law": sys.argv[2], "mlprof": sys.argv[3]}
     import ctypes
     import importlib
 
@@ -150,7 +161,7 @@ def main() -> None:
         if os.fork() == 0:
             server.close()
             try:
-                _serve_one(conn, law_script)
+                _serve_one(conn, scripts)
             finally:
                 os._exit(0)
         conn.close()
