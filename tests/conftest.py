@@ -97,6 +97,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 _TIER_RESULTS: dict[str, dict[str, float]] = {}
+_FAST_SECONDS: dict[str, float] = {}
+#: a fast-tier test takes less than this on a quiet 2-core machine (setup, call and teardown);
+#: a longer one is marked ``slow``, so that the fast tier stays within 5 minutes
+FAST_TEST_SECONDS = 4.0
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -107,6 +111,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     counts = _TIER_RESULTS.setdefault(tier, {})
     counts["seconds"] = counts.get("seconds", 0.0) + report.duration
+    if tier == "fast":
+        _FAST_SECONDS[report.nodeid] = _FAST_SECONDS.get(report.nodeid, 0.0) + report.duration
     if report.when == "call" or (report.when == "setup" and not report.passed):
         outcome = ("error" if report.when == "setup" and report.failed else report.outcome)
         counts[outcome] = counts.get(outcome, 0) + 1
@@ -137,6 +143,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(
             f"tier {tier}: {verdict}: {', '.join(parts) or 'nothing ran'} in "
             f"{counts['seconds']:.0f} s")
+    over = sorted(((t, n) for n, t in _FAST_SECONDS.items() if t >= FAST_TEST_SECONDS),
+                  reverse=True)
+    if over:  # a hint, not a failure: under load every test is slower
+        terminalreporter.write_line(
+            f"fast tests over {FAST_TEST_SECONDS:.0f} s: {len(over)} (the slowest: {over[0][1]}, "
+            f"{over[0][0]:.1f} s); on a quiet machine such a test belongs in the slow tier")
     if _LEFT_OUT:
         terminalreporter.write_line(
             f"the fast tier only: {_LEFT_OUT[0]} slow, browser and cluster tests were not run; "

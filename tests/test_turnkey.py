@@ -26,6 +26,7 @@ def _discover(name: str, *args: str) -> dict:
                         timeout=120, torch=True)
 
 
+@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
 def test_turnkey_script_runs_through_discovery_export_and_measurement(store):
     script = str(TURNKEY / "tiny_mlp.py")
     proc = law_run("PlotMultiRuntimes", "--version", "tk", "--model-files", script,
@@ -86,6 +87,7 @@ def test_sandbox_leaves_no_trace():
             os.environ.get("HF_HUB_OFFLINE")) == before
 
 
+@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
 def test_statuses_show_in_the_report(tmp_path):
     import pandas as pd
 
