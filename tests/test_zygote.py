@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from tests.helpers import DNN, FAST, law_run, mlprof_run
 
 
@@ -17,8 +19,9 @@ def _lines(text: str) -> list[str]:
     return [re.sub(r"[ -]+", " ", line) for line in text.splitlines() if line.strip()]
 
 
+@pytest.mark.slow  # 6-7 s: a real law run that measures; the fast tier checks a failing one
 def test_a_law_run_is_the_same_from_the_zygote_and_from_a_shell(store, tmp_path):
-    args = ("PlotRuntimes", "--version", "z", "--model-file", str(DNN), "--batch-sizes", "1,2",
+    args = ("PlotRuntimes", "--version", "z", "--model-file", str(DNN), "--batch-sizes", "1",
             *FAST)
     forked = law_run(*args, store=store)
     real = law_run(*args, store=tmp_path / "real", env={"MLP_TEST_NO_ZYGOTE": "1"})
