@@ -100,7 +100,7 @@ _TIER_RESULTS: dict[str, dict[str, float]] = {}
 _FAST_SECONDS: dict[str, float] = {}
 #: a fast-tier test takes less than this on a quiet 2-core machine (setup, call and teardown);
 #: a longer one is marked ``slow``, so that the fast tier stays within 5 minutes
-FAST_TEST_SECONDS = 4.0
+FAST_TEST_SECONDS = 3.0
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -24,7 +24,7 @@ def _run(store, verbose: str):
                    "--batch-sizes", "1,2", *FAST, store=store, env={"MLP_VERBOSE": verbose})
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_quiet_by_default_and_verbose_on_request(tmp_path):
     r = _run(tmp_path / "a", "")
     assert r.returncode == 0, r.stderr[-3000:]
@@ -103,7 +103,7 @@ def test_a_tensorflow_sweep_has_no_start_up_chatter_unless_verbose(tmp_path, mon
     assert _chatter(text), text
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_torch_profile_has_no_kineto_lines(tmp_path, monkeypatch):
     """torch.profiler's kineto printed profiler_start/profiler_stop and, on a machine without
     a GPU, ``ERROR ... gpuGetDeviceCount failed``: an error that is none."""
@@ -120,7 +120,7 @@ def test_a_torch_profile_has_no_kineto_lines(tmp_path, monkeypatch):
     assert "aten::linear" in text  # the profile's table
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_model_that_fails_in_a_quiet_child_still_shows_its_error(tmp_path):
     """The quiet environment hides start-up logs, never the error of a model that fails: a
     TensorFlow graph asked for an input it does not have fails in the child, in one line."""

@@ -119,7 +119,7 @@ def test_measurement_beside_a_burner_is_contended(no_lock, burner):
     assert env["window_s"] >= 0.6 and env["loadavg"] is not None and env["loadavg"][0] >= 0
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_quiet_measurement_is_unmarked_and_burner_adds_a_core(no_lock):
     """The acceptance test's second half: the same measurement without and with a burner.
 
@@ -292,7 +292,7 @@ def burners():
             proc.wait()
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_end_of_run_table_marks_a_contended_point(store, burners):
     """Issue 20, item 3's acceptance test: a sweep measured beside CPU-burning processes prints
     its contended medians with ``!`` and the legend under the end-of-run table; the warning

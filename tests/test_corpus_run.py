@@ -67,7 +67,7 @@ def _mtimes(store: Path, pattern: str) -> dict[str, int]:
     return {str(p): p.stat().st_mtime_ns for p in store.glob(pattern)}
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_corpus_directory_runs_in_parallel_and_sums_up_failures_by_cause(corpus, store):
     proc = _corpus(str(corpus), "--workers", "2", store=store)
     out = proc.stdout
@@ -127,7 +127,7 @@ def test_a_corpus_directory_runs_in_parallel_and_sums_up_failures_by_cause(corpu
     assert set(df.loc[df["status"] == "ok", "corpus"]) == {"good"}
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_labels_select_scripts_and_runtimes_take_the_corpus_alias(corpus, store):
     proc = _corpus(str(corpus / "good"), "--labels", "name::lin16", "--runtime", "ort",
                    store=store)
@@ -163,7 +163,7 @@ def test_labels_that_match_nothing_fail_at_once(corpus, store):
     assert not store.exists()
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_law_run_over_a_corpus_ends_with_the_failures_by_cause(corpus, store):
     files = f"{corpus}/good/lin8.py,{corpus}/bad/pkg.py,{corpus}/bad/err.py"
     proc = law_run("PlotMultiRuntimes", "--version", "c1", "--model-files", files,

@@ -264,7 +264,7 @@ def test_merge_refuses_a_damaged_branch(damaged: dict, tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # nothing written
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_read_branch_of_a_million_samples_is_fast(tmp_path: Path) -> None:
     files = layout.branch_files(64)
     n = 1_000_000

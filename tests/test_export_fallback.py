@@ -194,7 +194,7 @@ def test_static_export_keys_reach_the_path_and_parse_back():
 # --- the dynamo exporter ----------------------------------------------------------------------
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_an_operator_torchscript_refuses_is_exported_by_dynamo(store):
     import mlprof
 

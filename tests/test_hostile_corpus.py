@@ -72,7 +72,7 @@ UNREADABLE = {
 }
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_corpus_measures_good_scripts_beside_hostile_ones(hostile_corpus: Path,
                                                           tmp_path: Path) -> None:
     env = {**os.environ, "MLP_STORE": str(tmp_path / "store"), "MLP_BASE": str(REPO),

@@ -123,7 +123,7 @@ def _provenance(store, family: str = "CompareInterleaved") -> dict:
     return json.loads(prov.read_text())
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_model_script_interleaved_each_runtime_on_its_own_artifact(store):
     """ORT vs PyTorch on a model script (issue 21, item 4): ONNX Runtime measures the script's
     ONNX export, PyTorch the script's model itself, in one process; the speed-up has an
@@ -154,7 +154,7 @@ def test_a_model_script_interleaved_each_runtime_on_its_own_artifact(store):
     assert not (store / "MergeRuntimes").exists()
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_compare_puts_one_setting_on_one_plot(store):
     """--compare threads=1,2: a curve per value, measured with that value (the paths say
     threads1 and threads2), labelled threads=N; with --interleave, configurations of one

@@ -73,7 +73,7 @@ def _locked_elsewhere(path: Path) -> bool:
     return False
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_process_announces_each_holder_once(lock_dir):
     """A sweep whose 11 points each wait for the same other run says so once, not 11 times;
     a new holder is announced again."""

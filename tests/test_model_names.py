@@ -32,7 +32,7 @@ def test_a_format_0_record_of_an_export_is_named_by_its_task():
     assert model_identity(prov).label == "my DNN"
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_dashboard_of_the_selftest_scripts_names_every_model(tmp_path: Path) -> None:
     store = tmp_path / "store"
     env = {**os.environ, "MLP_STORE": str(store), "MLP_BASE": str(REPO)}

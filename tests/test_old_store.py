@@ -286,7 +286,7 @@ def test_dashboard_builds_with_the_old_rows_and_pages(name: str, store: Path,
 # -- the tasks themselves ----------------------------------------------------------------------
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_report_history_and_dashboard_tasks_read_the_old_store(store: Path, tmp_path: Path):
     """``law run`` Report, PlotHistory and Dashboard over the old store (into another store)."""
     out = tmp_path / "new-store"

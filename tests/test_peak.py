@@ -85,7 +85,7 @@ def test_no_value_drawn_is_above_one_whatever_the_measured_peak():
     assert caption and "DNN bs 512" in caption[0] and "measured GEMM peak 1 GFLOP/s" in caption[0]
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_contended_peak_is_measured_again_then_kept_and_flagged(monkeypatch):
     """Two processes burn both cores while the peak is measured: every attempt is contended,
     so all three are made, the highest is kept, and the record says so."""

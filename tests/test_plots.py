@@ -200,7 +200,7 @@ def test_throughput_is_events_per_second_at_the_median(tmp_path: Path):
 # --- the tasks, with law -------------------------------------------------------------------
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_throughput_and_speedup_tasks_on_the_example_dnn(store: Path):
     from mlprof.runtimes import runtime_version
 

@@ -101,7 +101,7 @@ def _binding_ms() -> float:
     return min(gaps)
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_onnxruntime_profile_of_the_cnn_adds_up_at_every_batch_size():
     """The example CNN (10 nodes): at batch size 1 its kernels are about half of a profiled
     call, the executor around them (scheduling, the profiler's ~3 µs per node) the other
@@ -150,7 +150,7 @@ def _least_disturbed(model, settings: MeasureSettings, tries: int = 3):
     return best
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_torch_operators_add_up_to_the_wall_time():
     """The convolution script on torch eager: the outermost aten operators' times are within
     10 % of the wall time of the calls."""

@@ -230,7 +230,7 @@ def test_a_new_runtime_is_one_module_plus_one_registration(
     assert runtime_packages() == ("onnxruntime", "torch", "openvino", "tensorflow-cpu", "numpy")
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_classes_read_their_registration() -> None:
     pytest.importorskip("torch")
     for name in runtime_names():

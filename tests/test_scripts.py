@@ -24,7 +24,7 @@ def _discover(path: str, *args: str) -> dict:
     return run_isolated(discover, {"path": path, "script_args": args}, timeout=300, torch=True)
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_discovery_lists_both_models_with_stable_hashes():
     first, second = _discover(TWO), _discover(TWO)
     models = first["models"]
@@ -54,7 +54,7 @@ def test_a_part_called_while_the_model_is_built_is_not_a_model_of_its_own():
     assert models[0]["inputs"][0]["shape"] == [2, 3, 32, 32]
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_a_model_that_changes_when_called_is_found_again_by_its_hash():
 
     path = str(SCRIPTS / "changes_when_called.py")

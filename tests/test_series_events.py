@@ -63,7 +63,7 @@ def make_store(store: Path, measured: Path, change: str) -> tuple[str, str]:  # 
     return old, new
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 @pytest.mark.parametrize("change", ["runtime", "model"])
 def test_an_upgrade_or_edit_continues_the_series_and_the_alert_names_it(
         change: str, tmp_path: Path, measured: Path) -> None:  # noqa: F811

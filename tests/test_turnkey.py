@@ -26,7 +26,7 @@ def _discover(name: str, *args: str) -> dict:
                         timeout=120, torch=True)
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_turnkey_script_runs_through_discovery_export_and_measurement(store):
     script = str(TURNKEY / "tiny_mlp.py")
     proc = law_run("PlotMultiRuntimes", "--version", "tk", "--model-files", script,
@@ -87,7 +87,7 @@ def test_sandbox_leaves_no_trace():
             os.environ.get("HF_HUB_OFFLINE")) == before
 
 
-@pytest.mark.slow  # over 4 s here: out of the 5-minute fast tier
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_statuses_show_in_the_report(tmp_path):
     import pandas as pd
 
@@ -107,6 +107,7 @@ def test_statuses_show_in_the_report(tmp_path):
     assert "needs-package: torch_geometric" in rows["needs_package"]["error"]
 
 
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
 def test_corpus_command_on_a_turnkey_models_dir(store, tmp_path):
     """``mlprof corpus --models-dir``: a TurnkeyML-style checkout's models/, statuses summed."""
     import os
