@@ -75,7 +75,7 @@ class _Zygote:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if line.strip() != "ready":
-            self.proc.kill()
+            self.close()
             raise RuntimeError(f"tests/zygote.py did not start: {line!r}")
 
     def fits(self, env: dict) -> bool:
@@ -128,7 +128,7 @@ class _Zygote:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-_ZYGOTE: list[_Zygote] = []
+_ZYGOTE: list[_Zygote | None] = []
 
 
 def _import_time_vars() -> tuple[str, ...]:
@@ -146,12 +146,13 @@ def _zygote(env: dict) -> _Zygote | None:
         try:
             _ZYGOTE.append(_Zygote(env))
         except (OSError, RuntimeError):
+            _ZYGOTE.append(None)  # tried once: real subprocesses from now on
             return None
         import atexit
 
         atexit.register(_ZYGOTE[0].close)
     zygote = _ZYGOTE[0]
-    return zygote if zygote.fits(env) else None
+    return zygote if zygote is not None and zygote.fits(env) else None
 
 
 def files_in(path: Path) -> list[Path]:
