@@ -53,6 +53,13 @@ def base_kwargs(cls: type, kind: str) -> dict:
         kw["model_files"] = (model,)
     if "experiment_file" in params:
         kw["experiment_file"] = EXPERIMENT
+    # a precision with a calibration (int8-static) where a YAML model is measured or converted,
+    # so that --calibration-batches, which applies to it only, is checked too
+    if kind == "yaml" and "calibration_batches" in params:
+        if "precision" in params:
+            kw["precision"] = "int8-static"
+        if "precisions" in params:
+            kw["precisions"] = ("fp32", "int8-static")
     return kw
 
 
@@ -62,12 +69,13 @@ STRING_VALUES = {
     "input_data": "zeros", "runtime_version": "1.20.1", "device": "gpu",
     "script_args": "--batch_size 3", "experiments": str(REPO / "tests"),
     "experiments_file": "other.json", "workflow": "slurm", "effective_workflow": "slurm",
-    "tfaot_batch_rules": "3:ones", "compare": "threads=1,2",
+    "tfaot_batch_rules": "3:ones", "compare": "threads=1,2", "precision": "int8-dynamic",
 }
 
 
 #: likewise for comma-separated lists
-CSV_VALUES = {"file_types": ("png",), "runtime_versions": ("1.20.1",)}
+CSV_VALUES = {"file_types": ("png",), "runtime_versions": ("1.20.1",),
+              "precisions": ("fp32", "int8-dynamic")}
 
 #: likewise for integers whose generic alternative is out of range
 INT_VALUES = {"opset": 17, "interleave": 6}  # interleave: at least MIN_ROUNDS
@@ -218,8 +226,10 @@ def test_tasks_stay_three_mixins_deep(cls):
 def test_an_option_that_does_not_apply_is_refused(store):
     from mlprof.tasks.runtime import MergeRuntimes
 
-    with pytest.raises(MLProfError, match="--precision: applies to model scripts"):
-        MergeRuntimes(version="v", model_file=str(DNN), precision="fp16")
+    with pytest.raises(MLProfError, match="--calibration-batches: applies to --precision "
+                       "int8-static only"):
+        MergeRuntimes(version="v", model_file=str(DNN), precision="int8-dynamic",
+                      calibration_batches=4)
     with pytest.raises(MLProfError, match="--opset: applies to ONNX exports only"):
         MergeRuntimes(version="v", model_file=SCRIPT, runtime="torch", opset=17)
     with pytest.raises(MLProfError, match="--script-args"):

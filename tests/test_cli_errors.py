@@ -70,8 +70,8 @@ def _nothing_written(store: Path) -> None:
                            "ort,tourch"],
      ["mlprof error: --runtimes: unknown runtime 'tourch'"]),
     # an error of the task's own checks, while it is built
-    ("MergeRuntimes", ["--version", "v", "--precision", "fp16"],
-     ["mlprof error: ", ": --precision: applies to model scripts (.py) only"]),
+    ("MergeRuntimes", ["--version", "v", "--script-args", "-x 1"],
+     ["mlprof error: ", ": --script-args: applies to model scripts (.py) only"]),
     # abbreviations are off; unknown options give the closest names, not the usage
     ("PlotRuntimes", ["--version", "t1", "--bs", "1"],
      ["mlprof error: unknown option --bs; did you mean --bs-normalized? "

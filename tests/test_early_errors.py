@@ -59,7 +59,7 @@ def test_a_runtime_that_cannot_measure_the_model_kind(store):
     (["--model-file", ""], ["--model-file", "must not be empty"]),
     (["--batch-sizes", ""], ["--batch-sizes", "must not be empty"]),
     (["--batch-sizes", "0,1"], ["--batch-sizes", ">= 1"]),
-    (["--precision", "fp16"], ["--precision", "model scripts"]),
+    (["--precision", "int8"], ["--precision", "did you mean int8-dynamic or int8-static?"]),
     (["--script-args", "--x 1"], ["--script-args", "model scripts"]),
     (["--version", "../escape"], ["--version", "not a path"]),
 ])

@@ -72,7 +72,8 @@ def test_defaults_are_the_documented_ones():
     defaults = {s.name: s.default for s in SETTINGS.values() if not s.required}
     assert defaults == {"runtime": "onnxruntime", "device": "cpu", "threads": 1, "n_calls": 100,
                         "n_events": 1, "warmup": 10, "min_duration": 0.5,
-                        "input_data": "random", "seed": 0, "tfaot_batch_rules": ""}
+                        "input_data": "random", "seed": 0, "tfaot_batch_rules": "",
+                        "precision": "fp32"}
     assert MeasureSettings(batch_size=1).min_duration == 0.5
 
 

@@ -29,7 +29,7 @@ def test_fp16_is_exported_measured_and_plotted_apart_from_fp32(store, tmp_path):
     env = _svg_env(tmp_path)
     first = law_run("PlotMultiRuntimes", *args, store=store, env=env)
     assert first.returncode == 0, first.stderr[-2000:]
-    second = law_run("PlotMultiRuntimes", *args, "--precision", "fp16", store=store, env=env)
+    second = law_run("PlotMultiRuntimes", *args, "--precisions", "fp16", store=store, env=env)
     assert second.returncode == 0, second.stderr[-2000:]
 
     exports = {p.parent.parent.name: p for p in files_in(store / "ExportOnnx")

@@ -95,7 +95,8 @@ def _rounds_needed(per_call_ns: float, per_round: int, min_ns: int, started: int
 
 
 def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
-            progress: ProgressFn | None = None) -> MeasureResult:
+            progress: ProgressFn | None = None, reference_file: str | None = None
+            ) -> MeasureResult:
     """Measure ``model_file`` with ``settings`` in this process and return the samples.
 
     ``model_file`` is a YAML or ONNX file for onnxruntime, a model script (``script.py`` or
@@ -105,6 +106,11 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     ``first call (compiling with torch.compile...)``, ``1234 calls, 12.3 s elapsed, ~3.2 s
     left``) at least every :data:`mlprof.measure.progress.STALL` seconds, from between blocks of
     timed calls or, during a longer call, from a watcher thread (:class:`Progress`).
+
+    ``reference_file``: at a precision other than fp32, the fp32 model whose outputs on the
+    first event's inputs the measured model's are compared with, after the timed calls
+    (:func:`mlprof.model.precision.output_error`, recorded under ``precision`` in the
+    provenance).
     """
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
@@ -210,6 +216,12 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         loop_ns = pc() - loop_start
         cpu_after = snapshot()
         finished_unix = time.time()
+        precision: dict[str, Any] = {"precision": s.precision}
+        if reference_file and s.precision != "fp32":
+            rep.phase("comparing the outputs with fp32")
+            precision["error"] = _error_vs_fp32(runtime_cls, rt, reference_file, feeds[0], s,
+                                                tuple(script_args))
+            precision["reference_file"] = reference_file
         rep.phase(f"{_calls(k)} measured", 1.0)
 
     samples = np.asarray(buf, dtype=np.int64)
@@ -228,6 +240,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         "device": s.device,
         "threads": s.threads,
         "runtime_settings": rt.info(),
+        "precision": precision,
         "model": {
             "name": spec.name, "label": spec.label, "version": spec.version,
             "spec_file": spec.spec_file, "file": spec.file,
@@ -262,6 +275,24 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     return MeasureResult(s.batch_size, samples, ev.astype(np.int64), call.astype(np.int64), prov)
 
 
+def _error_vs_fp32(runtime_cls: Any, rt: Any, reference_file: str, feed: dict, s: Any,
+                   script_args: tuple[str, ...]) -> dict[str, Any]:
+    """The measured model's error against its fp32 reference on ``feed``, both run by the same
+    runtime (a session of the reference is made for this, after the timed calls)."""
+    from dataclasses import replace
+
+    from mlprof.model.precision import as_arrays, output_error
+
+    fn, args = rt.bind(feed)
+    got = as_arrays(fn(*args))
+    ref_rt = runtime_cls(runtime_cls.resolve(reference_file, script_args), device=s.device,
+                         threads=s.threads)
+    ref_rt.configure(replace(s, precision="fp32"))
+    ref_rt.load(s.batch_size)
+    rfn, rargs = ref_rt.bind(feed)
+    return output_error(as_arrays(rfn(*rargs)), got)
+
+
 def _library_versions() -> dict[str, str | None]:
     """Versions of what the harness imports and of every runtime's package (None: missing)."""
     from mlprof.runtimes import runtime_packages
@@ -274,7 +305,8 @@ def _library_versions() -> dict[str, str | None]:
 def measure_isolated(model_file: str, settings: MeasureSettings, *,
                      script_args: tuple[str, ...] = (), timeout: float | None = None,
                      progress: ProgressFn | None = None,
-                     memory_limit: float | None = None) -> MeasureResult:
+                     memory_limit: float | None = None,
+                     reference_file: str | None = None) -> MeasureResult:
     """Like :func:`measure`, in a child process that is killed after ``timeout`` seconds or
     above ``memory_limit`` MB of resident memory.
 
@@ -294,7 +326,8 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
     label = f"{os.path.basename(model_file)} at batch size {settings.batch_size}"
     with measurement_lock(label) as lock:
         result = run_isolated(measure, {"model_file": model_file, "settings": settings,
-                                        "script_args": tuple(script_args)},
+                                        "script_args": tuple(script_args),
+                                        "reference_file": reference_file},
                               timeout=timeout, progress=progress, label=label,
                               torch=_needs_torch(model_file, settings.runtime),
                               memory_limit=memory_limit)

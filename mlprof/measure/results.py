@@ -330,12 +330,14 @@ def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, An
                  batch_job: Mapping[str, Any] | None = None,
                  script: Mapping[str, Any] | None = None,
                  export_record_file: str | None = None,
+                 quantize_record_file: str | None = None,
                  model_identity: records.ModelIdentity | None = None) -> dict:
     """Write one batch size's raw samples (``paths["csv"]``) and provenance (``paths["json"]``).
 
     The provenance is the harness' record plus where it ran (``batch_job``), which task and
     parameters asked for it (``task``: enough to measure it again), the script's arguments
-    (``script``), the export record of an exported script model and the model the user named
+    (``script``), the export record of an exported script model, the recipe of a converted
+    model (``precision.conversion``) and the model the user named
     (``model_identity``, see :mod:`mlprof.results.records`), stamped with the record format.
     The JSON is written last: a branch counts as complete only when both files exist. Returns
     the provenance.
@@ -349,6 +351,8 @@ def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, An
         prov["script"] = dict(script)
     if export_record_file is not None:
         prov["export"] = ingest.load_json(export_record_file)
+    if quantize_record_file is not None:  # how the measured model was converted
+        prov.setdefault("precision", {})["conversion"] = ingest.load_json(quantize_record_file)
     write_text_atomic(paths["csv"], result.csv_text())
     prov = records.stamp(prov, "branch")
     write_json_atomic(paths["json"], prov)

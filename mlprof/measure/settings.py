@@ -55,6 +55,12 @@ def _runtime(value: str) -> str:
     return canonical_runtime(value)
 
 
+def _precision(value: str) -> str:
+    from mlprof.runtimes import check_precision
+
+    return check_precision(value)
+
+
 def _device(value: str) -> str:
     # which devices a runtime supports is checked with the runtime (MeasureSettings.validated)
     return value.strip().lower()
@@ -121,6 +127,10 @@ class MeasureSettings:
         DEFAULT_RUNTIME, help="inference runtime (aliases work: ort)", flag="--runtime",
         validator=_runtime)
     device: str = _setting("cpu", help="device to run on", flag="--device", validator=_device)
+    precision: str = _setting(
+        "fp32", help="the precision measured at: fp32, fp16, bf16, int8-dynamic, int8-static "
+        "(a converted model is measured as its own file; the runtime applies the others)",
+        flag="--precision", validator=_precision)
     threads: int = _setting(
         1, help="intra-op threads (0: the runtime's default, one per physical core)",
         flag="--threads", min=0, cli=True)

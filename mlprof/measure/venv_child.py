@@ -19,7 +19,7 @@ def main(job_file: str) -> int:
         job = json.load(f)
     try:
         result = measure(job["model_file"], MeasureSettings(**job["settings"]),
-                         tuple(job["script_args"]))
+                         tuple(job["script_args"]), reference_file=job.get("reference_file"))
     except MLProfError as e:
         print(json.dumps({"error": str(e), "status": getattr(e, "status", None)}))
         return 1

@@ -171,7 +171,8 @@ def _harness_env() -> dict[str, str]:
 
 
 def measure_in_venv(python: str, model_file: str, settings, *,
-                    script_args: tuple[str, ...] = (), timeout: float | None = None):
+                    script_args: tuple[str, ...] = (), timeout: float | None = None,
+                    reference_file: str | None = None):
     """:func:`mlprof.measure.harness.measure` run by ``python`` (another environment).
 
     Returns a :class:`~mlprof.measure.harness.MeasureResult`; errors and crashes raise
@@ -189,7 +190,8 @@ def measure_in_venv(python: str, model_file: str, settings, *,
 
         with open(job, "w") as f:
             json.dump({"model_file": model_file, "settings": asdict(settings),
-                       "script_args": list(script_args), "output": out}, f)
+                       "script_args": list(script_args), "output": out,
+                       "reference_file": reference_file}, f)
         # one measurement at a time on this machine (mlprof.measure.lock), as in measure_isolated
         with measurement_lock(label) as lock:
             proc = subprocess.Popen([python, "-m", "mlprof.measure.venv_child", job], env=env,

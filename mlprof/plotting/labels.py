@@ -39,6 +39,8 @@ class CurveInfo:
     versions: tuple[str, ...]  # the runtime versions the results were measured with
     cpu_model: str = ""
     host: str = ""
+    #: the CPU's instruction-set extensions as recorded (``AVX2 FMA F16C``)
+    isa: str = ""
 
     @property
     def version(self) -> str:
@@ -57,7 +59,20 @@ def curve_info(label: str, runtime: str, version: str, record: dict) -> CurveInf
     every plot's corner is made of (:func:`corner_label`), whichever task drew it."""
     return CurveInfo(label, runtime, (str(version),) if version else (),
                      cpu_model=str(record.get("cpu_model") or ""),
-                     host=str(record.get("host") or ""))
+                     host=str(record.get("host") or ""), isa=isa_text(record.get("isa")))
+
+
+#: instruction sets a plot's corner leaves out: every CPU with AVX2 has them too
+_IMPLIED_ISA = {"FMA", "F16C", "NEON"}
+
+
+def isa_text(isa: object) -> str:
+    """What a corner says about the CPU's instructions: the recorded extensions
+    (:func:`mlprof.measure.sysinfo.isa`) that decide lower precisions' speed, ``+``-joined
+    (``AVX2``, ``AVX-512+AVX-512 VNNI+AMX``); "" when none is recorded."""
+    if not isinstance(isa, (list, tuple)):
+        return ""
+    return "+".join(str(x) for x in isa if str(x) not in _IMPLIED_ISA)
 
 
 def short_cpu_model(name: str) -> str:
@@ -71,18 +86,23 @@ def short_cpu_model(name: str) -> str:
     return " ".join(text.split())
 
 
-def device_label(device: str, threads: int | str, cpu_model: str = "") -> str:
-    """``CPU, 1 thread``, or with the CPU model ``AMD EPYC, 1 thread``; ``threads`` as text
-    (``threads=1,2``) where the curves differ in it."""
+def device_label(device: str, threads: int | str, cpu_model: str = "", isa: str = "") -> str:
+    """``CPU, 1 thread``, or with the CPU model ``AMD EPYC, 1 thread`` (``AMD EPYC (AVX2), 1
+    thread`` with its instruction sets); ``threads`` as text (``threads=1,2``) where the curves
+    differ in it."""
     t = threads if isinstance(threads, str) else "default threads" if threads == 0 else \
         f"{threads} thread{'s' if threads != 1 else ''}"
     what = short_cpu_model(cpu_model) if cpu_model and device.lower() == "cpu" else ""
-    return f"{what or device.upper()}, {t}"
+    what = what or device.upper()
+    if isa and device.lower() == "cpu":
+        what += f" ({isa})"
+    return f"{what}, {t}"
 
 
-def machine_label(device: str, threads: int | str, cpu_model: str = "", host: str = "") -> str:
-    """``AMD EPYC, 1 thread | host vm``: where a plot's numbers were measured."""
-    label = device_label(device, threads, cpu_model)
+def machine_label(device: str, threads: int | str, cpu_model: str = "", host: str = "",
+                  isa: str = "") -> str:
+    """``AMD EPYC (AVX2), 1 thread | host vm``: where a plot's numbers were measured."""
+    label = device_label(device, threads, cpu_model, isa)
     return f"{label} | host {host}" if host else label
 
 
@@ -120,7 +140,7 @@ def corner_label(curves: Sequence[CurveInfo], device: str, threads: int | str) -
     """The top right corner: the runtime and measured version when all curves share one, the
     CPU model, threads and host (and the model when all curves show one model)."""
     machine = machine_label(device, threads, _joined(c.cpu_model for c in curves),
-                            _joined(c.host for c in curves))
+                            _joined(c.host for c in curves), _joined(c.isa for c in curves))
     pairs = {(c.runtime, c.version) for c in curves}
     if len(pairs) == 1:
         return f"{curves[0].runtime_text} | {machine}"

@@ -44,6 +44,7 @@ REPORT_COLUMNS = [
     "device", "cpu_model", "host", "threads", "batch_size",
     *[c for c in STAT_COLUMNS if c != "batch_size"],
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
+    "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement", "isa",
     "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
     "version", "timestamp", "git_commit", "mlprof_version", "settings_key", "stage", "store",
     "path",
@@ -146,8 +147,27 @@ def _branch_row(js: Path, store: Path) -> dict:
         other_cpu_cores=env.get("other_cpu_cores"),
         timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
         mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
-        stage="measure")
+        stage="measure", **_precision_fields(prov))
     return row
+
+
+def _precision_fields(prov: dict) -> dict:
+    """The precision measured at, its error against fp32 (None at fp32, and where a record
+    holds no number) and the CPU's instruction sets, as report columns."""
+    precision: dict = prov["precision"] if isinstance(prov.get("precision"), dict) else {}
+    error: dict = precision["error"] if isinstance(precision.get("error"), dict) else {}
+
+    def number(key: str) -> float | None:
+        value = error.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value)
+
+    isa = prov.get("isa")
+    return {"precision": str(precision.get("precision") or "fp32"),
+            **{k: number(k) for k in ("max_abs_error", "max_rel_error", "top1_agreement",
+                                      "top5_agreement")},
+            "isa": " ".join(str(x) for x in isa) if isinstance(isa, list) else None}
 
 
 def _failure_row(fail: Path, store: Path) -> dict | None:

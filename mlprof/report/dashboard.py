@@ -55,12 +55,12 @@ from mlprof.util import short_hash
 
 #: columns of the results table; ``status`` is the shown status (:func:`shown_status`) and
 #: ``change`` the change of the dashboard's statistic vs its baseline (:func:`baseline_of`)
-TABLE_COLUMNS = ["model", "runtime", "runtime_version", "device", "threads", "batch_size",
-                 "median_ms", "p16_ms", "p84_ms", "throughput", "cv", "status", "version",
-                 "change"]
+TABLE_COLUMNS = ["model", "runtime", "runtime_version", "device", "threads", "precision",
+                 "batch_size", "median_ms", "p16_ms", "p84_ms", "throughput", "cv", "status",
+                 "version", "change"]
 #: columns of results.csv: the table's, and what a script reading it needs besides
 CSV_COLUMNS = [*TABLE_COLUMNS, "baseline", "label", "model_hash", "settings_key", "host",
-               "timestamp", "error"]
+               "timestamp", "error", "max_abs_error", "max_rel_error", "top1_agreement", "isa"]
 #: column headers shown instead of the CSV names
 HEADERS = {"runtime_version": "runtime version", "batch_size": "batch size",
            "median_ms": "median [ms]", "p16_ms": "p16 [ms]", "p84_ms": "p84 [ms]",

@@ -16,9 +16,11 @@ Segments (``<...>`` is filled in, ``[...]`` appears only when not the default)::
               <rt1>-<v1>-<rt2>-<v2>__<device>          (several runtimes on one plot)
     settings  measurement tasks: calls<N>_events<N>_warmup<N>_mindur<F>_threads<N>_input-<kind>
                   [__onnx-op<N>-<fp32|fp16>[-ortopt][-tol<hash4>]]   (script models, exported)
+                  [__prec-<precision>[-cal<N>]]   (a precision other than fp32, see PrecisionKey)
               ExportOnnx: onnx-op<N>-<precision>...[-bs<N>][_args-<hash6>][_depth<N>]
                           (-bs<N>: a static graph for batch size N, see ExportKey)
               DiscoverModels: default | args-<hash6>[_depth<N>]
+              QuantizeModel: [<ExportOnnx' settings>__]prec-<precision>[-cal<N>]
 
 This is the layout mlprof has always written, so a store written before this module existed is
 read as it is (``tests/test_layout.py`` keeps paths of that store as fixtures).
@@ -55,6 +57,7 @@ def store_base() -> str:
 LAYOUTS: dict[str, tuple[str, ...]] = {
     "DiscoverModels": ("model", "settings"),
     "ExportOnnx": ("model", "settings"),
+    "QuantizeModel": ("model", "settings"),
     "MeasureRuntime": ("model", "runtime", "settings"),
     "MergeRuntimes": ("model", "runtime", "settings"),
     "PlotRuntimes": ("model", "runtime", "settings"),
@@ -370,6 +373,36 @@ class ExportKey:
 
 
 @dataclass(frozen=True)
+class PrecisionKey:
+    """The precision a model is measured at (one of :data:`mlprof.runtimes.PRECISIONS`; a plot
+    of several: ``+``-joined) and, for int8-static, how many batches calibrated it (0
+    otherwise)."""
+
+    precision: str = "fp32"
+    calibration_batches: int = 0
+
+
+def precision_segment(key: PrecisionKey) -> str:
+    """``prec-int8-dynamic``, ``prec-int8-static-cal16``."""
+    tag = f"prec-{key.precision}"
+    if key.calibration_batches:
+        tag += f"-cal{int(key.calibration_batches)}"
+    return tag
+
+
+_PREC = r"(?:fp32|fp16|bf16|int8-dynamic|int8-static)"
+_PRECISION_SEG = re.compile(rf"prec-({_PREC}(?:\+{_PREC})*)(?:-cal(\d+))?")
+
+
+def parse_precision_segment(segment: str) -> PrecisionKey:
+    """The inverse of :func:`precision_segment`; ``ValueError`` for another string."""
+    m = _PRECISION_SEG.fullmatch(segment)
+    if not m:
+        raise ValueError(f"not a precision segment: {segment!r}")
+    return PrecisionKey(m.group(1), int(m.group(2) or 0))
+
+
+@dataclass(frozen=True)
 class ScriptKey:
     """How a model script runs: its arguments (hashed) and the discovery depth."""
 
@@ -480,12 +513,27 @@ def parse_script_segment(segment: str) -> ScriptKey:
     return ScriptKey(m.group(1) or "", int(m.group(2) or 0))
 
 
-def measure_settings_segment(measure: MeasureKey, export: ExportKey | None = None) -> str:
+def measure_settings_segment(measure: MeasureKey, export: ExportKey | None = None,
+                             precision: PrecisionKey | None = None) -> str:
     """Measurement tasks' settings: the measurement, plus the export when a model script is
-    measured through its ONNX export (``__`` between the parts)."""
+    measured through its ONNX export, plus the precision when it is not fp32 and the export
+    does not say it already (a script's fp16 export: ``onnx-op18-fp16``), ``__`` between the
+    parts. A store written before precisions existed reads as fp32."""
     parts = [measure_segment(measure)]
     if export is not None:
         parts.append(export_segment(export))
+    if precision is not None and precision.precision != "fp32" and not (
+            export is not None and export.precision == precision.precision):
+        parts.append(precision_segment(precision))
+    return "__".join(parts)
+
+
+def quantize_settings_segment(precision: PrecisionKey,
+                              export: tuple[ExportKey, ScriptKey] | None = None) -> str:
+    """QuantizeModel's settings: the precision, after the export's settings when the model is a
+    script's ONNX export."""
+    parts = [export_settings_segment(*export)] if export is not None else []
+    parts.append(precision_segment(precision))
     return "__".join(parts)
 
 
@@ -508,7 +556,8 @@ def script_model_hash(content_hash: str, argv: Sequence[str], max_depth: int) ->
 def parse_settings_segment(segment: str) -> dict:
     """The inverse of the ``*_settings_segment`` builders: ``measure``, ``export``, ``script``
     (each None when absent) and ``other`` (parts of other tasks' settings, kept as strings)."""
-    out: dict = {"measure": None, "export": None, "script": None, "other": []}
+    out: dict = {"measure": None, "export": None, "script": None, "precision": None,
+                 "other": []}
     if segment == "default":
         return out
     for part in segment.split("__"):
@@ -517,7 +566,8 @@ def parse_settings_segment(segment: str) -> dict:
         for piece in pieces:
             for key, parse in (("measure", parse_measure_segment),
                                ("export", parse_export_segment),
-                               ("script", parse_script_segment)):
+                               ("script", parse_script_segment),
+                               ("precision", parse_precision_segment)):
                 if out[key] is None:
                     try:
                         out[key] = parse(piece)

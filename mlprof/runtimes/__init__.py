@@ -31,6 +31,30 @@ MODEL_KINDS = (ONNX_MODEL, SCRIPT_MODEL, TF_MODEL, TFAOT_MODEL)
 _KIND_TEXT = {ONNX_MODEL: "ONNX/YAML models", SCRIPT_MODEL: "Python model scripts (.py)",
               TF_MODEL: "TensorFlow models (inference_engine: tf)",
               TFAOT_MODEL: "AOT TensorFlow models (inference_engine: tfaot)"}
+#: the precisions mlprof measures at (``--precision``), by these names so that scripts and
+#: experiment files can rely on them: fp32 (the model as it is), fp16 and bf16 (half-precision
+#: weights and arithmetic), int8-dynamic (int8 weights, activations quantized at run time) and
+#: int8-static (int8 weights and activations, their scales calibrated beforehand)
+PRECISIONS = ("fp32", "fp16", "bf16", "int8-dynamic", "int8-static")
+DEFAULT_PRECISION = "fp32"
+#: what people type for a precision that is not one of :data:`PRECISIONS`
+_PRECISION_HINTS = {"int8": "int8-dynamic or int8-static", "float32": "fp32", "float": "fp32",
+                    "f32": "fp32", "float16": "fp16", "half": "fp16", "f16": "fp16",
+                    "bfloat16": "bf16", "qint8": "int8-dynamic or int8-static",
+                    "dynamic": "int8-dynamic", "static": "int8-static"}
+
+
+def check_precision(value: object, field: str = "--precision") -> str:
+    """``value`` as one of :data:`PRECISIONS` (case and blanks ignored), or a one-line error
+    naming ``field`` (and what was probably meant)."""
+    text = str(value).strip().lower().replace("_", "-")
+    if text in PRECISIONS:
+        return text
+    hint = _PRECISION_HINTS.get(text)
+    raise MLProfError(f"unknown precision {str(value)[:40]!r}; one of {', '.join(PRECISIONS)}"
+                      + (f" (did you mean {hint}?)" if hint else ""), field=field)
+
+
 _IS_TEXT = {ONNX_MODEL: "an ONNX/YAML model", SCRIPT_MODEL: "a Python model script",
             TF_MODEL: "a TensorFlow model (inference_engine: tf)",
             TFAOT_MODEL: "an AOT TensorFlow model (inference_engine: tfaot)"}
@@ -73,6 +97,15 @@ class RuntimeInfo:
     #: whether :mod:`mlprof.measure.peak` has a GEMM microbenchmark on it (the machine's peak
     #: for ``--y-axis efficiency``)
     peak_benchmark: bool = False
+    #: the precisions (:data:`PRECISIONS`) it measures at
+    precisions: tuple[str, ...] = (DEFAULT_PRECISION,)
+    #: those of :attr:`precisions` it measures on a converted ONNX model (the QuantizeModel
+    #: task makes it); the others it applies itself (an inference precision hint, autocast)
+    converted_precisions: tuple[str, ...] = ()
+    #: those of :attr:`precisions` it runs only on a CPU with native instructions for them
+    #: (:data:`mlprof.model.precision.NATIVE_ISA`): elsewhere the runtime would silently
+    #: compute in fp32, so the combination is refused up front
+    native_precisions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problems = []
@@ -93,6 +126,12 @@ class RuntimeInfo:
             problems.append("needs_export is for runtimes that measure ONNX models only")
         if self.runs_script and SCRIPT_MODEL not in self.model_kinds:
             problems.append("runs_script needs 'script' in model_kinds")
+        if (DEFAULT_PRECISION not in self.precisions
+                or any(p not in PRECISIONS for p in self.precisions)
+                or any(p not in self.precisions for p in (*self.converted_precisions,
+                                                          *self.native_precisions))):
+            problems.append(f"precisions must be some of {PRECISIONS} with fp32, and "
+                            "converted/native ones among them")
         if problems:
             raise ValueError(f"runtime {self.name!r}: " + "; ".join(problems))
         if not self.label:
@@ -150,7 +189,9 @@ register(RuntimeInfo(
     name="onnxruntime", target="mlprof.runtimes.onnxruntime:OnnxRuntime",
     package="onnxruntime", aliases=("ort",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="onnxruntime", label="ONNX Runtime",
-    profiler="ONNX Runtime session profiling", peak_benchmark=True))
+    profiler="ONNX Runtime session profiling", peak_benchmark=True,
+    precisions=("fp32", "fp16", "int8-dynamic", "int8-static"),
+    converted_precisions=("fp16", "int8-dynamic", "int8-static")))
 register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
@@ -165,7 +206,9 @@ register(RuntimeInfo(
 register(RuntimeInfo(
     name="openvino", target="mlprof.runtimes.openvino:OpenVinoRuntime",
     package="openvino", aliases=("ov",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
-    needs_export=True, venv_package="openvino", label="OpenVINO", extra="openvino"))
+    needs_export=True, venv_package="openvino", label="OpenVINO", extra="openvino",
+    precisions=("fp32", "fp16", "bf16", "int8-dynamic", "int8-static"),
+    converted_precisions=("fp16", "int8-dynamic", "int8-static"), native_precisions=("bf16",)))
 register(RuntimeInfo(
     name="tensorflow", target="mlprof.runtimes.tensorflow:TensorFlowRuntime",
     package="tensorflow-cpu", aliases=("tf",), devices=("cpu",), model_kinds=(TF_MODEL,),
@@ -177,6 +220,19 @@ register(RuntimeInfo(
 
 #: the runtime used when none is given
 DEFAULT_RUNTIME = "onnxruntime"
+
+
+def precision_problem(runtime: str, precision: str) -> str | None:
+    """Why ``runtime`` cannot measure at ``precision`` (naming the runtimes that can), None
+    when it can (the CPU's instructions are checked by
+    :func:`mlprof.model.precision.check_runtime_precision`)."""
+    info = runtime_info(runtime)
+    precision = check_precision(precision)
+    if precision in info.precisions:
+        return None
+    can = [i.name for i in _REGISTRY.values() if precision in i.precisions]
+    return (f"{info.name} does not measure at {precision} (it measures at "
+            f"{', '.join(info.precisions)})" + (f"; {', '.join(can)} does" if can else ""))
 
 
 def runtime_info(name: str) -> RuntimeInfo:

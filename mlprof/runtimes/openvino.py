@@ -53,6 +53,14 @@ class OpenVinoRuntime(Runtime):
         self.compiled: Any = None
         self.config: dict[str, Any] = {}
         self._keep: list[tuple[Any, dict]] = []
+        self.precision_hint = "f32"
+
+    def configure(self, settings: Any) -> None:
+        """bf16 is OpenVINO's inference precision hint (the CPU plugin computes in bf16 where
+        the CPU has the instructions; mlprof refuses it up front where not); every other
+        precision computes as its graph says, with the hint at f32 (a converted fp16 graph's
+        weights are decompressed to f32, its int8 QDQ/integer operators run as int8)."""
+        self.precision_hint = "bf16" if settings.precision == "bf16" else "f32"
 
     def load(self, batch_size: int) -> None:
         """Read the ONNX file, fix the batch dimension to ``batch_size`` and compile."""
@@ -66,7 +74,7 @@ class OpenVinoRuntime(Runtime):
             raise MLProfError(f"openvino cannot read the model at batch size {batch_size}: "
                               f"{_first_line(e)}", self.model.spec.file) from None
         config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1,
-                                  "INFERENCE_PRECISION_HINT": "f32"}
+                                  "INFERENCE_PRECISION_HINT": self.precision_hint}
         if int(self.threads) > 0:
             config["INFERENCE_NUM_THREADS"] = int(self.threads)
         self.config = config

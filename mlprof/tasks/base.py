@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import law
 import luigi
@@ -31,7 +31,7 @@ class Requirements(dict):
             self.update(b)
         self.update(classes)
 
-    def __getattr__(self, name: str) -> type:
+    def __getattr__(self, name: str) -> Any:  # a task class: ``.req(...)`` is law's
         try:
             return self[name]
         except KeyError:

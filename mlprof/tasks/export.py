@@ -34,6 +34,10 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
     graph is made once, where it is needed, and has its own directory, ``...-bs<N>``).
     """
 
+    precision = luigi.ChoiceParameter(default="fp32", choices=("fp32", "fp16"),
+                                      description="precision of the exported graph (the other "
+                                      "precisions are converted from the fp32 export by "
+                                      "QuantizeModel)")
     export_batch_size = luigi.IntParameter(default=0, description="export a static graph for "
                                            "this batch size (0: one graph with a symbolic "
                                            "batch dimension); MeasureRuntime asks for these "

@@ -281,8 +281,6 @@ class ExportMixin(BaseTask):
 
     opset = luigi.IntParameter(default=0, description="ONNX opset for exports; default: "
                                "$MLP_ONNX_OPSET or 18")
-    precision = luigi.ChoiceParameter(default="fp32", choices=("fp32", "fp16"),
-                                      description="precision of exported ONNX models")
     ort_optimize = luigi.BoolParameter(default=False, description="save ONNX Runtime's "
                                        "offline-optimized graph as the exported model")
     atol = luigi.OptionalFloatParameter(default=None, description="absolute tolerance of the "
@@ -290,7 +288,7 @@ class ExportMixin(BaseTask):
     rtol = luigi.OptionalFloatParameter(default=None, description="relative tolerance of the "
                                 "export check; default: 1e-3 (fp32), 1e-2 (fp16)")
 
-    EXPORT_PARAMS = ("opset", "precision", "ort_optimize", "atol", "rtol")
+    EXPORT_PARAMS = ("opset", "ort_optimize", "atol", "rtol")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -316,9 +314,115 @@ class ExportMixin(BaseTask):
         return self.atol, self.rtol
 
     def export_key(self) -> layout.ExportKey:
-        """The export settings as the layout keys them."""
-        return layout.ExportKey(self.resolved_opset, self.precision, bool(self.ort_optimize),
+        """The export settings as the layout keys them (the precision of the export: fp16
+        when fp16 is measured, which the export converts to itself, else fp32)."""
+        precision = getattr(self, "precision", "fp32")
+        return layout.ExportKey(self.resolved_opset, "fp16" if precision == "fp16" else "fp32",
+                                bool(self.ort_optimize),
                                 layout.tolerances_tag(*self.tolerances()))
+
+
+class PrecisionParameter(luigi.Parameter):
+    """A precision name (:data:`mlprof.runtimes.PRECISIONS`), checked in one line."""
+
+    def normalize(self, x):
+        from mlprof.runtimes import check_precision
+
+        return check_precision(x) if isinstance(x, str) and x != law.NO_STR else x
+
+
+class PrecisionsParameter(law.CSVParameter):
+    """Comma-separated precisions (checked, duplicates dropped, in the order given)."""
+
+    def normalize(self, x):
+        from mlprof.runtimes import check_precision
+
+        return tuple(dict.fromkeys(check_precision(p, "--precisions")
+                                   for p in super().normalize(x)))
+
+
+class PrecisionMixin(BaseTask):
+    """``--precision`` and, for int8-static, ``--calibration-batches``."""
+
+    exclude_index = True
+
+    precision = PrecisionParameter(default="fp32", description="precision to measure at: "
+                                   "fp32, fp16, bf16, int8-dynamic or int8-static (what a "
+                                   "runtime supports: `mlprof system-info`); default: fp32")
+    calibration_batches = AsciiIntParameter(default=0, description="int8-static only: batches "
+                                            "of random inputs that calibrate the activations' "
+                                            "ranges (default: 16, at most 1000)")
+
+    PRECISION_PARAMS = ("precision", "calibration_batches")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _ = self.resolved_calibration_batches  # checked now, not when a branch runs
+
+    @property
+    def resolved_calibration_batches(self) -> int:
+        """--calibration-batches (checked), its default for int8-static, 0 otherwise (given
+        for another precision it is refused: it would change nothing)."""
+        from mlprof.model.precision import (
+            DEFAULT_CALIBRATION_BATCHES,
+            check_calibration_batches,
+        )
+
+        if self.precision != "int8-static":
+            if self.calibration_batches:
+                raise MLProfError("applies to --precision int8-static only",
+                                  field="--calibration-batches")
+            return 0
+        return check_calibration_batches(self.calibration_batches or
+                                         DEFAULT_CALIBRATION_BATCHES)
+
+    def precision_key(self) -> layout.PrecisionKey:
+        """The precision as the layout keys it."""
+        return layout.PrecisionKey(self.precision, self.resolved_calibration_batches)
+
+
+class PrecisionsMixin(BaseTask):
+    """``--precisions`` (a curve per precision, crossed with the runtimes) and, for
+    int8-static, ``--calibration-batches``: the plots' counterpart of :class:`PrecisionMixin`."""
+
+    exclude_index = True
+
+    precisions = PrecisionsParameter(default=("fp32",), description="comma-separated "
+                                     "precisions, a curve each (crossed with --runtimes): fp32, "
+                                     "fp16, bf16, int8-dynamic, int8-static; default: fp32")
+    calibration_batches = AsciiIntParameter(default=0, description="int8-static only: batches "
+                                            "of random inputs that calibrate the activations' "
+                                            "ranges (default: 16, at most 1000)")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.precisions:
+            raise MLProfError("give at least one precision", field="--precisions")
+        if "int8-static" not in self.precisions and self.calibration_batches:
+            raise MLProfError("applies to int8-static only (not in --precisions)",
+                              field="--calibration-batches")
+        if self.calibration_batches:
+            from mlprof.model.precision import check_calibration_batches
+
+            check_calibration_batches(self.calibration_batches)
+
+    def precision_overrides(self) -> list[dict[str, object]]:
+        """The parameters of each precision's measurement: ``precision`` and, for
+        int8-static, ``calibration_batches``."""
+        return [{"precision": p, "calibration_batches":
+                 self.calibration_batches if p == "int8-static" else 0}
+                for p in self.precisions]
+
+    def precisions_part(self) -> str:
+        """The precisions as a path part: "" for fp32 alone, ``prec-int8-dynamic``,
+        ``prec-fp32+int8-static-cal16`` (the calibration when int8-static is among them)."""
+        if tuple(self.precisions) == ("fp32",):
+            return ""
+        from mlprof.model.precision import DEFAULT_CALIBRATION_BATCHES
+
+        cal = (self.calibration_batches or DEFAULT_CALIBRATION_BATCHES) \
+            if "int8-static" in self.precisions else 0
+        return layout.precision_segment(layout.PrecisionKey("+".join(self.precisions), cal))
 
 
 class RuntimeMixin(BaseTask):
@@ -451,11 +555,13 @@ class MeasurementMixin(BaseTask):
                                  self.threads, layout.input_tag(self._input_data, file_hash),
                                  self._batch_rules)
 
-    def measure_settings(self, batch_size: int, runtime: str, device: str):
+    def measure_settings(self, batch_size: int, runtime: str, device: str,
+                         precision: str = "fp32"):
         """The harness settings for one batch size."""
         from mlprof.measure import MeasureSettings
 
         return MeasureSettings(batch_size=int(batch_size), runtime=runtime, device=device,
+                               precision=precision,
                                threads=self.threads, n_calls=self.n_calls,
                                n_events=self.n_events, warmup=self.warmup,
                                min_duration=self.min_duration, input_data=self._input_data,

@@ -4,6 +4,7 @@ over a reference runtime vs batch size)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import law
@@ -43,6 +44,7 @@ from mlprof.tasks.parameters import (
     NamesParameter,
     PathsParameter,
     PlotMixin,
+    PrecisionsMixin,
     RuntimeParameter,
     RuntimesParameter,
     ScriptMixin,
@@ -125,7 +127,7 @@ def _curve(merge: MergeRuntimes, label: str):
     """The :class:`CurveInfo` of a finished MergeRuntimes: the version it was measured with,
     the CPU model and the host (as its provenance records them)."""
     from mlprof.measure.results import measured_versions, read_merged_provenance
-    from mlprof.plotting.labels import CurveInfo
+    from mlprof.plotting.labels import CurveInfo, isa_text
 
     path = merge.output()["provenance"].path
     versions = measured_versions(path)
@@ -136,7 +138,9 @@ def _curve(merge: MergeRuntimes, label: str):
                                       if m.get(key)))
 
     return CurveInfo(label, merge.runtime, tuple(versions) or (merge.resolved_runtime_version,),
-                     cpu_model=joined("cpu_model"), host=joined("host"))
+                     cpu_model=joined("cpu_model"), host=joined("host"),
+                     isa="/".join(dict.fromkeys(isa_text(m.get("isa")) for m in measurements
+                                                if m.get("isa"))))
 
 
 def _export_caption(task, runtimes: tuple[str, ...]) -> str | None:
@@ -182,15 +186,18 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, LogYMixin, PlotMixin):
               (self.device, self.threads), efficiency, caption)
 
 
-class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin, LogYMixin,
-                        PlotMixin, InterleaveMixin, CompareMixin):
-    """Several models and/or runtimes (and values of one measurement setting) on one plot.
+class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMixin,
+                        BatchSizesMixin, LogYMixin, PlotMixin, InterleaveMixin, CompareMixin):
+    """Several models and/or runtimes (and precisions, and values of one measurement setting)
+    on one plot.
 
     Only what varies goes into the legend labels and the file name. ``--model-files`` accepts
     brace expansion and globs: ``'examples/dnn/model_onnx_l{10,20}u128.yaml'``. A model script
     without ``::HASH`` contributes every model it calls (found by DiscoverModels first).
     ``--compare threads=1,2`` draws a curve per value of the setting (``threads=2`` in its
     label); with ``--interleave`` they are configurations of the interleaved rounds.
+    ``--precisions fp32,int8-dynamic`` draws a curve per precision and runtime (each lower
+    precision's error against fp32 is in its provenance).
     """
 
     model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
@@ -254,6 +261,12 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         for rt, version in self._all_pairs():
             if not version:
                 check_installed(rt)
+        if tuple(self.precisions) != ("fp32",):  # every runtime at every precision, or one line
+            from mlprof.model.precision import check_runtime_precision
+
+            for rt in dict.fromkeys(rt for rt, _ in self._all_pairs()):
+                for precision in self.precisions:
+                    check_runtime_precision(rt, precision)
         unused = [rt for rt in self.runtimes
                   if not any(rt == p[0] for ps in self._model_pairs for p in ps)]
         versioned = [rt for rt, v in self._pairs if v and rt in unused]
@@ -275,6 +288,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         if self.interleave:  # all configurations share one process: refused now, not later
             refuse_given(self, ("runtime_versions",), "--interleave: other runtime versions run "
                          "in their own virtual environments and cannot share a process")
+            refuse_given(self, ("precisions", "calibration_batches"), "--interleave compares "
+                         "fp32 models only (yet); without it, a curve per precision")
             refuse_given(self, ("min_duration", "y_log", "y_min", "y_max", "bs_normalized",
                                 "error_style", "y_axis"), "does not apply with --interleave "
                          "(rounds of --n-calls calls; the plot shows speed-ups)")
@@ -340,6 +355,12 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             runtime_info(rt).needs_export for rt in self.resolved_runtimes)
 
     def store_parts(self):
+        export = self.export_key() if self._exports() else None
+        precisions = self.precisions_part()
+        if export is not None and tuple(self.precisions) == ("fp16",):
+            # a script's fp16 is its fp16 export, which the export part says (as a single
+            # MeasureRuntime's path does)
+            export, precisions = dataclasses.replace(export, precision="fp16"), ""
         segs = [layout.model_segment(self._name(i), layout.script_model_hash(
                     s.content_hash, self.script_argv, self.max_depth) if s.is_script
                     else s.content_hash) for i, s in enumerate(self._specs)]
@@ -348,8 +369,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             "runtime": layout.runtime_segment(
                 [(rt, self._version(rt, v)) for rt, v in self._all_pairs()], self.device),
             "settings": "__".join(p for p in (layout.measure_settings_segment(
-                self.measure_key(), self.export_key() if self._exports() else None),
-                self.compare_part()) if p),
+                self.measure_key(), export), precisions, self.compare_part()) if p),
         }
 
     def _all_pairs(self) -> list[tuple[str, str]]:
@@ -365,11 +385,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                                             **self._given_name(i))
 
     def _merge(self, model_file: str, is_script: bool, runtime: tuple[str, str], name: str,
-               override: tuple = ()):
-        """The MergeRuntimes of one curve; ``override``: its value of --compare."""
+               override: tuple = (), precision: dict | None = None):
+        """The MergeRuntimes of one curve; ``override``: its value of --compare; ``precision``:
+        its precision's parameters (:meth:`precision_overrides`; default: the first)."""
         rt, version = runtime
         params = MeasurementTask.applicable(is_script, rt, {
             p: getattr(self, p) for p in self.SCRIPT_PARAMS + self.EXPORT_PARAMS})
+        params.update(precision or self.precision_overrides()[0])
 
         aot = not is_script and read_model_file(model_file).model_kind == TFAOT_MODEL
         return self.reqs.MergeRuntimes.req(self, model_file=model_file, runtime=rt,
@@ -415,8 +437,9 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
                 reqs.append(self._discovery(i))  # the models follow in run()
             else:
                 name = self.model_names[i] if self.model_names else law.NO_STR
-                reqs.extend(self._merge(f, self._specs[i].is_script, rt, name, o)
-                            for rt in self._model_pairs[i] for o in self.compared_settings())
+                reqs.extend(self._merge(f, self._specs[i].is_script, rt, name, o, p)
+                            for rt in self._model_pairs[i] for p in self.precision_overrides()
+                            for o in self.compared_settings())
         return reqs
 
     def output(self):
@@ -438,6 +461,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
         skipped = self.skipped_runtimes()
         if skipped:  # --runtimes asked for them: the file says they are left out (no-tfaot)
             stem.append("no-" + layout.joined_or_hashed(list(skipped)))
+        if len(self.precisions) > 1:
+            stem.append("+".join(self.precisions))
         if self.compared:  # compare-threads-1-2 -> threads-1-2
             stem.append(self.compare_part().removeprefix("compare-"))
         stem.append(self.bs_tag)
@@ -454,10 +479,13 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
     def _merges(self) -> list[tuple[str, MergeRuntimes]]:
         """(curve label, MergeRuntimes) per curve (scripts' models once discovered); with
         --compare a curve per value, labelled ``<model>, threads=2``."""
-        return [(", ".join(p for p in (label, setting_label(o)) if p),
-                 self._merge(f, is_script, rt, name, o))
+        many = len(self.precisions) > 1
+        return [(", ".join(x for x in (label, str(p["precision"]) if many else "",
+                                        setting_label(o)) if x),
+                 self._merge(f, is_script, rt, name, o, p))
                 for f, is_script, name, label, i in self._entries()
-                for rt in self._model_pairs[i] for o in self.compared_settings()]
+                for rt in self._model_pairs[i] for p in self.precision_overrides()
+                for o in self.compared_settings()]
 
     def run_summary(self) -> str:
         if self.interleave:  # the table with its intervals, its files and the plot's
@@ -468,6 +496,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             return self.failures_summary()
         setting = self.compared[0] if self.compared else None
         curves = [(" ".join([m.resolved_model_name, m.runtime] + (
+            [m.precision] if len(self.precisions) > 1 else []) + (
             [setting_label(((setting, getattr(m, setting)),))] if setting else [])), m)
             for _, m in self._merges()]
         return self.summary_of(curves, [t.path for t in self.output().values()])
@@ -483,9 +512,10 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMi
             if self._expands(i) and not self._discovery(i).complete():
                 tasks: list = [self._discovery(i)]
             else:
-                tasks = [self._merge(mf, is_script, rt, name, o)
+                tasks = [self._merge(mf, is_script, rt, name, o, p)
                          for mf, is_script, name, _, _ in self._entries(only=i)
-                         for rt in self._model_pairs[i] for o in self.compared_settings()]
+                         for rt in self._model_pairs[i] for p in self.precision_overrides()
+                         for o in self.compared_settings()]
             bad = next((t for t in tasks if not t.complete()), None)
             row = {"corpus": corpus_of(f), "status": "ok"}
             if bad is not None:

@@ -127,7 +127,10 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         return export
 
     def profiled_file(self) -> str:
-        """The YAML/ONNX file, the export, or ``script::HASH`` for the torch runtime."""
+        """The YAML/ONNX file, the export, the converted model of a lower precision, or
+        ``script::HASH`` for the torch runtime."""
+        if self.measures_converted:
+            return self.requires()["quantize"].output()["yaml"].path
         if not self.is_script:
             return self.model_spec.spec_file
         if self.measures_export:
@@ -144,7 +147,8 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
         self.publish_message(f"profiling {label}")
         profiled = self.profiled_file()
-        result = profile_isolated(profiled, self.measure_settings(bs, self.runtime, self.device),
+        result = profile_isolated(profiled, self.measure_settings(bs, self.runtime, self.device,
+                                                                  self.precision),
                                   script_args=self.script_argv, budget_s=self.time_budget)
         outputs = self.output()
         write_profile(result, {k: t.path for k, t in outputs.items()}, task={

@@ -20,11 +20,13 @@ from mlprof.tasks.parameters import (
     ExportMixin,
     MeasurementMixin,
     ModelMixin,
+    PrecisionMixin,
     RuntimeMixin,
     ScriptMixin,
     param_defaults,
     refuse_given,
 )
+from mlprof.tasks.quantize import QuantizeModel
 from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 
 logger = logging.getLogger("mlprof")
@@ -63,8 +65,8 @@ class BranchOutputs(law.TargetCollection):
         return super()._iter_state(*args, **kwargs)
 
 
-class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, MeasurementMixin,
-                      BatchSizesMixin):
+class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, PrecisionMixin,
+                      MeasurementMixin, BatchSizesMixin):
     """One model on one runtime with one set of measurement settings: the parameters and the
     output directory shared by MeasureRuntime, MergeRuntimes and PlotRuntimes.
 
@@ -74,13 +76,16 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Measur
     """
 
     exclude_index = True
-    reqs = Requirements(DiscoverModels=DiscoverModels, ExportOnnx=ExportOnnx)
+    reqs = Requirements(DiscoverModels=DiscoverModels, ExportOnnx=ExportOnnx,
+                        QuantizeModel=QuantizeModel)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        from mlprof.model.precision import check_runtime_precision
         from mlprof.runtimes import check_model_kind
 
         check_model_kind(self.runtime, self.model_spec.model_kind, self.model_spec.spec_file)
+        check_runtime_precision(self.runtime, self.precision)
         if self.model_spec.model_kind != TFAOT_MODEL:
             refuse_given(self, ("tfaot_batch_rules",), "applies to AOT TensorFlow models "
                          "(inference_engine: tfaot) only", self.model_spec.spec_file)
@@ -135,15 +140,34 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Measur
     def store_parts(self) -> dict[str, str]:
         export = self.export_key() if self.measures_export else None
         return {"model": self.model_segment(), "runtime": self.runtime_segment(),
-                "settings": layout.measure_settings_segment(self.measure_key(), export)}
+                "settings": layout.measure_settings_segment(self.measure_key(), export,
+                                                            self.precision_key())}
+
+    @property
+    def measures_converted(self) -> bool:
+        """Whether the measured file is a converted model (QuantizeModel): a precision the
+        runtime measures on a converted graph, except a script's fp16, which its export
+        converts itself."""
+        from mlprof.model.precision import converted
+
+        return converted(self.runtime, self.precision) and not (
+            self.measures_export and self.precision == "fp16")
 
     def model_requirements(self) -> dict:
-        """Script models: the ONNX export, or the discovery for runtimes that run the script."""
-        if not self.is_script:
-            return {}
-        if self.measures_export:
-            return {"export": self.reqs.ExportOnnx.req(self)}
-        return {"discover": self.reqs.DiscoverModels.req(self)}
+        """Script models: the ONNX export, or the discovery for runtimes that run the script;
+        a converted model for a lower precision, and then the fp32 export its error is
+        measured against."""
+        reqs: dict = {}
+        if self.is_script and self.measures_export:
+            reqs["export"] = self.reqs.ExportOnnx.req(
+                self, precision="fp16" if self.precision == "fp16" else "fp32")
+            if self.precision != "fp32":
+                reqs["reference"] = self.reqs.ExportOnnx.req(self, precision="fp32")
+        elif self.is_script:
+            reqs["discover"] = self.reqs.DiscoverModels.req(self)
+        if self.measures_converted:
+            reqs["quantize"] = self.reqs.QuantizeModel.req(self)
+        return reqs
 
 
 class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
@@ -232,14 +256,28 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         return self.static_export() or self.requires()["export"]
 
     def measured_file(self) -> str:
-        """What the harness measures: the YAML/ONNX file, the export, or script::HASH."""
+        """What the harness measures: the YAML/ONNX file, the export, the converted model of a
+        lower precision, or script::HASH."""
+        reqs = self.requires()
+        if "quantize" in reqs:
+            return reqs["quantize"].output()["yaml"].path
         if not self.is_script:
             return self.model_spec.spec_file
-        reqs = self.requires()
         if "export" in reqs:
             return self.measured_export().output()["onnx"].path
         (model,) = reqs["discover"].selected(single=True)
         return f"{self.model_spec.file}::{model['hash']}"
+
+    def reference_file(self) -> str | None:
+        """The fp32 model a lower precision's outputs are compared with (None at fp32)."""
+        if self.precision == "fp32":
+            return None
+        reqs = self.requires()
+        if "reference" in reqs:
+            return reqs["reference"].output()["onnx"].path
+        if not self.is_script:
+            return self.model_spec.spec_file
+        return self.measured_file()  # a script run by torch: the same script, in fp32
 
     def failure_path(self) -> str:
         """One failure record per batch size (the branches share a directory)."""
@@ -306,13 +344,15 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
             log_progress(fraction, message)
 
         measured = self.measured_file()
-        settings = self.measure_settings(bs, self.runtime, self.device)
+        settings = self.measure_settings(bs, self.runtime, self.device, self.precision)
+        reference = self.reference_file()
         if self.uses_venv:  # another version of the runtime, in its own environment
             from mlprof.measure.venvs import ensure_venv, measure_in_venv
 
             python = ensure_venv(self.runtime, self.runtime_version,
                                  log=lambda m: logger.info("%s: %s", label, m))
-            result = measure_in_venv(python, measured, settings, script_args=self.script_argv)
+            result = measure_in_venv(python, measured, settings, script_args=self.script_argv,
+                                     reference_file=reference)
             if result.provenance.get("runtime_version") != self.runtime_version:
                 raise MLProfError(f"measured with {self.runtime} "
                                   f"{result.provenance.get('runtime_version')}, not "
@@ -320,7 +360,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
             result.provenance["venv"] = python
         else:
             result = measure_isolated(measured, settings, script_args=self.script_argv,
-                                      progress=progress)
+                                      progress=progress, reference_file=reference)
         for note in result.provenance["model"].get("notes", []):
             logger.warning("%s: %s", label, note)
         outputs = self.output()
@@ -336,6 +376,8 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
                     "max_depth": self.max_depth} if self.is_script else None,
             export_record_file=self.measured_export().output()["json"].path
             if self.measures_export else None,
+            quantize_record_file=self.requires()["quantize"].output()["json"].path
+            if self.measures_converted else None,
             model_identity=self.model_identity())
         if verbose():  # else the table at the end has the medians (a line per point said
             # "measuring ..." already: 11 more lines in the quick start)

@@ -1,0 +1,330 @@
+"""Lower precisions of an ONNX model (fp16, int8-dynamic, int8-static), which runtime runs which
+precision on this CPU, and the error a lower precision costs against fp32.
+
+The conversions are ONNX Runtime's own tools, the ones its documentation gives for CPUs:
+
+- ``fp16``: ``onnxruntime.transformers.float16.convert_float_to_float16`` with the inputs and
+  outputs kept in float32 (the model's interface does not change);
+- ``int8-dynamic``: ``onnxruntime.quantization.quantize_dynamic`` (int8 weights; activations
+  quantized per call, ``DynamicQuantizeLinear`` + ``MatMulInteger``/``ConvInteger``);
+- ``int8-static``: ``quantize_static`` in the QDQ format (``QuantizeLinear``/
+  ``DequantizeLinear`` pairs around each quantized operator, the format OpenVINO also reads as
+  int8), its activation ranges calibrated (min/max) on batches of mlprof's own random inputs.
+
+Measured on this 2-core AVX2 VM without VNNI (the example DNN, 10x128, batch size 64, 1 thread):
+ONNX Runtime fp32 0.283 ms, int8-dynamic 0.221, int8-static 0.321, fp16 0.338 (its CPU kernels
+compute fp16 by casting around them); OpenVINO fp32 0.391, int8-static 0.754, int8-dynamic
+1.08. Lower precision is not faster by itself: it needs the instructions (VNNI, AMX, AVX-512
+BF16) that :func:`mlprof.measure.sysinfo.isa` records in every provenance.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mlprof.errors import MLProfError
+from mlprof.runtimes import DEFAULT_PRECISION, check_precision, precision_problem, runtime_info
+
+#: precisions that need instructions of their own on the CPU (any one of the flags), where a
+#: runtime would otherwise compute in fp32 without a word (OpenVINO's bf16 hint on an AVX2 CPU
+#: reads back as f32)
+NATIVE_ISA: dict[str, tuple[str, ...]] = {"bf16": ("avx512_bf16", "amx_bf16")}
+
+#: calibration batches of int8-static (``--calibration-batches``): each is one call of the
+#: fp32 model during calibration; ONNX Runtime's min/max calibrator keeps every batch's
+#: activations until it merges them (bounded here by :data:`CALIBRATION_MERGE_EVERY`)
+DEFAULT_CALIBRATION_BATCHES = 16
+#: a bound far above any real use (the field calibrates on 100-1000 samples): 1000 batches of
+#: :data:`CALIBRATION_BATCH_SIZE` are 8000 events, each batch one model call
+MAX_CALIBRATION_BATCHES = 1000
+#: events per calibration batch
+CALIBRATION_BATCH_SIZE = 8
+#: the calibrator merges the activations it collected every this many batches (its memory is
+#: this many batches' activations, whatever ``--calibration-batches`` says)
+CALIBRATION_MERGE_EVERY = 16
+#: the seed of the calibration inputs: not the measurement's (0), so that the error measured
+#: afterwards is on inputs the calibration did not see
+CALIBRATION_SEED = 1
+
+
+def check_calibration_batches(value: Any, field: str = "--calibration-batches") -> int:
+    """``value`` as a count of calibration batches, 1 to :data:`MAX_CALIBRATION_BATCHES`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise MLProfError(f"must be a whole number, got {value!r}", field=field)
+    if not 1 <= int(value) <= MAX_CALIBRATION_BATCHES:
+        raise MLProfError(f"must be from 1 to {MAX_CALIBRATION_BATCHES}, got {int(value)}",
+                          field=field)
+    return int(value)
+
+
+def check_runtime_precision(runtime: str, precision: str, flags: frozenset[str] | None = None
+                            ) -> str:
+    """``precision`` (checked) when ``runtime`` measures at it on this CPU; else a one-line
+    error naming what would work. ``flags``: the CPU's flags (default: this machine's)."""
+    from mlprof.measure.sysinfo import ISA_FLAGS, cpu_flags
+
+    precision = check_precision(precision)
+    problem = precision_problem(runtime, precision)
+    if problem:
+        raise MLProfError(problem, field="--precision")
+    info = runtime_info(runtime)
+    if precision in info.native_precisions:
+        need = NATIVE_ISA.get(precision, ())
+        have = cpu_flags() if flags is None else flags
+        if need and not any(f in have for f in need):
+            other = [r for r in _runtimes_with(precision) if r != info.name]
+            raise MLProfError(
+                f"{info.name} runs {precision} only on CPUs with "
+                f"{' or '.join(ISA_FLAGS.get(f, f) for f in need)}, and this one has none "
+                f"(it would compute in fp32)" + (f"; {', '.join(other)} emulates it"
+                                                 if other else ""), field="--precision")
+    return precision
+
+
+def _runtimes_with(precision: str) -> list[str]:
+    from mlprof.runtimes import runtime_names
+
+    return [n for n in runtime_names() if precision in runtime_info(n).precisions
+            and precision not in runtime_info(n).native_precisions]
+
+
+def converted(runtime: str, precision: str) -> bool:
+    """Whether ``runtime`` measures ``precision`` on a converted model (QuantizeModel)."""
+    info = runtime_info(runtime)
+    return precision != DEFAULT_PRECISION and precision in info.converted_precisions
+
+
+# --- conversion ---------------------------------------------------------------------------------
+
+
+def convert_onnx(src: str, dst: str, precision: str, *,
+                 calibration: Sequence[dict[str, np.ndarray]] = ()) -> dict[str, Any]:
+    """Write ``src`` (an ONNX file) converted to ``precision`` to ``dst`` and return its recipe:
+    the tool, its settings and the conversion time (a cold-start cost of the precision).
+
+    ``calibration``: the feeds int8-static calibrates on (one call each). ``dst`` appears
+    complete or not at all (written beside and renamed).
+    """
+    import onnx
+    import onnxruntime
+
+    precision = check_precision(precision)
+    tmp = f"{dst}.tmp{os.getpid()}.onnx"
+    prep = f"{dst}.prep{os.getpid()}.onnx"
+    source = src  # what the quantizer reads: src, or its pre-processed graph
+    recipe: dict[str, Any] = {"precision": precision, "source": src,
+                              "tool_version": onnxruntime.__version__}
+    t0 = time.perf_counter()
+    # the quantizer's advice (pre-process first) goes to the root logger: it is followed below
+    logging.getLogger().setLevel(logging.ERROR)
+    try:
+        if precision.startswith("int8"):
+            recipe["preprocess"] = _preprocess(src, prep)
+            if recipe["preprocess"] == "done":
+                source = prep
+        if precision == "fp16":
+            from onnxruntime.transformers.float16 import convert_float_to_float16
+
+            from mlprof.model.export import topological_sort
+
+            model = convert_float_to_float16(onnx.load(src), keep_io_types=True)
+            # the converter appends the Cast nodes of the kept float32 inputs at the end of the
+            # graph: ONNX Runtime accepts that, ONNX's checker and OpenVINO do not
+            topological_sort(model.graph)
+            onnx.save(model, tmp)
+            recipe.update(tool="onnxruntime.transformers.float16.convert_float_to_float16",
+                          keep_io_types=True)
+        elif precision == "int8-dynamic":
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            quantize_dynamic(source, tmp, weight_type=QuantType.QInt8)
+            recipe.update(tool="onnxruntime.quantization.quantize_dynamic",
+                          weight_type="QInt8", activations="uint8, quantized per call")
+        elif precision == "int8-static":
+            from onnxruntime.quantization import (
+                CalibrationDataReader,
+                CalibrationMethod,
+                QuantFormat,
+                QuantType,
+                quantize_static,
+            )
+
+            if not calibration:
+                raise MLProfError("int8-static needs calibration batches", src,
+                                  "--calibration-batches")
+
+            class _Reader(CalibrationDataReader):
+                def __init__(self) -> None:
+                    self.feeds = iter(calibration)
+
+                def get_next(self) -> dict | None:
+                    return next(self.feeds, None)
+
+            quantize_static(source, tmp, _Reader(), quant_format=QuantFormat.QDQ,
+                            activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                            calibrate_method=CalibrationMethod.MinMax,
+                            extra_options={"CalibMaxIntermediateOutputs":
+                                           CALIBRATION_MERGE_EVERY})
+            recipe.update(tool="onnxruntime.quantization.quantize_static", format="QDQ",
+                          activation_type="QInt8", weight_type="QInt8",
+                          calibration_method="MinMax", calibration_batches=len(calibration),
+                          calibration_batch_size=_batch_of(calibration[0]),
+                          calibration_inputs="random", calibration_seed=CALIBRATION_SEED)
+        else:
+            raise MLProfError(f"{precision} is not made by converting an ONNX model (the runtime "
+                              "applies it itself)", src, "--precision")
+        os.replace(tmp, dst)
+    except MLProfError:
+        raise
+    except Exception as e:
+        text = " ".join(str(e).split())[:300] or type(e).__name__
+        raise MLProfError(f"converting to {precision} failed: {text}", src,
+                          "--precision") from None
+    finally:
+        for path in (tmp, prep):
+            if os.path.exists(path):
+                os.unlink(path)
+    recipe["convert_s"] = time.perf_counter() - t0
+    recipe["bytes"] = {"source": os.path.getsize(src), "converted": os.path.getsize(dst)}
+    recipe["op_types"] = _op_counts(dst)
+    return recipe
+
+
+def _preprocess(src: str, dst: str) -> str:
+    """ONNX Runtime's pre-processing for quantization (shape inference and graph optimization,
+    ``quant_pre_process``, which its quantizer asks for); ``"done"``, or why it was skipped
+    (the model is then quantized as it is)."""
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    try:
+        quant_pre_process(src, dst)
+    except Exception as e:
+        return "skipped: " + (" ".join(str(e).split())[:200] or type(e).__name__)
+    return "done"
+
+
+def _batch_of(feed: dict[str, np.ndarray]) -> int:
+    return int(next(iter(feed.values())).shape[0]) if feed else 0
+
+
+def _op_counts(path: str) -> dict[str, int]:
+    """How many nodes of each operator type the converted graph has (what it became)."""
+    import onnx
+
+    counts: dict[str, int] = {}
+    for node in onnx.load(path, load_external_data=False).graph.node:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+# --- the error it costs -------------------------------------------------------------------------
+
+
+def as_arrays(result: Any) -> list[np.ndarray]:
+    """A runtime call's outputs as a flat list of numpy arrays (a list, a tuple, a dict-like
+    ``OVDict``, a tensor)."""
+    if isinstance(result, np.ndarray):
+        return [result]
+    if hasattr(result, "detach"):  # a torch tensor, without importing torch
+        return [result.detach().float().cpu().numpy()]
+    if isinstance(result, dict) or (hasattr(result, "values") and hasattr(result, "keys")):
+        return [a for v in result.values() for a in as_arrays(v)]
+    if isinstance(result, (list, tuple)):
+        return [a for v in result for a in as_arrays(v)]
+    return [np.asarray(result)]
+
+
+def output_error(reference: Sequence[np.ndarray], got: Sequence[np.ndarray]) -> dict[str, Any]:
+    """The error of ``got`` against the fp32 ``reference`` outputs (same inputs, same order).
+
+    - ``max_abs_error``: the largest ``|got - reference|`` over every output element;
+    - ``max_rel_error``: per output, its largest absolute error over its largest ``|reference|``
+      (an element-wise ratio explodes where the reference is near 0), the largest of these;
+    - for outputs that look like class scores (2-D floats, batch x at least 2 classes):
+      ``top1_agreement``, the fraction of rows whose arg-max is the reference's, and with at
+      least 6 classes ``top5_agreement``, the fraction whose reference arg-max is among the
+      five highest scores (the first such output; None when there is none).
+    """
+    if len(reference) != len(got):
+        raise MLProfError(f"{len(got)} outputs, the fp32 model has {len(reference)}",
+                          field="--precision")
+    max_abs = 0.0
+    max_rel = 0.0
+    top1 = top5 = None
+    for ref, out in zip(reference, got, strict=True):
+        ref = np.asarray(ref)
+        out = np.asarray(out)
+        if ref.shape != out.shape:
+            raise MLProfError(f"an output of shape {out.shape}, the fp32 model's is "
+                              f"{ref.shape}", field="--precision")
+        if not np.issubdtype(ref.dtype, np.number) or ref.size == 0:
+            continue
+        r = ref.astype(np.float64)
+        d = np.abs(out.astype(np.float64) - r)
+        if not np.all(np.isfinite(d)):
+            max_abs = max_rel = float("inf")
+            continue
+        err = float(d.max())
+        scale = float(np.abs(r).max())
+        max_abs = max(max_abs, err)
+        max_rel = max(max_rel, err / scale if scale > 0 else (0.0 if err == 0 else np.inf))
+        if top1 is None and ref.ndim == 2 and ref.shape[1] >= 2 and \
+                np.issubdtype(ref.dtype, np.floating):
+            want = r.argmax(axis=1)
+            top1 = float(np.mean(out.argmax(axis=1) == want))
+            if ref.shape[1] >= 6:
+                best5 = np.argsort(-out.astype(np.float64), axis=1)[:, :5]
+                top5 = float(np.mean(np.any(best5 == want[:, None], axis=1)))
+    return {"max_abs_error": max_abs, "max_rel_error": max_rel, "top1_agreement": top1,
+            "top5_agreement": top5}
+
+
+def quantize_model(spec_file: str, source: str, out_onnx: str, precision: str,
+                   calibration_batches: int = 0, progress: Any = None) -> dict[str, Any]:
+    """Convert the ONNX model ``source`` (the graph of the model file ``spec_file``, or a
+    script's export) to ``precision`` into ``out_onnx``; the recipe of :func:`convert_onnx`.
+
+    int8-static calibrates on ``calibration_batches`` batches of
+    :data:`CALIBRATION_BATCH_SIZE` events of random inputs (seed :data:`CALIBRATION_SEED`),
+    made by the measurement's own input generator from the model's input specs."""
+    from mlprof.measure.inputs import make_feeds
+    from mlprof.model import read_model_file
+    from mlprof.model.onnx_graph import resolve
+
+    precision = check_precision(precision)
+    feeds: list[dict[str, np.ndarray]] = []
+    if precision == "int8-static":
+        n = check_calibration_batches(calibration_batches)
+        spec = read_model_file(spec_file)
+        if os.path.abspath(spec.file) != os.path.abspath(source):
+            spec = read_model_file(source)
+        resolved = resolve(spec)
+        feeds = make_feeds(resolved.inputs, CALIBRATION_BATCH_SIZE, n, "random",
+                           CALIBRATION_SEED)
+    os.makedirs(os.path.dirname(os.path.abspath(out_onnx)), exist_ok=True)
+    return convert_onnx(source, out_onnx, precision, calibration=feeds)
+
+
+def converted_spec_yaml(spec: Any, onnx_name: str, precision: str) -> str:
+    """The YAML of a converted model: ``spec``'s name, label, inputs and outputs, its file the
+    converted ``onnx_name`` beside it (so that the converted model is measured as the model
+    file the user gave describes it)."""
+    import yaml
+
+    model: dict[str, Any] = {"name": spec.name, "label": spec.label, "inference_engine": "onnx",
+                             "file": onnx_name}
+    if spec.version:
+        model["version"] = str(spec.version)
+    if spec.inputs:
+        model["inputs"] = [{"name": i.name, "shape": list(i.shape),
+                            **({"dtype": i.dtype} if i.dtype else {})} for i in spec.inputs]
+    if spec.outputs:
+        model["outputs"] = [{"name": o} for o in spec.outputs]
+    head = f"# {spec.spec_file} converted to {precision} by mlprof (QuantizeModel)\n"
+    return head + yaml.safe_dump({"model": model}, sort_keys=False)

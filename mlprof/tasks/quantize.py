@@ -1,0 +1,126 @@
+"""QuantizeModel: an ONNX model converted to a lower precision (fp16, int8-dynamic,
+int8-static), once, as an artifact that the measurements of that precision require."""
+
+from __future__ import annotations
+
+import logging
+
+from mlprof import ingest
+from mlprof.errors import MLProfError
+from mlprof.results import layout
+from mlprof.tasks.base import Requirements
+from mlprof.tasks.export import ExportOnnx
+from mlprof.tasks.parameters import (
+    ExportMixin,
+    ModelMixin,
+    PrecisionMixin,
+    PrecisionParameter,
+    ScriptMixin,
+    refuse_given,
+)
+from mlprof.util import write_json_atomic, write_text_atomic
+
+logger = logging.getLogger("mlprof")
+
+#: the precisions a converted model is made for
+CONVERTED = ("fp16", "int8-dynamic", "int8-static")
+
+
+class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
+    """Convert one ONNX model (a YAML/ONNX model file, or a script's fp32 ONNX export) to
+    ``--precision`` fp16, int8-dynamic or int8-static (``--calibration-batches`` for the
+    last) with ONNX Runtime's tools (:mod:`mlprof.model.precision`).
+
+    Writes ``model.onnx`` (the converted graph), ``model.yaml`` (the model file the
+    measurements read: the original's name, label, inputs and outputs, with the converted
+    graph) and ``quantize.json`` (the recipe: tool and version, its settings, the calibration,
+    the conversion time, the sizes and operator counts before and after). MeasureRuntime,
+    ProfileRuntime and the plots require it like an export: it is made once per model,
+    precision and calibration, and reused by every runtime, batch size and version of theirs.
+    """
+
+    reqs = Requirements(ExportOnnx=ExportOnnx)
+
+    precision = PrecisionParameter(default="int8-dynamic", description="the precision to "
+                                   "convert to: fp16, int8-dynamic or int8-static; default: "
+                                   "int8-dynamic")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.precision not in CONVERTED:
+            raise MLProfError(f"QuantizeModel makes {', '.join(CONVERTED)} models; "
+                              f"{self.precision} needs no converted model", field="--precision")
+        if self.model_spec.model_kind not in ("onnx", "script"):
+            raise MLProfError("QuantizeModel converts ONNX models (a YAML/ONNX model file or a "
+                              "script's export)", self.model_spec.spec_file, "--model-file")
+        if not self.is_script:
+            refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
+                         "applies to model scripts (.py) only", self.model_spec.spec_file)
+
+    def requires(self):
+        if not self.is_script:
+            return {}
+        return {"export": self.reqs.ExportOnnx.req(self, precision="fp32")}
+
+    def store_parts(self) -> dict[str, str]:
+        content = self.model_spec.content_hash
+        export = None
+        if self.is_script:
+            content = layout.script_model_hash(content, self.script_argv, self.max_depth)
+            export = (self.requires()["export"].export_key(), self.script_key())
+        return {"model": layout.model_segment(self.resolved_model_name, content),
+                "settings": layout.quantize_settings_segment(self.precision_key(), export)}
+
+    def output(self):
+        return self.declared_outputs()
+
+    def source(self) -> str:
+        """The fp32 ONNX file that is converted (the model's graph, or the script's export)."""
+        if not self.is_script:
+            return self.model_spec.file
+        return self.requires()["export"].output()["onnx"].path
+
+    def record(self) -> dict | None:
+        """The recipe (``quantize.json``), None while there is none."""
+        try:
+            record = ingest.load_json(self.output()["json"].path)
+        except MLProfError:
+            return None
+        return record if isinstance(record, dict) else None
+
+    def run(self):
+        from mlprof.measure.isolate import run_isolated
+        from mlprof.model.precision import converted_spec_yaml, quantize_model
+
+        if self.is_script:
+            export = self.requires()["export"].record() or {}
+            if export.get("batch") == "static":
+                raise MLProfError("this model is measured on one static graph per batch size; "
+                                  f"{self.precision} of static graphs is not supported yet",
+                                  self.model_spec.spec_file, "--precision")
+        outputs = self.output()
+        source = self.source()
+        name = self.resolved_model_name
+        recipe = run_isolated(quantize_model, {
+            "spec_file": self.model_spec.spec_file, "source": source,
+            "out_onnx": outputs["onnx"].path, "precision": self.precision,
+            "calibration_batches": self.resolved_calibration_batches,
+        }, label=f"{self.precision} conversion of {name}")
+        spec = self.model_spec if not self.is_script else \
+            _spec_of(source, self.resolved_model_name)
+        write_text_atomic(outputs["yaml"].path,
+                          converted_spec_yaml(spec, "model.onnx", self.precision))
+        recipe["model_file"] = self.model_file
+        # the ONNX file and the YAML are in place; the JSON completes the result
+        write_json_atomic(outputs["json"].path, recipe)
+        logger.info("converted %s to %s in %.2f s (%s)", name, self.precision,
+                    recipe["convert_s"], recipe["tool"].rpartition(".")[2])
+
+
+def _spec_of(onnx_file: str, name: str):
+    """The spec of a script's export, named as the script's model."""
+    from mlprof.model import read_model_file
+
+    spec = read_model_file(onnx_file)
+    spec.name = spec.label = name
+    return spec

@@ -1,0 +1,229 @@
+"""Precision as a sweep axis (issue 24): converted models (QuantizeModel), the error a lower
+precision costs against fp32, the CPU's instruction sets, and the refusals up front."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlprof.errors import MLProfError
+from mlprof.results import layout
+from tests.helpers import DNN, FAST, REPO, law_run
+
+# --- the vocabulary and the refusals ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given, hint", [("int8", "int8-dynamic or int8-static"),
+                                         ("float16", "fp16"), ("bfloat16", "bf16"),
+                                         ("int4", None), ("", None)])
+def test_an_unknown_precision_is_one_line_naming_the_valid_ones(given, hint):
+    from mlprof.runtimes import check_precision
+
+    with pytest.raises(MLProfError) as e:
+        check_precision(given)
+    text = str(e.value)
+    assert "\n" not in text and text.startswith("--precision: unknown precision")
+    assert "fp32, fp16, bf16, int8-dynamic, int8-static" in text
+    assert (f"did you mean {hint}?" in text) == (hint is not None)
+
+
+def test_names_are_normalized_not_guessed():
+    from mlprof.runtimes import check_precision
+
+    assert check_precision(" INT8_Dynamic ") == "int8-dynamic"
+    assert check_precision("FP16") == "fp16"
+
+
+def test_a_runtime_that_cannot_is_refused_naming_those_that_can():
+    from mlprof.model.precision import check_runtime_precision
+
+    with pytest.raises(MLProfError, match=r"^--precision: tensorflow does not measure at "
+                       r"int8-dynamic \(it measures at fp32\); onnxruntime, openvino does"):
+        check_runtime_precision("tensorflow", "int8-dynamic")
+    with pytest.raises(MLProfError, match="onnxruntime does not measure at bf16"):
+        check_runtime_precision("onnxruntime", "bf16")
+    assert check_runtime_precision("ort", "int8-static") == "int8-static"
+
+
+def test_bf16_on_openvino_needs_the_cpu_s_bf16_instructions():
+    """OpenVINO's bf16 hint on a CPU without them reads back as f32: refused, not measured as
+    a bf16 result that is an fp32 one."""
+    from mlprof.model.precision import check_runtime_precision
+
+    avx2 = frozenset({"avx2", "fma", "f16c"})
+    with pytest.raises(MLProfError, match="openvino runs bf16 only on CPUs with AVX-512 BF16 or "
+                       "AMX-BF16, and this one has none"):
+        check_runtime_precision("openvino", "bf16", avx2)
+    assert check_runtime_precision("openvino", "bf16", avx2 | {"avx512_bf16"}) == "bf16"
+
+
+@pytest.mark.parametrize("value", [0, -1, 1001, 10**9, True, 2.5, "8"])
+def test_calibration_counts_out_of_bounds_are_refused(value):
+    from mlprof.model.precision import check_calibration_batches
+
+    with pytest.raises(MLProfError, match="^--calibration-batches: must be"):
+        check_calibration_batches(value)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--precision", "int9"], "--precision: unknown precision 'int9'"),
+    (["--precision", "bf16"], "--precision: onnxruntime does not measure at bf16"),
+    (["--precision", "int8-static", "--calibration-batches", "1000000000"],
+     "--calibration-batches: must be from 1 to 1000, got 1000000000"),
+    (["--precision", "int8-dynamic", "--calibration-batches", "4"],
+     "--calibration-batches: applies to --precision int8-static only"),
+    (["--model-file", str(REPO / "examples" / "dnn" / "model_tfaot_l10u128.yaml"),
+      "--runtime", "tfaot", "--precision", "fp16"], "--precision: tfaot does not measure at fp16"),
+])
+def test_hostile_values_fail_up_front_in_one_line(args, message, store):
+    r = law_run("PlotRuntimes", "--version", "v", "--batch-sizes", "1", *args, store=store)
+    assert r.returncode == 40, r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if "mlprof error" in line or
+              line.startswith("--")]
+    assert any(message in line for line in (r.stdout + r.stderr).splitlines()), r.stderr
+    assert len(errors) <= 2, errors
+    assert not store.exists() or not any(p.is_file() for p in store.rglob("*"))
+
+
+def test_the_plot_refuses_a_precision_one_of_its_runtimes_cannot(store):
+    r = law_run("PlotMultiRuntimes", "--version", "v", "--model-files", str(DNN), "--runtimes",
+                "onnxruntime,openvino", "--precisions", "fp32,bf16", store=store)
+    assert r.returncode == 40
+    assert "--precision: onnxruntime does not measure at bf16" in r.stderr
+
+
+# --- the layout ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [layout.PrecisionKey("fp16"), layout.PrecisionKey("int8-dynamic"),
+                                 layout.PrecisionKey("int8-static", 16),
+                                 layout.PrecisionKey("fp32+int8-static", 4)])
+def test_precision_segments_round_trip(key):
+    measure = layout.MeasureKey(100, 1, 10, 0.5, 1, "random")
+    segment = layout.measure_settings_segment(measure, None, key)
+    if "+" not in key.precision:
+        assert layout.parse_settings_segment(segment)["precision"] == key
+    assert layout.parse_precision_segment(layout.precision_segment(key)) == key
+
+
+def test_fp32_leaves_the_old_paths_alone_and_a_script_s_fp16_export_says_it_once():
+    measure = layout.MeasureKey(100, 1, 10, 0.5, 1, "random")
+    assert layout.measure_settings_segment(measure, None, layout.PrecisionKey()) == \
+        layout.measure_segment(measure)
+    fp16 = layout.ExportKey(18, "fp16")
+    assert layout.measure_settings_segment(measure, fp16, layout.PrecisionKey("fp16")).endswith(
+        "__onnx-op18-fp16")
+
+
+# --- the error ----------------------------------------------------------------------------------
+
+
+def test_the_error_is_what_a_hand_computation_gives():
+    from mlprof.model.precision import output_error
+
+    ref = np.array([[0.1, 0.7, 0.2, 0.0, 0.0, 0.0],
+                    [0.5, 0.1, 0.1, 0.1, 0.1, 0.1]], dtype=np.float32)
+    got = np.array([[0.1, 0.3, 0.6, 0.0, 0.0, 0.0],   # arg-max moved: 1 -> 2, still in top 5
+                    [0.45, 0.1, 0.1, 0.1, 0.1, 0.15]], dtype=np.float32)
+    other_ref = np.array([2.0, -4.0], dtype=np.float32)
+    other = np.array([2.5, -4.0], dtype=np.float32)
+    e = output_error([ref, other_ref], [got, other])
+    assert e["max_abs_error"] == pytest.approx(0.5)               # |2.5 - 2.0|
+    assert e["max_rel_error"] == pytest.approx(0.4 / 0.7)          # 0.4 of a largest 0.7
+    assert e["top1_agreement"] == 0.5 and e["top5_agreement"] == 1.0
+    with pytest.raises(MLProfError, match="1 outputs, the fp32 model has 2"):
+        output_error([ref, other_ref], [got])
+
+
+def test_scores_that_are_not_classes_have_no_agreement():
+    from mlprof.model.precision import output_error
+
+    e = output_error([np.ones((4, 1), np.float32)], [np.ones((4, 1), np.float32)])
+    assert e == {"max_abs_error": 0.0, "max_rel_error": 0.0, "top1_agreement": None,
+                 "top5_agreement": None}
+
+
+def test_the_machine_s_instruction_sets_are_recorded():
+    from mlprof.measure.sysinfo import ISA_FLAGS, cpu_flags, isa, system_info
+
+    assert system_info()["isa"] == isa()
+    assert set(isa()) == {ISA_FLAGS[f] for f in cpu_flags() if f in ISA_FLAGS}
+
+
+# --- end to end ---------------------------------------------------------------------------------
+
+
+def _branch(store: Path, runtime: str, precision: str, bs: int) -> dict:
+    tag = "" if precision == "fp32" else f"__prec-{precision}"
+    (path,) = [p for p in store.glob(f"MeasureRuntime/*/{runtime}-*/*/v/runtime_bs_{bs}.json")
+               if p.parent.parent.name.endswith(f"input-random{tag}")]
+    return json.loads(path.read_text())
+
+
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
+def test_int8_curves_record_their_error_and_reuse_the_converted_model(store):
+    """Four curves (2 runtimes x 2 precisions); the int8 branches hold their error against
+    fp32, equal to one computed by hand from the two models on the measurement's inputs; a
+    second sweep reuses the converted model."""
+    args = ["--version", "v", "--model-files", str(DNN), "--runtimes", "onnxruntime,openvino",
+            "--precisions", "fp32,int8-dynamic", *FAST]
+    r = law_run("PlotMultiRuntimes", *args, "--batch-sizes", "1,8", store=store)
+    assert r.returncode == 0, r.stderr
+    header = next(line for line in r.stdout.splitlines() if line.startswith("batch size"))
+    assert header.count("[ms]") == 4 and header.count("int8-dynamic") == 2, header
+    (record,) = store.glob("QuantizeModel/*/prec-int8-dynamic/v/quantize.json")
+    made = os.stat(record).st_mtime_ns
+
+    import onnxruntime as ort
+
+    from mlprof.measure.inputs import make_feeds
+    from mlprof.measure.sysinfo import isa
+    from mlprof.model import read_model_file
+    from mlprof.model.onnx_graph import resolve
+    from mlprof.model.precision import output_error
+
+    feed = make_feeds(resolve(read_model_file(DNN)).inputs, 8)[0]
+    for runtime in ("onnxruntime", "openvino"):
+        prov = _branch(store, runtime, "int8-dynamic", 8)
+        err = prov["precision"]["error"]
+        assert prov["precision"]["precision"] == "int8-dynamic"
+        assert prov["precision"]["conversion"]["tool"].endswith("quantize_dynamic")
+        assert prov["isa"] == isa()
+        if runtime == "onnxruntime":  # by hand: both graphs run on the same inputs
+            outs = []
+            for f in (read_model_file(DNN).file, record.parent / "model.onnx"):
+                s = ort.InferenceSession(str(f), providers=["CPUExecutionProvider"])
+                outs.append(s.run(None, feed)[0].astype(np.float64))
+            d = np.abs(outs[1] - outs[0])
+            assert err["max_abs_error"] == pytest.approx(d.max(), rel=1e-6)
+            assert err["max_rel_error"] == pytest.approx(d.max() / np.abs(outs[0]).max(),
+                                                         rel=1e-6)
+            assert err["top1_agreement"] == pytest.approx(
+                np.mean(outs[0].argmax(1) == outs[1].argmax(1)))
+            assert err["top5_agreement"] == output_error([outs[0]],
+                                                         [outs[1]])["top5_agreement"]
+        assert 0 < err["max_abs_error"] < 0.5, err  # int8 is not exact, and not garbage
+        assert "error" not in _branch(store, runtime, "fp32", 8)["precision"]
+
+    r = law_run("PlotMultiRuntimes", *args, "--batch-sizes", "1,2", store=store)
+    assert r.returncode == 0, r.stderr
+    assert os.stat(record).st_mtime_ns == made
+    assert "converted" not in r.stderr + r.stdout
+
+
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
+def test_int8_static_calibrates_on_the_number_of_batches_asked(store):
+    r = law_run("MeasureRuntime", "--version", "v", "--batch-sizes", "4", "--precision",
+                "int8-static", "--calibration-batches", "3", "--runtime", "onnxruntime", *FAST,
+                store=store)
+    assert r.returncode == 0, r.stderr
+    (record,) = store.glob("QuantizeModel/*/prec-int8-static-cal3/v/quantize.json")
+    recipe = json.loads(record.read_text())
+    assert recipe["calibration_batches"] == 3 and recipe["format"] == "QDQ"
+    assert recipe["op_types"].get("QuantizeLinear", 0) > 0
+    (branch,) = store.glob("MeasureRuntime/*/*/*__prec-int8-static-cal3/v/runtime_bs_4.json")
+    assert json.loads(branch.read_text())["precision"]["error"]["max_abs_error"] > 0
