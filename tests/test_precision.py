@@ -42,7 +42,7 @@ def test_a_runtime_that_cannot_is_refused_naming_those_that_can():
     from mlprof.model.precision import check_runtime_precision
 
     with pytest.raises(MLProfError, match=r"^--precision: tensorflow does not measure at "
-                       r"int8-dynamic \(it measures at fp32\); onnxruntime, openvino does"):
+                       r"int8-dynamic \(it measures at fp32\); onnxruntime, torch, openvino do$"):
         check_runtime_precision("tensorflow", "int8-dynamic")
     with pytest.raises(MLProfError, match="onnxruntime does not measure at bf16"):
         check_runtime_precision("onnxruntime", "bf16")
@@ -227,3 +227,53 @@ def test_int8_static_calibrates_on_the_number_of_batches_asked(store):
     assert recipe["op_types"].get("QuantizeLinear", 0) > 0
     (branch,) = store.glob("MeasureRuntime/*/*/*__prec-int8-static-cal3/v/runtime_bs_4.json")
     assert json.loads(branch.read_text())["precision"]["error"]["max_abs_error"] > 0
+
+
+# --- why not faster -----------------------------------------------------------------------------
+
+
+def test_the_operators_that_cost_the_speed_up_are_named():
+    from mlprof.report.precision import op_diff, why_not_faster
+
+    fp32 = [{"op_type": "FusedGemm", "ms_per_call": 0.10}, {"op_type": "Softmax",
+                                                            "ms_per_call": 0.01}]
+    int8 = [{"op_type": "DynamicQuantizeLinear", "ms_per_call": 0.05},
+            {"op_type": "MatMulInteger", "ms_per_call": 0.07},
+            {"op_type": "Relu", "ms_per_call": 0.02}, {"op_type": "Softmax",
+                                                       "ms_per_call": 0.01}]
+    diff = op_diff(fp32, int8)
+    assert [r["op_type"] for r in diff] == ["MatMulInteger", "DynamicQuantizeLinear", "Relu",
+                                            "Softmax", "FusedGemm"]
+    assert diff[-1]["delta_ms"] == pytest.approx(-0.10) and diff[-1]["kind"] == "gone"
+    text = why_not_faster(fp32, int8, "int8-dynamic")
+    # 0.14 ms added (each of the three at least a tenth of it) against 0.10 saved
+    assert text == ("+0.07 ms MatMulInteger (new), +0.05 ms DynamicQuantizeLinear (new, "
+                    "conversion), +0.02 ms Relu (new); saves 0.1 ms, most in FusedGemm (gone)")
+    assert why_not_faster(fp32, int8, "int8-dynamic", top=1).startswith(
+        "+0.07 ms MatMulInteger (new); saves")
+    assert why_not_faster(int8, int8, "int8-dynamic").startswith("no operator is slower")
+
+
+@pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
+def test_compare_precisions_tables_speed_up_error_and_why(store):
+    """The table of batch size x precision: a speed-up with its interval and the error per
+    lower precision, and a reason (named operators) where it gains less than 1.2x."""
+    r = law_run("ComparePrecisions", "--version", "v", "--precisions", "fp32,int8-dynamic",
+                "--batch-sizes", "1", "--interleave", "6", "--n-calls", "20", "--warmup", "2",
+                "--time-budget", "5", store=store)
+    assert r.returncode == 0, r.stderr
+    (table,) = store.glob("ComparePrecisions/*/*/*__prec-fp32+int8-dynamic/v/precisions_*.csv")
+    import csv
+
+    rows = list(csv.DictReader(table.read_text().splitlines()))
+    assert [(x["batch_size"], x["precision"]) for x in rows] == [("1", "fp32"),
+                                                                 ("1", "int8-dynamic")]
+    low = rows[1]
+    assert float(low["ci_low"]) <= float(low["speedup"]) <= float(low["ci_high"])
+    assert float(low["max_abs_error"]) > 0 and rows[0]["max_abs_error"] == ""
+    if float(low["speedup"]) < 1.2:  # on this AVX2 VM: 0.77x at batch size 1
+        assert low["why"] and " ms " in low["why"], low
+        assert "why not faster" in r.stdout
+    else:
+        assert low["why"] == ""
+    assert "int8-dynamic" in r.stdout and "95% CI" in r.stdout

@@ -75,7 +75,10 @@ MAX_ROUNDS = 1000
 TOO_FEW = "too few rounds to tell"
 
 TABLE_COLUMNS = ("batch_size", "config", "model", "runtime", "reference", "rounds", "median_ms",
-                 "speedup", "ci_low", "ci_high", "significant", "verdict")
+                 "speedup", "ci_low", "ci_high", "significant", "verdict", "precision",
+                 "max_abs_error", "max_rel_error", "top1_agreement")
+#: the columns a table of an older mlprof may lack (read as empty)
+_NEWER_COLUMNS = ("precision", "max_abs_error", "max_rel_error", "top1_agreement")
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,16 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
                     k += 1
             medians[r, j] = float(np.median(buf)) / 1e6
         say((r + 1) / rounds, f"round {r + 1} of {rounds}")
+    # a lower precision's error against the fp32 configuration of its model and runtime, on
+    # the same inputs (after the rounds, untimed)
+    for j in range(len(configs)):
+        ref = _fp32_of(configs, j)
+        if ref is not None:
+            from mlprof.model.precision import as_arrays, output_error
+
+            (fn, args), (rfn, rargs) = current[j][1][0], current[ref][1][0]
+            infos[j]["error_vs_fp32"] = output_error(as_arrays(rfn(*rargs)),
+                                                     as_arrays(fn(*args)))
     prov = {
         "interleaved": True,
         "method": f"{rounds} rounds; each round runs every configuration for its n_calls "
@@ -210,6 +223,22 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
         "started_unix": start, "finished_unix": time.time(), "pid": os.getpid(),
     }
     return InterleavedResult(s.batch_size, list(configs), medians, orders, prov)
+
+
+def _precision(c: Config) -> str:
+    return str(dict(c.settings).get("precision", "fp32"))
+
+
+def _fp32_of(configs: Sequence[Config], j: int) -> int | None:
+    """The fp32 configuration that configuration ``j`` (at a lower precision) is compared with:
+    the same model, runtime and other settings; None at fp32 or without one."""
+    c = configs[j]
+    if _precision(c) == "fp32":
+        return None
+    rest = {k: v for k, v in c.settings if k != "precision"}
+    return next((k for k, o in enumerate(configs) if _precision(o) == "fp32"
+                 and o.model == c.model and o.runtime == c.runtime
+                 and dict(o.settings) == rest), None)
 
 
 def _ready(cls: Any, resolved: Any, feeds: list[dict[str, np.ndarray]],
@@ -267,7 +296,9 @@ def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
     m = result.round_medians_ms
     ref = result.configs[0]
     rows = []
+    configs = result.provenance.get("configs") or [{} for _ in result.configs]
     for j, c in enumerate(result.configs):
+        error = configs[j].get("error_vs_fp32") or {}
         if j == 0:
             est, low, high = 1.0, 1.0, 1.0
         else:
@@ -278,7 +309,10 @@ def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
         rows.append({"batch_size": result.batch_size, "config": c.label, "model": c.model,
                      "runtime": c.runtime, "reference": ref.label, "rounds": m.shape[0],
                      "median_ms": float(np.median(m[:, j])), "speedup": est, "ci_low": low,
-                     "ci_high": high, "significant": significant, "verdict": verdict})
+                     "ci_high": high, "significant": significant, "verdict": verdict,
+                     "precision": _precision(c),
+                     **{k: error.get(k) for k in ("max_abs_error", "max_rel_error",
+                                                  "top1_agreement")}})
     return rows
 
 
@@ -288,7 +322,8 @@ def table_csv(rows: Sequence[dict[str, Any]]) -> str:
     w = csv.DictWriter(out, TABLE_COLUMNS, lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+        w.writerow({k: ("" if v is None else f"{v:.6g}" if isinstance(v, float) else v)
+                    for k, v in r.items()})
     return out.getvalue()
 
 
@@ -314,11 +349,17 @@ def read_table(path: str) -> list[dict[str, Any]]:
             rounds = int(r["rounds"])
             r["batch_size"], r["rounds"] = int(r["batch_size"]), rounds
             r["significant"] = r["significant"] == "True"
+
             if rounds < MIN_ROUNDS and r["verdict"] != "reference":
                 # a table of an older mlprof, from fewer rounds than an interval needs
                 r["significant"], r["verdict"] = False, TOO_FEW
             if None in r or None in r.values():
                 raise TypeError("extra or missing columns")
+            for k in _NEWER_COLUMNS:  # absent from older tables, empty at fp32
+                r.setdefault(k, "")
+            r["precision"] = r["precision"] or "fp32"
+            for k in _NEWER_COLUMNS[1:]:
+                r[k] = float(r[k]) if r[k] != "" else None
         except (KeyError, TypeError, ValueError) as e:
             raise MLProfError(f"row {i + 2}: bad or missing field {e}", path) from None
     return rows
@@ -326,8 +367,16 @@ def read_table(path: str) -> list[dict[str, Any]]:
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """The table as text, one line per configuration and batch size."""
-    lines = [f"{'bs':>5}  {'config':<28} {'speed-up':>8}  {'95% CI':<17} verdict"]
+    errors = any(r.get("max_abs_error") is not None for r in rows)
+    head = f"{'bs':>5}  {'config':<28} {'speed-up':>8}  {'95% CI':<17} {'verdict':<15}"
+    if errors:
+        head += f" {'max abs err':>11}  {'top-1':>5}"
+    lines = [head.rstrip()]
     for r in rows:
-        lines.append(f"{r['batch_size']:>5}  {r['config'][:28]:<28} {r['speedup']:>8.3f}  "
-                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]  {r['verdict']}")
+        line = (f"{r['batch_size']:>5}  {r['config'][:28]:<28} {r['speedup']:>8.3f}  "
+                f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]  {r['verdict']:<15}")
+        if errors and r.get("max_abs_error") is not None:
+            top1 = r.get("top1_agreement")
+            line += f" {r['max_abs_error']:>11.3g}  {'' if top1 is None else f'{top1:.3f}':>5}"
+        lines.append(line.rstrip())
     return "\n".join(lines)

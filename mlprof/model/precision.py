@@ -37,17 +37,18 @@ from mlprof.runtimes import DEFAULT_PRECISION, check_precision, precision_proble
 NATIVE_ISA: dict[str, tuple[str, ...]] = {"bf16": ("avx512_bf16", "amx_bf16")}
 
 #: calibration batches of int8-static (``--calibration-batches``): each is one call of the
-#: fp32 model during calibration; ONNX Runtime's min/max calibrator keeps every batch's
-#: activations until it merges them (bounded here by :data:`CALIBRATION_MERGE_EVERY`)
+#: fp32 model (with a ReduceMin/ReduceMax added per tensor) during calibration; ONNX Runtime's
+#: min/max calibrator keeps only those per batch, so memory does not grow with the count, time
+#: does. Its ``CalibMaxIntermediateOutputs`` option is not used: in onnxruntime 1.32 it drops
+#: the batches collected so far instead of merging them (16 batches with it at 16: "No data is
+#: collected"; 20: calibrated on the last 4)
 DEFAULT_CALIBRATION_BATCHES = 16
 #: a bound far above any real use (the field calibrates on 100-1000 samples): 1000 batches of
-#: :data:`CALIBRATION_BATCH_SIZE` are 8000 events, each batch one model call
+#: :data:`CALIBRATION_BATCH_SIZE` are 8000 events, each batch one model call (ResNet-18: about
+#: 80 s here)
 MAX_CALIBRATION_BATCHES = 1000
 #: events per calibration batch
 CALIBRATION_BATCH_SIZE = 8
-#: the calibrator merges the activations it collected every this many batches (its memory is
-#: this many batches' activations, whatever ``--calibration-batches`` says)
-CALIBRATION_MERGE_EVERY = 16
 #: the seed of the calibration inputs: not the measurement's (0), so that the error measured
 #: afterwards is on inputs the calibration did not see
 CALIBRATION_SEED = 1
@@ -168,9 +169,7 @@ def convert_onnx(src: str, dst: str, precision: str, *,
 
             quantize_static(source, tmp, _Reader(), quant_format=QuantFormat.QDQ,
                             activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
-                            calibrate_method=CalibrationMethod.MinMax,
-                            extra_options={"CalibMaxIntermediateOutputs":
-                                           CALIBRATION_MERGE_EVERY})
+                            calibrate_method=CalibrationMethod.MinMax)
             recipe.update(tool="onnxruntime.quantization.quantize_static", format="QDQ",
                           activation_type="QInt8", weight_type="QInt8",
                           calibration_method="MinMax", calibration_batches=len(calibration),
@@ -179,6 +178,7 @@ def convert_onnx(src: str, dst: str, precision: str, *,
         else:
             raise MLProfError(f"{precision} is not made by converting an ONNX model (the runtime "
                               "applies it itself)", src, "--precision")
+        _keep_metadata(src, tmp)
         os.replace(tmp, dst)
     except MLProfError:
         raise
@@ -194,6 +194,21 @@ def convert_onnx(src: str, dst: str, precision: str, *,
     recipe["bytes"] = {"source": os.path.getsize(src), "converted": os.path.getsize(dst)}
     recipe["op_types"] = _op_counts(dst)
     return recipe
+
+
+def _keep_metadata(src: str, dst: str) -> None:
+    """The source's metadata (which inputs carry the batch, from an export) in the converted
+    graph, where a converter dropped it."""
+    import onnx
+
+    have = onnx.load(src, load_external_data=False).metadata_props
+    model = onnx.load(dst)
+    known = {p.key for p in model.metadata_props}
+    missing = [p for p in have if p.key not in known]
+    if missing:
+        for p in missing:
+            model.metadata_props.add(key=p.key, value=p.value)
+        onnx.save(model, dst)
 
 
 def _preprocess(src: str, dst: str) -> str:

@@ -190,6 +190,9 @@ class Family:
     specs: tuple[FileSpec, ...]
     #: ExportOnnx keeps its record after ``mlprof store clean`` removed the model: ``cleaned``
     cleanable: tuple[str, ...] = ()
+    #: files that only some directories of the family have (QuantizeModel's ``model.yaml``,
+    #: written only for a YAML model): checked where present, never required
+    optional: tuple[str, ...] = ()
 
     @property
     def dir_keys(self) -> frozenset[str]:
@@ -240,7 +243,7 @@ class Family:
                         return "corrupt", failures, problem
         if failures:
             return "failed", failures, None
-        required = {s.key for s in self.specs}
+        required = {s.key for s in self.specs} - set(self.optional)
         if units and all(keys >= required for keys in units.values()):
             return "ok", 0, None
         if self.cleanable and units and all(
@@ -275,10 +278,10 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("ExportOnnx", lambda: {"onnx": "model.onnx", "json": "export.json"},
            (FileSpec("onnx", r"model\.onnx"), FileSpec("json", r"export\.json")),
            cleanable=("onnx",)),
-    Family("QuantizeModel", lambda: {"onnx": "model.onnx", "yaml": "model.yaml",
-                                     "json": "quantize.json"},
+    Family("QuantizeModel", lambda yaml=False: {"onnx": "model.onnx", "json": "quantize.json",
+                                                **({"yaml": "model.yaml"} if yaml else {})},
            (FileSpec("onnx", r"model\.onnx"), FileSpec("yaml", r"model\.yaml"),
-            FileSpec("json", r"quantize\.json"))),
+            FileSpec("json", r"quantize\.json")), optional=("yaml",)),
     Family("MeasureRuntime", layout.branch_files,
            (FileSpec("csv", r"runtime_bs_(?P<unit>\d+)\.csv"),
             FileSpec("json", r"runtime_bs_(?P<unit>\d+)\.json"))),
@@ -290,6 +293,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            (FileSpec("table", rf"speedup_(?P<unit>{_BS}_il\d+)\.csv"),
             FileSpec("rounds", rf"rounds_(?P<unit>{_BS}_il\d+)\.csv"),
             FileSpec("provenance", rf"provenance_(?P<unit>{_BS}_il\d+)\.json"))),
+    Family("ComparePrecisions", layout.precision_files,
+           (FileSpec("csv", rf"precisions_(?P<unit>{_BS}_il\d+{_BUDGET})\.csv"),
+            FileSpec("text", rf"precisions_(?P<unit>{_BS}_il\d+{_BUDGET})\.txt"))),
     Family("ProfileRuntime", layout.profile_files,
            (FileSpec("csv", rf"profile_bs_(?P<unit>\d+{_BUDGET})\.csv"),
             FileSpec("json", rf"profile_bs_(?P<unit>\d+{_BUDGET})\.json"))),

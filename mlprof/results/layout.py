@@ -65,6 +65,7 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "PlotThroughput": ("model", "runtime", "settings"),
     "PlotSpeedup": ("model", "runtime", "settings"),
     "CompareInterleaved": ("model", "runtime", "settings"),
+    "ComparePrecisions": ("model", "runtime", "settings"),
     "ProfileRuntime": ("model", "runtime", "settings"),
     "PlotProfile": ("model", "runtime", "settings"),
     "Report": ("model",),
@@ -645,6 +646,13 @@ def interleaved_files(bs_tag: str, rounds: int) -> dict[str, str]:
     tag = f"{bs_tag}_{interleave_tag(rounds)}"
     return {"table": f"speedup_{tag}.csv", "rounds": f"rounds_{tag}.csv",
             "provenance": f"provenance_{tag}.json"}
+
+
+def precision_files(bs_tag: str, rounds: int, budget: int = 0) -> dict[str, str]:
+    """ComparePrecisions' files: the table as CSV and as text (the profiles' time budget in
+    the name: the reasons come from profiles it may cut short)."""
+    stem = f"precisions_{bs_tag}_{interleave_tag(rounds)}_{budget_tag(budget)}"
+    return {"csv": f"{stem}.csv", "text": f"{stem}.txt"}
 
 
 def budget_tag(seconds: int) -> str:

@@ -196,7 +196,7 @@ register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
     model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch",
-    profiler="torch.profiler"))
+    profiler="torch.profiler", precisions=("fp32", "bf16", "int8-dynamic")))
 register(RuntimeInfo(
     name="torch-compile", target="mlprof.runtimes.torch:TorchCompileRuntime",
     package="torch", aliases=("torch-compiled", "inductor", "compile"), devices=("cpu",),
@@ -232,7 +232,8 @@ def precision_problem(runtime: str, precision: str) -> str | None:
         return None
     can = [i.name for i in _REGISTRY.values() if precision in i.precisions]
     return (f"{info.name} does not measure at {precision} (it measures at "
-            f"{', '.join(info.precisions)})" + (f"; {', '.join(can)} does" if can else ""))
+            f"{', '.join(info.precisions)})"
+            + (f"; {', '.join(can)} {'does' if len(can) == 1 else 'do'}" if can else ""))
 
 
 def runtime_info(name: str) -> RuntimeInfo:

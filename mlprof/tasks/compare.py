@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 import luigi
 
 from mlprof.errors import MLProfError
+from mlprof.measure.quiet import verbose
 from mlprof.model import read_model_file
+from mlprof.model.precision import check_runtime_precision
 from mlprof.results import layout, records
 from mlprof.runtimes import (
     DEFAULT_RUNTIME,
@@ -29,6 +31,7 @@ from mlprof.tasks.parameters import (
     MeasurementMixin,
     NamesParameter,
     PathsParameter,
+    PrecisionsMixin,
     RuntimesParameter,
     ScriptMixin,
     refuse_given,
@@ -148,16 +151,18 @@ def setting_label(override: tuple[tuple[str, object], ...]) -> str:
                      for k, v in override)
 
 
-class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesMixin,
-                         InterleaveMixin, CompareMixin):
-    """Every model file on every runtime (and every value of ``--compare``), interleaved: per
+class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMixin,
+                         BatchSizesMixin, InterleaveMixin, CompareMixin):
+    """Every model file on every runtime at every precision (and every value of
+    ``--compare``), interleaved: per
     batch size one isolated child loads all configurations and runs ``--interleave`` rounds of
     ``--n-calls`` calls per event each.
 
     A model script is measured on each runtime's own artifact, as MeasureRuntime measures it
     (its :meth:`~mlprof.tasks.runtime.MeasureRuntime.measured_file`): ONNX Runtime and OpenVINO
     its ONNX export (ExportOnnx runs first; a static export per batch size where the model
-    needs one), the PyTorch runtimes the script itself.
+    needs one), the PyTorch runtimes the script itself; a lower precision on its converted
+    model (QuantizeModel) or with the runtime's own setting, as MeasureRuntime measures it.
 
     Outputs: ``speedup_<bs>_il<R>.csv`` (per batch size and configuration: speed-up over the
     first configuration, 95 % CI, significant, verdict), ``rounds_<bs>_il<R>.csv`` (every
@@ -204,6 +209,8 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
         for rt in self.runtimes:
             check_device(rt, self.device)
             check_installed(rt)
+            for precision in self.precisions:
+                check_runtime_precision(rt, precision)
         # script and export parameters must change some configuration, or they are refused
         if not any(s.is_script for s in self._specs):
             refuse_given(self, self.SCRIPT_PARAMS + self.EXPORT_PARAMS,
@@ -224,14 +231,17 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
         return any(s.is_script for s in self._specs) and any(
             runtime_info(rt).needs_export for rt in self.runtimes)
 
-    def _measurement(self, i: int, runtime: str, branch: int | None = None):
+    def _measurement(self, i: int, runtime: str, branch: int | None = None,
+                     precision: dict | None = None):
         """The MeasureRuntime of model file ``i`` on ``runtime`` (the branch of batch size
-        number ``branch``): not run, only asked what it measures, so that a script's artifact
-        per runtime (export, static export, script::HASH) is decided in one place."""
-        params = MeasurementTask.applicable(True, runtime, {
+        number ``branch``) at ``precision`` (:meth:`precision_overrides`; default: the first):
+        not run, only asked what it measures, so that a model's artifact per runtime and
+        precision (export, static export, converted model, script::HASH) is decided in one
+        place."""
+        params = MeasurementTask.applicable(self._specs[i].is_script, runtime, {
             p: getattr(self, p) for p in self.SCRIPT_PARAMS + self.EXPORT_PARAMS})
         kw = dict(model_file=self.model_files[i], runtime=runtime, device=self.device,
-                  **params)
+                  **params, **(precision or self.precision_overrides()[0]))
         if self.model_names:
             kw["model_name"] = self.model_names[i]
         if branch is not None:
@@ -239,9 +249,12 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
         return self.reqs.MeasureRuntime.req(self, **kw)
 
     def requires(self):
-        """A script's export (runtimes that measure one) or discovery (those that run it)."""
-        return {f"{i}-{rt}": self._measurement(i, rt).model_requirements()
-                for i, s in enumerate(self._specs) if s.is_script for rt in self.runtimes}
+        """A script's export (runtimes that measure one) or discovery (those that run it), and
+        the converted models of lower precisions."""
+        reqs = {f"{i}-{rt}-{p['precision']}": self._measurement(i, rt, None, p)
+                .model_requirements() for i in range(len(self._specs))
+                for rt in self.runtimes for p in self.precision_overrides()}
+        return {k: v for k, v in reqs.items() if v}
 
     def configs(self, batch_size: int | None = None) -> list:
         """The configurations in order: model files outer, runtimes, then the values of
@@ -252,20 +265,25 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
 
         overrides = self.compared_settings()
         many_models, many_rts = len(self._specs) > 1, len(self.runtimes) > 1
-        many_values = len(overrides) > 1
+        many_values, many_precisions = len(overrides) > 1, len(self.precisions) > 1
         out = []
         for i, s in enumerate(self._specs):
             for rt in self.runtimes:
-                measured, argv = s.spec_file, ()
-                if s.is_script and batch_size is not None:
-                    m = self._measurement(i, rt, self.batch_sizes.index(batch_size))
-                    measured, argv = m.measured_file(), m.script_argv
-                for o in overrides:
-                    parts = ([self._name(i)] if many_models or not (many_rts or many_values)
-                             else []) + ([rt] if many_rts else []) + \
+                for p in self.precision_overrides():
+                    measured, argv = s.spec_file, ()
+                    if batch_size is not None and (s.is_script or p["precision"] != "fp32"):
+                        m = self._measurement(i, rt, self.batch_sizes.index(batch_size), p)
+                        measured, argv = m.measured_file(), m.script_argv
+                    for o in overrides:
+                        parts = ([self._name(i)] if many_models or not (
+                            many_rts or many_values or many_precisions) else []) + \
+                            ([rt] if many_rts else []) + \
+                            ([str(p["precision"])] if many_precisions else []) + \
                             ([setting_label(o)] if many_values else [])
-                    out.append(Config(" ".join(parts), measured, rt, self._name(i),
-                                      script_args=tuple(argv), settings=o))
+                        precision = (("precision", p["precision"]),) \
+                            if p["precision"] != "fp32" else ()
+                        out.append(Config(" ".join(parts), measured, rt, self._name(i),
+                                          script_args=tuple(argv), settings=o + precision))
         return out
 
     def store_parts(self) -> dict[str, str]:
@@ -278,7 +296,8 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
             "model": layout.models_segment(segs),
             "runtime": layout.runtime_segment([(rt, runtime_version(rt))
                                                for rt in self.runtimes], self.device),
-            "settings": "__".join(p for p in (settings, self.compare_part()) if p),
+            "settings": "__".join(p for p in (settings, self.precisions_part(),
+                                              self.compare_part()) if p),
         }
 
     def output(self):
@@ -335,7 +354,8 @@ class CompareInterleaved(ScriptMixin, ExportMixin, MeasurementMixin, BatchSizesM
             if self.compared else None,
             "batch_sizes": {str(r.batch_size): r.provenance for r in results}}, "interleaved"))
         write_text_atomic(out["table"].path, table_csv(rows))  # last: it marks completion
-        logger.info("interleaved comparison:\n%s", format_table(rows))
+        if verbose():  # else the same table ends the run (run_summary)
+            logger.info("interleaved comparison:\n%s", format_table(rows))
 
 
 def draw_comparison(task, compare: CompareInterleaved) -> Figure:
@@ -346,16 +366,17 @@ def draw_comparison(task, compare: CompareInterleaved) -> Figure:
 
     configs = compare.configs()
     n_rt, n_values = len(compare.runtimes), len(compare.compared_settings())
-    per_model = n_rt * n_values
+    per_model = n_rt * n_values * len(compare.precisions)
     # each model by its --model-labels entry, else by its label (the names are in the path)
     names = {c.model: task.model_labels[k // per_model] if task.model_labels
              else compare._specs[k // per_model].label for k, c in enumerate(configs)}
     # through mlprof.ingest: a FIFO or a device at the record is one line, never a hang
     labels, corner = comparison_texts(ingest.load_json(compare.output()["provenance"].path),
                                       compare.device, compare.corner_threads(), names)
-    if n_values > 1:  # --compare: the setting tells the curves of one model and runtime apart
-        labels = {c.label: f"{labels.get(c.label, c.label)}, {setting_label(c.settings)}"
-                  for c in configs}
+    if n_values > 1 or len(compare.precisions) > 1:  # --compare, --precisions: the setting
+        # tells the curves of one model and runtime apart
+        labels = {c.label: ", ".join(x for x in (labels.get(c.label, c.label), setting_label(
+                      c.settings).replace("precision=", "")) if x) or c.label for c in configs}
     corner = task.plot_options()["top_right_label"] or corner
     return plot_comparison(compare.rows(), labels=labels, x_log=task.x_log,
                            top_right_label=corner)

@@ -288,8 +288,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
         if self.interleave:  # all configurations share one process: refused now, not later
             refuse_given(self, ("runtime_versions",), "--interleave: other runtime versions run "
                          "in their own virtual environments and cannot share a process")
-            refuse_given(self, ("precisions", "calibration_batches"), "--interleave compares "
-                         "fp32 models only (yet); without it, a curve per precision")
             refuse_given(self, ("min_duration", "y_log", "y_min", "y_max", "bs_normalized",
                                 "error_style", "y_axis"), "does not apply with --interleave "
                          "(rounds of --n-calls calls; the plot shows speed-ups)")

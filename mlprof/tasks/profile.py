@@ -119,18 +119,18 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
     def profiled_export(self) -> ExportOnnx:
         """The export this branch profiles: the static graph of its batch size when the
         export is static (as MeasureRuntime does), else the export itself."""
-        export = self.reqs.ExportOnnx.req(self)
+        export = self.export_req()
         record = export.record()
         if record and record.get("batch") == "static" and \
                 record.get("batch_size") != self.branch_data:
-            return self.reqs.ExportOnnx.req(self, export_batch_size=self.branch_data)
+            return self.export_req(export_batch_size=self.branch_data)
         return export
 
     def profiled_file(self) -> str:
         """The YAML/ONNX file, the export, the converted model of a lower precision, or
         ``script::HASH`` for the torch runtime."""
         if self.measures_converted:
-            return self.requires()["quantize"].output()["yaml"].path
+            return self.requires()["quantize"].measured()
         if not self.is_script:
             return self.model_spec.spec_file
         if self.measures_export:

@@ -31,8 +31,8 @@ class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
     ``--precision`` fp16, int8-dynamic or int8-static (``--calibration-batches`` for the
     last) with ONNX Runtime's tools (:mod:`mlprof.model.precision`).
 
-    Writes ``model.onnx`` (the converted graph), ``model.yaml`` (the model file the
-    measurements read: the original's name, label, inputs and outputs, with the converted
+    Writes ``model.onnx`` (the converted graph), for a YAML model ``model.yaml`` (the model
+    file the measurements read: the YAML's name, label, inputs and outputs, with the converted
     graph) and ``quantize.json`` (the recipe: tool and version, its settings, the calibration,
     the conversion time, the sizes and operator counts before and after). MeasureRuntime,
     ProfileRuntime and the plots require it like an export: it is made once per model,
@@ -72,7 +72,17 @@ class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
                 "settings": layout.quantize_settings_segment(self.precision_key(), export)}
 
     def output(self):
-        return self.declared_outputs()
+        return self.declared_outputs(yaml=self.writes_yaml)
+
+    @property
+    def writes_yaml(self) -> bool:
+        """Whether the model is a YAML file, whose converted copy is measured (an ONNX file or
+        a script's export is measured as the converted ONNX file itself)."""
+        return not self.is_script and self.model_spec.spec_file != self.model_spec.file
+
+    def measured(self) -> str:
+        """The file a measurement of the converted model reads."""
+        return self.output()["yaml" if self.writes_yaml else "onnx"].path
 
     def source(self) -> str:
         """The fp32 ONNX file that is converted (the model's graph, or the script's export)."""
@@ -106,21 +116,12 @@ class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
             "out_onnx": outputs["onnx"].path, "precision": self.precision,
             "calibration_batches": self.resolved_calibration_batches,
         }, label=f"{self.precision} conversion of {name}")
-        spec = self.model_spec if not self.is_script else \
-            _spec_of(source, self.resolved_model_name)
-        write_text_atomic(outputs["yaml"].path,
-                          converted_spec_yaml(spec, "model.onnx", self.precision))
+        if self.writes_yaml:
+            write_text_atomic(outputs["yaml"].path,
+                              converted_spec_yaml(self.model_spec, "model.onnx", self.precision))
         recipe["model_file"] = self.model_file
         # the ONNX file and the YAML are in place; the JSON completes the result
         write_json_atomic(outputs["json"].path, recipe)
         logger.info("converted %s to %s in %.2f s (%s)", name, self.precision,
                     recipe["convert_s"], recipe["tool"].rpartition(".")[2])
 
-
-def _spec_of(onnx_file: str, name: str):
-    """The spec of a script's export, named as the script's model."""
-    from mlprof.model import read_model_file
-
-    spec = read_model_file(onnx_file)
-    spec.name = spec.label = name
-    return spec

@@ -143,6 +143,12 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
                 "settings": layout.measure_settings_segment(self.measure_key(), export,
                                                             self.precision_key())}
 
+    def export_req(self, **params) -> ExportOnnx:
+        """The ExportOnnx of this model: at fp16 when fp16 is measured (the export converts
+        it), else at fp32 (the lower precisions are converted from it by QuantizeModel)."""
+        params.setdefault("precision", "fp16" if self.precision == "fp16" else "fp32")
+        return self.reqs.ExportOnnx.req(self, **params)
+
     @property
     def measures_converted(self) -> bool:
         """Whether the measured file is a converted model (QuantizeModel): a precision the
@@ -159,10 +165,9 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         measured against."""
         reqs: dict = {}
         if self.is_script and self.measures_export:
-            reqs["export"] = self.reqs.ExportOnnx.req(
-                self, precision="fp16" if self.precision == "fp16" else "fp32")
+            reqs["export"] = self.export_req()
             if self.precision != "fp32":
-                reqs["reference"] = self.reqs.ExportOnnx.req(self, precision="fp32")
+                reqs["reference"] = self.export_req(precision="fp32")
         elif self.is_script:
             reqs["discover"] = self.reqs.DiscoverModels.req(self)
         if self.measures_converted:
@@ -245,11 +250,11 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         requirements are the ones scheduled."""
         if not (self.is_branch() and self.measures_export):
             return None
-        record = self.reqs.ExportOnnx.req(self).record()
+        record = self.export_req().record()
         if not record or record.get("batch") != "static" or \
                 record.get("batch_size") == self.branch_data:
             return None
-        return self.reqs.ExportOnnx.req(self, export_batch_size=self.branch_data)
+        return self.export_req(export_batch_size=self.branch_data)
 
     def measured_export(self) -> ExportOnnx:
         """The export whose graph this branch measures (see :meth:`static_export`)."""
@@ -260,7 +265,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         lower precision, or script::HASH."""
         reqs = self.requires()
         if "quantize" in reqs:
-            return reqs["quantize"].output()["yaml"].path
+            return reqs["quantize"].measured()
         if not self.is_script:
             return self.model_spec.spec_file
         if "export" in reqs:
