@@ -277,3 +277,31 @@ def test_compare_precisions_tables_speed_up_error_and_why(store):
     else:
         assert low["why"] == ""
     assert "int8-dynamic" in r.stdout and "95% CI" in r.stdout
+
+
+# --- experiment files and the --compare path ----------------------------------------------------
+
+
+def test_an_experiment_file_can_ask_for_a_precision_and_a_bad_one_is_its_own_line(tmp_path):
+    from mlprof.experiments import load_experiment
+
+    text = (REPO / "experiments" / "dnn_onnxruntime.yaml").read_text().replace(
+        "settings:\n", "settings:\n  precision: int8-dynamic\n").replace(
+        "../examples/", f"{REPO}/examples/")
+    good = tmp_path / "good.yaml"
+    good.write_text(text)
+    assert load_experiment(good).settings["precision"] == "int8-dynamic"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("int8-dynamic", "int8"))
+    with pytest.raises(MLProfError) as e:
+        load_experiment(bad)
+    assert str(bad) in str(e.value) and "settings.precision" in str(e.value)
+    assert "did you mean int8-dynamic or int8-static?" in str(e.value)
+
+
+def test_precisions_are_not_a_compared_setting():
+    from mlprof.measure.settings import parse_compare
+
+    with pytest.raises(MLProfError, match="--compare: precisions are compared with "
+                       "--precisions"):
+        parse_compare("precision=fp32,int8-dynamic")

@@ -59,7 +59,7 @@ def test_each_bad_value_gives_one_error_naming_the_option(name, value, message):
 def test_every_setting_is_covered_and_the_options_follow_the_names():
     assert list(SETTINGS) == [f.name for f in fields(MeasureSettings)]
     assert [s.name for s in cli_settings()] == ["threads", "n_calls", "n_events", "warmup",
-                                                "min_duration", "input_data"]
+                                                "min_duration", "input_data", "precision"]
     for s in cli_settings():
         assert s.flag == "--" + s.name.replace("_", "-")
         assert s.help and "default:" not in s.help  # the users of the help add it

@@ -127,10 +127,6 @@ class MeasureSettings:
         DEFAULT_RUNTIME, help="inference runtime (aliases work: ort)", flag="--runtime",
         validator=_runtime)
     device: str = _setting("cpu", help="device to run on", flag="--device", validator=_device)
-    precision: str = _setting(
-        "fp32", help="the precision measured at: fp32, fp16, bf16, int8-dynamic, int8-static "
-        "(a converted model is measured as its own file; the runtime applies the others)",
-        flag="--precision", validator=_precision)
     threads: int = _setting(
         1, help="intra-op threads (0: the runtime's default, one per physical core)",
         flag="--threads", min=0, cli=True)
@@ -150,6 +146,10 @@ class MeasureSettings:
     input_data: str = _setting(
         "random", help="random, incremental, zeros, ones, or a .npz/.npy file",
         flag="--input-data", validator=_input_data, cli=True)
+    precision: str = _setting(
+        "fp32", help="the precision to measure at: fp32, fp16, bf16, int8-dynamic or "
+        "int8-static, where the runtime can (a converted model is measured as its own file, "
+        "the runtime applies the others)", flag="--precision", validator=_precision, cli=True)
     seed: int = _setting(0, help="seed of random input data", min=0)
     tfaot_batch_rules: str = _setting(
         "", help="how AOT-compiled (tfaot) models compose batch sizes they were not compiled "
@@ -315,6 +315,9 @@ def parse_compare(text: str) -> tuple[str, tuple[Any, ...]]:
         raise MLProfError(f"expected setting=value,value,... (e.g. threads=1,2), got {text!r}",
                           field=COMPARE_FIELD)
     valid = [s.name for s in cli_settings()]
+    if name == "precision":  # converted models and their calibration: a parameter of its own
+        raise MLProfError("precisions are compared with --precisions fp32,int8-dynamic,...",
+                          field=COMPARE_FIELD)
     if name not in valid:
         raise unknown_setting_error(name, valid, COMPARE_FIELD)
     out: list[Any] = []
