@@ -56,11 +56,11 @@ from mlprof.util import short_hash
 #: columns of the results table; ``status`` is the shown status (:func:`shown_status`) and
 #: ``change`` the change of the dashboard's statistic vs its baseline (:func:`baseline_of`)
 TABLE_COLUMNS = ["model", "runtime", "runtime_version", "device", "threads", "precision",
-                 "batch_size", "median_ms", "p16_ms", "p84_ms", "throughput", "cv", "status",
-                 "version", "change"]
+                 "batch_size", "median_ms", "p16_ms", "p84_ms", "throughput", "cv",
+                 "max_rel_error", "status", "version", "change"]
 #: columns of results.csv: the table's, and what a script reading it needs besides
 CSV_COLUMNS = [*TABLE_COLUMNS, "baseline", "label", "model_hash", "settings_key", "host",
-               "timestamp", "error", "max_abs_error", "max_rel_error", "top1_agreement", "isa"]
+               "timestamp", "error", "max_abs_error", "top1_agreement", "isa"]
 #: column headers shown instead of the CSV names
 HEADERS = {"runtime_version": "runtime version", "batch_size": "batch size",
            "median_ms": "median [ms]", "p16_ms": "p16 [ms]", "p84_ms": "p84 [ms]",
@@ -70,10 +70,11 @@ HEADERS = {"runtime_version": "runtime version", "batch_size": "batch size",
            "git_commit": "git commit", "mlprof_version": "mlprof", "change": "change",
            "n_results": "results", "worst": "largest change", "trend": "trend",
            "count": "count", "batch_sizes": "batch sizes", "where": "where",
-           "n_alerts": "alerts"}
+           "n_alerts": "alerts", "max_rel_error": "error vs fp32"}
 _NUMERIC = {"threads", "batch_size", "median_ms", "p16_ms", "p84_ms", "throughput", "cv",
             "value", "baseline", "change", "z", "count", "n_results", "ok", "unstable",
-            "contended", "failed", "worst", "n_alerts", "session_creation_ms", "peak_rss_mb"}
+            "contended", "failed", "worst", "n_alerts", "session_creation_ms", "peak_rss_mb",
+            "max_rel_error"}
 #: a change at least this large (either way) puts a series among the front page's trends
 CHANGE_SHOWN = 0.10
 #: points of a trend line
@@ -307,8 +308,8 @@ def _fmt(col: str, value: Any) -> str:
         return str(value)
     if col in ("change", "worst"):
         return f"{100 * num:+.1f}%"
-    if col == "cv":
-        return f"{100 * num:.1f}%"
+    if col in ("cv", "max_rel_error"):  # max_rel_error: of the output's largest fp32 value
+        return f"{100 * num:.1f}%" if col == "cv" or num >= 1e-3 else f"{100 * num:.2g}%"
     if col == "z":
         return f"{num:+.1f}"
     if col == "batch_size" and num.is_integer():
@@ -317,6 +318,25 @@ def _fmt(col: str, value: Any) -> str:
                "n_alerts") and num.is_integer():
         return f"{int(num):,}"
     return readable(num, 4)
+
+
+def _precision_of(settings_key: Any) -> str:
+    """The precision a result's settings segment names (fp32 when none)."""
+    from mlprof.results.layout import parse_settings_segment
+
+    try:
+        parsed = parse_settings_segment(str(settings_key or ""))
+    except ValueError:
+        return "fp32"
+    key = parsed.get("precision")
+    export = parsed.get("export")
+    return key.precision if key is not None else export.precision if export else "fp32"
+
+
+def _precision_text(precision: Any) -> str:
+    """`` · int8-dynamic`` on a card (escaped), nothing at fp32 or when not known."""
+    text = str(precision or "")
+    return f" &middot; {_esc(text)}" if text and text not in ("fp32", "nan", "None") else ""
 
 
 def _cell(col: str, value: Any, link: str | None = None, *, worse_up: bool = True,
@@ -745,8 +765,10 @@ def _history_html(model_report, series: Mapping[tuple, Series], alerts: Sequence
         seen = [v for k in skeys for v in series[k].runtime_versions if v]
         cfg["runtime_version"] = seen[-1] if len(set(seen)) <= 1 else \
             f"{series[skeys[0]].runtime_versions[0]} -> {seen[-1]}"
+        precision = _precision_of(cfg["settings_key"])
         head = (f"{cfg['runtime']} {cfg['runtime_version']} on {cfg['device']}, "
-                f"{cfg['threads']} thread(s), host {cfg['host']} ({cfg['cpu_model']})")
+                f"{cfg['threads']} thread(s), {precision}, host {cfg['host']} "
+                f"({cfg['cpu_model']})")
         fig = ""
         c_alerts = [a for a in alerts if series_key(a)[:-1] == ckey]
         if c_alerts and ckey in png_configs:
@@ -1070,7 +1092,8 @@ def _trends_html(cur: Sequence[dict], series: Mapping[tuple, Series], trend, mod
         href = _href(model_link(r, _anchor(key)) or "")
         inner = (f'<div class="what"><b>{_esc(r["label"])}</b><br>{_esc(r["runtime"])} '
                  f'{_esc(r["runtime_version"])} &middot; {_esc(_norm(r.get("threads")))} '
-                 f'thread(s)<br>batch size <b>{_esc(_norm(r["batch_size"]))}</b></div>'
+                 f'thread(s){_precision_text(r.get("precision"))}<br>batch size '
+                 f'<b>{_esc(_norm(r["batch_size"]))}</b></div>'
                  f'{trend(key, "", width=200, height=34)} '
                  + (f'<span class="{ccls}">' if ccls else "<span>") + f"{_esc(ctext)}</span>")
         cls = "card" + (f" {ccls or 'worse'}" if changed else "")
