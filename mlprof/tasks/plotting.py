@@ -169,11 +169,14 @@ class PlotRuntimes(MeasurementTask, ModelLabelMixin, LogYMixin, PlotMixin):
         return self.plot_targets(f"runtimes_{self.bs_tag}", labels)
 
     def run_summary(self) -> str:
-        return self.summary_of([(f"{self.resolved_model_name} {self.runtime}",
+        precision = f" {self.precision}" if self.precision != "fp32" else ""
+        return self.summary_of([(f"{self.resolved_model_name} {self.runtime}{precision}",
                                  self.requires())], [t.path for t in self.output().values()])
 
     def run(self):
         label = self.given_label() or self.model_spec.label
+        if self.precision != "fp32" and not self.given_label():  # the plot says what it shows
+            label += f", {self.precision}"
         # --y-axis efficiency: the runtime's GEMM peak, measured once (a dynamic dependency)
         efficiency = None
         if self.y_axis == "efficiency":

@@ -250,7 +250,9 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
                  for r in records]
         options["top_right_label"] = options["top_right_label"] or corner_label(
             infos, self.device, self.threads)
-        fig = plot_profile(profiles, top=self.top_ops, title=self.model_spec.label,
+        title = self.model_spec.label + (f", {self.precision}" if self.precision != "fp32"
+                                         else "")
+        fig = plot_profile(profiles, top=self.top_ops, title=title,
                            caption=calls_caption(records), **options)
         paths = [t.path for k, t in self.output().items() if k in self.file_types]
         save_figure(fig, paths)

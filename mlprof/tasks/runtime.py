@@ -407,7 +407,8 @@ class MergeRuntimes(MeasurementTask):
         return self.declared_outputs(bs_tag=self.bs_tag)
 
     def run_summary(self) -> str:
-        return self.summary_of([(f"{self.resolved_model_name} {self.runtime}", self)],
+        precision = f" {self.precision}" if self.precision != "fp32" else ""
+        return self.summary_of([(f"{self.resolved_model_name} {self.runtime}{precision}", self)],
                                [t.path for t in self.output().values()])
 
     def run(self):
