@@ -74,6 +74,8 @@ def test_calibration_counts_out_of_bounds_are_refused(value):
     (["--precision", "bf16"], "--precision: onnxruntime does not measure at bf16"),
     (["--precision", "int8-static", "--calibration-batches", "1000000000"],
      "--calibration-batches: must be from 1 to 1000, got 1000000000"),
+    (["--precision", "int8-static", "--calibration-batches", "0"],
+     "--calibration-batches: must be from 1 to 1000, got 0"),
     (["--precision", "int8-dynamic", "--calibration-batches", "4"],
      "--calibration-batches: applies to --precision int8-static only"),
     (["--model-file", str(REPO / "examples" / "dnn" / "model_tfaot_l10u128.yaml"),

@@ -29,20 +29,28 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.runtimes import DEFAULT_PRECISION, check_precision, precision_problem, runtime_info
+from mlprof.runtimes import (
+    DEFAULT_CALIBRATION_BATCHES as DEFAULT_CALIBRATION_BATCHES,  # here with its bound
+)
+from mlprof.runtimes import (
+    DEFAULT_PRECISION,
+    check_precision,
+    precision_problem,
+    runtime_info,
+)
 
 #: precisions that need instructions of their own on the CPU (any one of the flags), where a
 #: runtime would otherwise compute in fp32 without a word (OpenVINO's bf16 hint on an AVX2 CPU
 #: reads back as f32)
 NATIVE_ISA: dict[str, tuple[str, ...]] = {"bf16": ("avx512_bf16", "amx_bf16")}
 
-#: calibration batches of int8-static (``--calibration-batches``): each is one call of the
+#: calibration batches of int8-static (``--calibration-batches``, default
+#: :data:`DEFAULT_CALIBRATION_BATCHES`): each is one call of the
 #: fp32 model (with a ReduceMin/ReduceMax added per tensor) during calibration; ONNX Runtime's
 #: min/max calibrator keeps only those per batch, so memory does not grow with the count, time
 #: does. Its ``CalibMaxIntermediateOutputs`` option is not used: in onnxruntime 1.32 it drops
 #: the batches collected so far instead of merging them (16 batches with it at 16: "No data is
 #: collected"; 20: calibrated on the last 4)
-DEFAULT_CALIBRATION_BATCHES = 16
 #: a bound far above any real use (the field calibrates on 100-1000 samples): 1000 batches of
 #: :data:`CALIBRATION_BATCH_SIZE` are 8000 events, each batch one model call (ResNet-18: about
 #: 80 s here)

@@ -37,6 +37,9 @@ _KIND_TEXT = {ONNX_MODEL: "ONNX/YAML models", SCRIPT_MODEL: "Python model script
 #: int8-static (int8 weights and activations, their scales calibrated beforehand)
 PRECISIONS = ("fp32", "fp16", "bf16", "int8-dynamic", "int8-static")
 DEFAULT_PRECISION = "fp32"
+#: int8-static's calibration batches by default (``--calibration-batches``; the reasons for
+#: the count and its bound are at :data:`mlprof.model.precision.MAX_CALIBRATION_BATCHES`)
+DEFAULT_CALIBRATION_BATCHES = 16
 #: what people type for a precision that is not one of :data:`PRECISIONS`
 _PRECISION_HINTS = {"int8": "int8-dynamic or int8-static", "float32": "fp32", "float": "fp32",
                     "f32": "fp32", "float16": "fp16", "half": "fp16", "f16": "fp16",

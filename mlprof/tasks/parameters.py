@@ -17,6 +17,7 @@ from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
 from mlprof.results import layout
 from mlprof.runtimes import (
+    DEFAULT_CALIBRATION_BATCHES,
     DEFAULT_RUNTIME,
     canonical_runtime,
     check_device,
@@ -349,9 +350,11 @@ class PrecisionMixin(BaseTask):
     precision = PrecisionParameter(default="fp32", description="precision to measure at: "
                                    "fp32, fp16, bf16, int8-dynamic or int8-static (what a "
                                    "runtime supports: `mlprof system-info`); default: fp32")
-    calibration_batches = AsciiIntParameter(default=0, description="int8-static only: batches "
-                                            "of random inputs that calibrate the activations' "
-                                            "ranges (default: 16, at most 1000)")
+    calibration_batches = AsciiIntParameter(default=DEFAULT_CALIBRATION_BATCHES,
+                                            description="int8-static only: batches of 8 "
+                                            "random events that calibrate the activations' "
+                                            "ranges, 1 to 1000; default: "
+                                            f"{DEFAULT_CALIBRATION_BATCHES}")
 
     PRECISION_PARAMS = ("precision", "calibration_batches")
 
@@ -361,20 +364,16 @@ class PrecisionMixin(BaseTask):
 
     @property
     def resolved_calibration_batches(self) -> int:
-        """--calibration-batches (checked), its default for int8-static, 0 otherwise (given
-        for another precision it is refused: it would change nothing)."""
-        from mlprof.model.precision import (
-            DEFAULT_CALIBRATION_BATCHES,
-            check_calibration_batches,
-        )
+        """--calibration-batches (checked) for int8-static, 0 otherwise (given for another
+        precision it is refused: it would change nothing)."""
+        from mlprof.model.precision import check_calibration_batches
 
         if self.precision != "int8-static":
-            if self.calibration_batches:
+            if self.calibration_batches != DEFAULT_CALIBRATION_BATCHES:
                 raise MLProfError("applies to --precision int8-static only",
                                   field="--calibration-batches")
             return 0
-        return check_calibration_batches(self.calibration_batches or
-                                         DEFAULT_CALIBRATION_BATCHES)
+        return check_calibration_batches(self.calibration_batches)
 
     def precision_key(self) -> layout.PrecisionKey:
         """The precision as the layout keys it."""
@@ -390,27 +389,25 @@ class PrecisionsMixin(BaseTask):
     precisions = PrecisionsParameter(default=("fp32",), description="comma-separated "
                                      "precisions, a curve each (crossed with --runtimes): fp32, "
                                      "fp16, bf16, int8-dynamic, int8-static; default: fp32")
-    calibration_batches = AsciiIntParameter(default=0, description="int8-static only: batches "
-                                            "of random inputs that calibrate the activations' "
-                                            "ranges (default: 16, at most 1000)")
+    calibration_batches = PrecisionMixin.calibration_batches
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        from mlprof.model.precision import check_calibration_batches
+
         if not self.precisions:
             raise MLProfError("give at least one precision", field="--precisions")
-        if "int8-static" not in self.precisions and self.calibration_batches:
+        if "int8-static" not in self.precisions and \
+                self.calibration_batches != DEFAULT_CALIBRATION_BATCHES:
             raise MLProfError("applies to int8-static only (not in --precisions)",
                               field="--calibration-batches")
-        if self.calibration_batches:
-            from mlprof.model.precision import check_calibration_batches
-
-            check_calibration_batches(self.calibration_batches)
+        check_calibration_batches(self.calibration_batches)
 
     def precision_overrides(self) -> list[dict[str, object]]:
         """The parameters of each precision's measurement: ``precision`` and, for
         int8-static, ``calibration_batches``."""
         return [{"precision": p, "calibration_batches":
-                 self.calibration_batches if p == "int8-static" else 0}
+                 self.calibration_batches if p == "int8-static" else DEFAULT_CALIBRATION_BATCHES}
                 for p in self.precisions]
 
     def precisions_part(self) -> str:
@@ -418,10 +415,7 @@ class PrecisionsMixin(BaseTask):
         ``prec-fp32+int8-static-cal16`` (the calibration when int8-static is among them)."""
         if tuple(self.precisions) == ("fp32",):
             return ""
-        from mlprof.model.precision import DEFAULT_CALIBRATION_BATCHES
-
-        cal = (self.calibration_batches or DEFAULT_CALIBRATION_BATCHES) \
-            if "int8-static" in self.precisions else 0
+        cal = self.calibration_batches if "int8-static" in self.precisions else 0
         return layout.precision_segment(layout.PrecisionKey("+".join(self.precisions), cal))
 
 

@@ -11,6 +11,7 @@ import luigi
 from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
+from mlprof.runtimes import DEFAULT_CALIBRATION_BATCHES
 from mlprof.tasks.base import Requirements, failure_reason
 from mlprof.tasks.compare import CompareInterleaved, RoundsParameter
 from mlprof.tasks.parameters import (
@@ -99,7 +100,8 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
 
     def profile(self, precision: str, batch_size: int) -> ProfileRuntime:
         """The profile of one precision at one batch size."""
-        cal = self.calibration_batches if precision == "int8-static" else 0
+        cal = self.calibration_batches if precision == "int8-static" else \
+            DEFAULT_CALIBRATION_BATCHES
         return self.reqs.ProfileRuntime.req(self, precision=precision, calibration_batches=cal,
                                             batch_sizes=(batch_size,), min_duration=0.5)
 
