@@ -307,3 +307,17 @@ def test_precisions_are_not_a_compared_setting():
     with pytest.raises(MLProfError, match="--compare: precisions are compared with "
                        "--precisions"):
         parse_compare("precision=fp32,int8-dynamic")
+
+
+def test_plot_corners_name_the_instruction_sets_that_matter():
+    from mlprof.plotting.labels import CurveInfo, corner_label, curve_info, isa_text
+
+    assert isa_text(["AVX2", "FMA", "F16C"]) == "AVX2"
+    assert isa_text("AVX2, FMA, AVX-512, AVX-512 VNNI") == "AVX2+AVX-512+AVX-512 VNNI"
+    assert isa_text(None) == "" and isa_text(float("nan")) == ""
+    info = curve_info("DNN", "onnxruntime", "1.32.0", {"cpu_model": "AMD EPYC 7763",
+                                                         "host": "n1", "isa": ["AVX2", "FMA"]})
+    assert corner_label([info], "cpu", 1) == "onnxruntime 1.32.0 | AMD EPYC 7763 (AVX2), " \
+        "1 thread | host n1"
+    assert corner_label([CurveInfo("DNN", "onnxruntime", ("1.32.0",))], "cpu", 1) == \
+        "onnxruntime 1.32.0 | CPU, 1 thread"

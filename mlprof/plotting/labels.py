@@ -68,8 +68,11 @@ _IMPLIED_ISA = {"FMA", "F16C", "NEON"}
 
 def isa_text(isa: object) -> str:
     """What a corner says about the CPU's instructions: the recorded extensions
-    (:func:`mlprof.measure.sysinfo.isa`) that decide lower precisions' speed, ``+``-joined
-    (``AVX2``, ``AVX-512+AVX-512 VNNI+AMX``); "" when none is recorded."""
+    (:func:`mlprof.measure.sysinfo.isa`, a list, or a report's comma-separated column) that
+    decide lower precisions' speed, ``+``-joined (``AVX2``, ``AVX-512+AVX-512 VNNI+AMX``); ""
+    when none is recorded."""
+    if isinstance(isa, str):  # a report's column: "AVX2, FMA, F16C"
+        isa = [x.strip() for x in isa.split(",") if x.strip()]
     if not isinstance(isa, (list, tuple)):
         return ""
     return "+".join(str(x) for x in isa if str(x) not in _IMPLIED_ISA)

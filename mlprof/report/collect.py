@@ -167,7 +167,7 @@ def _precision_fields(prov: dict) -> dict:
     return {"precision": str(precision.get("precision") or "fp32"),
             **{k: number(k) for k in ("max_abs_error", "max_rel_error", "top1_agreement",
                                       "top5_agreement")},
-            "isa": " ".join(str(x) for x in isa) if isinstance(isa, list) else None}
+            "isa": ", ".join(str(x) for x in isa) if isinstance(isa, list) else None}
 
 
 def _failure_row(fail: Path, store: Path) -> dict | None:
