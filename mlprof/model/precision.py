@@ -79,15 +79,18 @@ def check_runtime_precision(runtime: str, precision: str, flags: frozenset[str] 
     from mlprof.measure.sysinfo import ISA_FLAGS, cpu_flags
 
     precision = check_precision(precision)
+    have = cpu_flags() if flags is None else flags
     problem = precision_problem(runtime, precision)
-    if problem:
+    if problem:  # naming the runtimes that can, on this CPU
+        can = [n for n in _runtimes_with(precision, have) if n != runtime_info(runtime).name]
+        problem = problem.split(";")[0] + (
+            f"; {', '.join(can)} {'does' if len(can) == 1 else 'do'}" if can else "")
         raise MLProfError(problem, field="--precision")
     info = runtime_info(runtime)
     if precision in info.native_precisions:
         need = NATIVE_ISA.get(precision, ())
-        have = cpu_flags() if flags is None else flags
         if need and not any(f in have for f in need):
-            other = [r for r in _runtimes_with(precision) if r != info.name]
+            other = [r for r in _runtimes_with(precision, have) if r != info.name]
             raise MLProfError(
                 f"{info.name} runs {precision} only on CPUs with "
                 f"{' or '.join(ISA_FLAGS.get(f, f) for f in need)}, and this one has none "
@@ -96,11 +99,17 @@ def check_runtime_precision(runtime: str, precision: str, flags: frozenset[str] 
     return precision
 
 
-def _runtimes_with(precision: str) -> list[str]:
+def _runtimes_with(precision: str, flags: frozenset[str]) -> list[str]:
+    """The runtimes that measure at ``precision`` on a CPU with ``flags``."""
     from mlprof.runtimes import runtime_names
 
+    def native_ok(name: str) -> bool:
+        need = NATIVE_ISA.get(precision, ())
+        return precision not in runtime_info(name).native_precisions or not need or any(
+            f in flags for f in need)
+
     return [n for n in runtime_names() if precision in runtime_info(n).precisions
-            and precision not in runtime_info(n).native_precisions]
+            and native_ok(n)]
 
 
 def converted(runtime: str, precision: str) -> bool:
