@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from mlprof.report.dashboard import TABLE_COLUMNS
 from tests.helpers import FAST, REPO, law_run, open_page
 
 #: each string breaks out of another HTML context (attribute values, text, <script>, URLs,
@@ -388,13 +389,15 @@ def test_filter_hides_rows(browser, nights_site: dict) -> None:
     assert 0 < len(rows) < total and all(r[1] == "torch" for r in rows)
     page.fill("#filter", "synth_m00 TORCH")  # every word, in any cell, any case
     assert {(r[0], r[1]) for r in visible()} == {("synth_m00", "torch")}
-    assert sorted(int(r[5]) for r in visible()) == [1, 8, 64]
+    bs = TABLE_COLUMNS.index("batch_size")  # by name: a new column moves the others
+    assert sorted(int(r[bs]) for r in visible()) == [1, 8, 64]
     assert page.inner_text("#filter-count").startswith(f"{len(visible())} of {total}")
     page.fill("#filter", "")
     page.select_option("#status-filter", "failures")
-    assert sorted(r[11] for r in visible()) == ["corrupt", "failed", "failed"]
+    assert sorted(r[TABLE_COLUMNS.index("status")] for r in visible()) == ["corrupt", "failed",
+                                                                       "failed"]
     page.select_option("#status-filter", "unstable")
-    assert [r[11] for r in visible()] == ["unstable"]
+    assert [r[TABLE_COLUMNS.index("status")] for r in visible()] == ["unstable"]
     page.select_option("#status-filter", "")
     # a model's "show results" button selects its rows only
     page.click("#models-table button[data-model='synth_m00']")

@@ -263,21 +263,26 @@ def check_site(browser, summary: dict) -> None:
     csv_rows = read_csv(root / "results.csv")
     rows = table_rows(page, "results-table")
     assert len(rows) == len(csv_rows) > 0
+    # the table's columns by name (a new column moves the others)
+    from mlprof.report.dashboard import TABLE_COLUMNS
+
+    BS, MEDIAN, STATUS, VERSION = (TABLE_COLUMNS.index(c) for c in (
+        "batch_size", "median_ms", "status", "version"))
     for row, rec in zip(rows, csv_rows, strict=True):
         assert row[0] == rec["model"] and row[1] == rec["runtime"]
-        assert int(row[5]) == int(rec["batch_size"])
+        assert int(row[BS]) == int(rec["batch_size"])
         if rec["median_ms"]:
-            assert float(row[6]) == pytest.approx(float(rec["median_ms"]), rel=1e-3)
+            assert float(row[MEDIAN]) == pytest.approx(float(rec["median_ms"]), rel=1e-3)
         else:  # a failure: no statistics
-            assert row[6] == "" and rec["status"] != "ok"
-        assert row[11] == rec["status"] and row[12] == rec["version"]
+            assert row[MEDIAN] == "" and rec["status"] != "ok"
+        assert row[STATUS] == rec["status"] and row[VERSION] == rec["version"]
     # sorting by the median column orders the rows numerically (both ways)
     header = page.locator("#results-table thead th", has_text="median")
     header.click()
-    medians = [float(r[6] or "inf") for r in table_rows(page, "results-table")]
+    medians = [float(r[MEDIAN] or "inf") for r in table_rows(page, "results-table")]
     assert medians == sorted(medians)  # failures (no median) last
     header.click()
-    medians = [float(r[6] or "inf") for r in table_rows(page, "results-table")]
+    medians = [float(r[MEDIAN] or "inf") for r in table_rows(page, "results-table")]
     assert medians == sorted(medians, reverse=True)
     # every model page: loads cleanly, all plots load
     links = page.eval_on_selector_all("#results-table a", "as => as.map(a => a.href)")
