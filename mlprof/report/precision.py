@@ -51,6 +51,11 @@ def _per_type(rows: Iterable[Any]) -> dict[str, float]:
     return out
 
 
+def _ms(value: float) -> str:
+    """Milliseconds to 3 significant digits, without e-notation (``2,040``, ``0.0734``)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def _what(op: str) -> str:
     if op in CONVERSION_OPS:
         return "conversion"
@@ -80,11 +85,11 @@ def why_not_faster(fp32: Iterable[Any], low: Iterable[Any], precision: str,
         tags = [r["kind"]] if r["kind"] != "both" else []
         if _what(r["op_type"]):
             tags.append(_what(r["op_type"]))
-        named.append(f"+{r['delta_ms']:.3g} ms {r['op_type']}"
+        named.append(f"+{_ms(r['delta_ms'])} ms {r['op_type']}"
                      + (f" ({', '.join(tags)})" if tags else ""))
     text = ", ".join(named)
     if saved:
         best = saved[0]
-        text += (f"; saves {-sum(r['delta_ms'] for r in saved):.3g} ms, most in "
+        text += (f"; saves {_ms(-sum(r['delta_ms'] for r in saved))} ms, most in "
                  f"{best['op_type']}" + (f" ({best['kind']})" if best["kind"] != "both" else ""))
     return text
