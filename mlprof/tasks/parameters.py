@@ -356,8 +356,6 @@ class PrecisionMixin(BaseTask):
                                             "ranges, 1 to 1000; default: "
                                             f"{DEFAULT_CALIBRATION_BATCHES}")
 
-    PRECISION_PARAMS = ("precision", "calibration_batches")
-
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         _ = self.resolved_calibration_batches  # checked now, not when a branch runs

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 
+import law
 import luigi
 
 from mlprof import ingest
@@ -89,8 +90,7 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
 
     def compared(self) -> CompareInterleaved:
         """The interleaved comparison of the precisions."""
-        names = {"model_names": (self.model_name,)} if self.model_name != "NO_STR" and \
-            self.model_name else {}
+        names = {"model_names": (self.model_name,)} if self.model_name != law.NO_STR else {}
         return self.reqs.CompareInterleaved.req(
             self, model_files=(self.model_file,), runtimes=(self.runtime,), compare="",
             **names)
