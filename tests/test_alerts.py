@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -315,3 +318,21 @@ def test_two_runs_each_far_beyond_the_thresholds_alert_even_when_they_disagree()
     x = noise(30, 31)
     x[28:] = [1.2, 1.03]      # the second alone is within the noise: no step
     assert detect(x) == []
+
+
+def test_a_candidate_read_from_a_float_column_is_measured_again(tmp_path: Path) -> None:
+    """The CI of 7f08694 failed here: one failure record with batch size ``abc`` made the
+    report's ``batch_size`` column float, and the confirmation asked luigi for ``int('1.0')``."""
+    from mlprof.report.nightly import rerun_params
+    from mlprof.tasks.runtime import MeasureRuntime
+
+    record = tmp_path / "runtime_bs_8.json"
+    record.write_text(json.dumps({"task": {"params": {
+        "version": "n1", "model_file": "examples/dnn/model_onnx_l10u128.yaml",
+        "batch_sizes": "1,8", "branch": "1"}}}))
+    candidate = {"path": str(record), "batch_size": np.float64(8.0)}
+    params = rerun_params(candidate, "n1.confirm")
+    assert params is not None and params["batch_sizes"] == "8" and "branch" not in params
+    task = MeasureRuntime.from_str_params(params)
+    assert task.batch_sizes == (8,) and task.version == "n1.confirm"
+    assert rerun_params({**candidate, "batch_size": 8.5}, "n1.confirm") is None

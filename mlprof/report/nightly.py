@@ -131,7 +131,12 @@ def rerun_params(candidate: Mapping[str, Any], version: str) -> dict | None:
     except (MLProfError, KeyError, ValueError, TypeError):
         return None
     params.pop("branch", None)
-    params.update(version=version, batch_sizes=str(candidate["batch_size"]))
+    # a report with one unreadable batch size (a failure record's ``abc``) holds the column as
+    # floats: ``str(1.0)`` stopped the confirmation with luigi's ``int('1.0')``
+    size = float(candidate["batch_size"])
+    if not size.is_integer():
+        return None
+    params.update(version=version, batch_sizes=str(int(size)))
     return params
 
 
