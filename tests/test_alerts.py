@@ -336,3 +336,16 @@ def test_a_candidate_read_from_a_float_column_is_measured_again(tmp_path: Path) 
     task = MeasureRuntime.from_str_params(params)
     assert task.batch_sizes == (8,) and task.version == "n1.confirm"
     assert rerun_params({**candidate, "batch_size": 8.5}, "n1.confirm") is None
+
+
+def test_series_keys_hold_integer_batch_sizes_beside_failure_rows() -> None:
+    import pandas as pd
+
+    from mlprof.report.history import series
+
+    report = pd.DataFrame({"status": ["ok", "failed"], "model": ["m", "m"],
+                           "runtime": ["onnxruntime"] * 2, "batch_size": [8.0, float("nan")],
+                           "version": ["n1", "n1"], "timestamp": [1.0, 2.0],
+                           "median_ms": [1.0, float("nan")]})
+    (key,) = series(report)
+    assert "8" in [str(k) for k in key] and "8.0" not in [str(k) for k in key]

@@ -71,6 +71,9 @@ def series(report, statistic: str = "median_ms"):
     disturbed run from a change (see :func:`run_spread`).
     """
     ok = identity.assign(report[report["status"] == "ok"])
+    if "batch_size" in ok and ok["batch_size"].notna().all():
+        # every result has one; a failure row without one made the column float (``bs 8.0``)
+        ok = ok.astype({"batch_size": "int64"})
     out = {}
     for key, g in ok.groupby(SERIES_KEY, sort=True, dropna=False):
         g = g.sort_values("timestamp", kind="stable")
