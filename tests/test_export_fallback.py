@@ -214,6 +214,7 @@ def test_an_operator_torchscript_refuses_is_exported_by_dynamo(store):
     assert json.loads(meta[BATCHED_INPUTS_KEY]) == ["x"]
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_when_both_exporters_fail_the_error_names_both(tmp_path):
     with pytest.raises(MLProfError) as err:
         _export(tmp_path, "cummax", CUMMAX)

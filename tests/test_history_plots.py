@@ -177,6 +177,7 @@ def test_change_view_is_relative_to_the_first_nights() -> None:
     assert ALERT_LABELS["regression"] in figure_info(fig)["legend"]
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_saved_files_are_high_resolution_with_truetype_fonts(tmp_path: Path) -> None:
     from PIL import Image
 

@@ -107,6 +107,7 @@ def test_collect_scripts_takes_each_script_once_by_real_path(hostile_corpus: Pat
     assert sorted(s.name for s in again) == ["good/linear.py", "good/mlp.py"]
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_a_latin1_script_is_read_and_discovered(tmp_path: Path) -> None:
     from mlprof.model.script import read_labels, read_skip, script_hash
 

@@ -426,6 +426,7 @@ def test_numbers_in_the_environment_are_ascii_and_finite(monkeypatch, value, mes
     assert isolate.default_timeout() == 30.0
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_a_script_using_a_raw_socket_gets_needs_network(tmp_path):
     """Past the Python layer (``_socket`` directly): the namespace refuses it and the script's
     status is still ``needs-network`` (before: it connected)."""

@@ -64,6 +64,7 @@ def test_twenty_layers_are_significantly_slower_than_ten(bs):
     assert deep["ci_high"] < 1.0 and deep["significant"] and deep["verdict"] == "slower", deep
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_plot_multi_runtimes_interleave_law_run(store):
     proc = law_run("PlotMultiRuntimes", "--version", "il", "--model-files",
                    "examples/dnn/model_onnx_l{10,20}u128.yaml", "--batch-sizes", "1,8",

@@ -326,6 +326,7 @@ def here() -> tuple[str, str]:
 CNN = str(REPO / "examples" / "cnn" / "model_onnx_cnn.yaml")
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 @pytest.mark.parametrize("task,args,runtimes", [
     ("PlotRuntimes", ["--model-file", str(DNN), "--batch-sizes", "1,8", *FAST],
      ("onnxruntime",)),

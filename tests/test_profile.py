@@ -202,6 +202,7 @@ def test_a_damaged_profile_is_named_with_file_and_field(tmp_path):
         read_profile(str(csv_path), str(json_path))
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_plot_profile_end_to_end(store):
     proc = law_run("PlotProfile", "--version", "p", "--model-file", CNN, "--batch-sizes", "1,8",
                    "--file-types", "pdf,png", "--top-ops", "4", *FAST, store=store)

@@ -47,6 +47,7 @@ def test_discovery_lists_both_models_with_stable_hashes():
     assert {m["hash"] for m in bigger["models"]}.isdisjoint(m["hash"] for m in models)
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_a_part_called_while_the_model_is_built_is_not_a_model_of_its_own():
     models = _discover(str(SCRIPTS / "part_called_while_built.py"))["models"]
     assert [m["class"] for m in models] == ["torch.nn.modules.container.Sequential"]
@@ -71,6 +72,7 @@ def _capture_class(path: str, want: str, progress=None):
     return type(module).__name__, [(n, None) for n, _ in items], flags
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_hash_selects_one_model_and_single_model_tasks_list_the_hashes():
     manifest = _discover(TWO)
     h0, h1 = (m["hash"] for m in manifest["models"])
@@ -86,6 +88,7 @@ def test_hash_selects_one_model_and_single_model_tasks_list_the_hashes():
         split_model_file(f"{TWO}::xyz")
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_script_without_models_fails_clearly():
     with pytest.raises(MLProfError, match="no torch.nn.Module is called"):
         _discover(str(SCRIPTS / "no_model.py"))

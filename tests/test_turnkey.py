@@ -46,11 +46,13 @@ def test_turnkey_script_runs_through_discovery_export_and_measurement(store):
     assert [p for p in files_in(store / "PlotMultiRuntimes") if p.suffix == ".pdf"]
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_turnkey_parser_defaults_match_turnkeyml():
     man = _discover("tiny_mlp")
     assert man["parsed"] == {"batch_size": 1, "max_seq_length": 128, "pretrained": False}
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 @pytest.mark.parametrize("name", ["needs_network", "needs_socket"])
 def test_network_is_refused_at_once_with_status_needs_network(name):
     t0 = time.monotonic()
@@ -61,6 +63,7 @@ def test_network_is_refused_at_once_with_status_needs_network(name):
     assert "needs-network" in str(info.value) and "example.com" in str(info.value)
 
 
+@pytest.mark.slow  # 2 s or more here (2026-11-26): out of the 5-minute fast tier
 def test_missing_package_gets_status_needs_package():
     with pytest.raises(MeasurementFailed) as info:
         _discover("needs_package")
