@@ -210,6 +210,20 @@ def test_int8_curves_record_their_error_and_reuse_the_converted_model(store):
                                                          [outs[1]])["top5_agreement"]
         assert 0 < err["max_abs_error"] < 0.5, err  # int8 is not exact, and not garbage
         assert "error" not in _branch(store, runtime, "fp32", 8)["precision"]
+        # the statistics table carries the same error, empty at fp32
+        from mlprof.measure.stats import ERROR_COLUMNS, read_stats_csv
+
+        for precision in ("int8-dynamic", "fp32"):
+            (stats,) = [p for p in store.glob(f"MergeRuntimes/*/{runtime}*/*/v/stats_bs_1_8.csv")
+                        if ("__prec-" in p.parent.parent.name) == (precision != "fp32")]
+            table = read_stats_csv(stats)
+            row8 = list(table["batch_size"]).index(8)
+            for key in ERROR_COLUMNS:
+                value = table[key][row8]
+                if precision == "fp32":
+                    assert np.isnan(value), (key, stats)
+                else:
+                    assert value == pytest.approx(err[key], rel=1e-9, nan_ok=True), key
 
     r = law_run("PlotMultiRuntimes", *args, "--batch-sizes", "1,2", store=store)
     assert r.returncode == 0, r.stderr
@@ -321,3 +335,57 @@ def test_plot_corners_name_the_instruction_sets_that_matter():
         "1 thread | host n1"
     assert corner_label([CurveInfo("DNN", "onnxruntime", ("1.32.0",))], "cpu", 1) == \
         "onnxruntime 1.32.0 | CPU, 1 thread"
+
+
+def test_statistics_rows_carry_the_error_and_read_back(tmp_path):
+    from mlprof.measure.stats import ERROR_COLUMNS, read_stats_csv, summarize, write_stats_csv
+
+    error = {"max_abs_error": 0.25, "max_rel_error": 0.05, "top1_agreement": 0.875,
+             "top5_agreement": True}  # not a number: written as empty, never as 1
+    rows = [summarize(np.array([1.0, 2.0, 3.0]), 8, error=error),
+            summarize(np.array([1.0, 2.0]), 1)]  # fp32: no error
+    path = tmp_path / "stats_bs_1_8.csv"
+    write_stats_csv(path, rows)
+    table = read_stats_csv(path)
+    assert [table[k][0] for k in ERROR_COLUMNS[:3]] == [0.25, 0.05, 0.875]
+    assert np.isnan(table["top5_agreement"][0])
+    assert all(np.isnan(table[k][1]) for k in ERROR_COLUMNS)
+
+
+def _precision_table(path, why: str, speedup: str = "0.5") -> None:
+    from mlprof.report.precision import COLUMNS
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(",".join(COLUMNS) + "\n"
+                    "8,fp32,2,1,1,1,reference,,,,\n"
+                    f'8,int8-dynamic,4,{speedup},0.45,0.55,slower,0.01,0.002,0.875,"{why}"\n')
+
+
+def test_the_dashboard_shows_why_a_precision_is_not_faster_and_skips_a_damaged_table(
+        tmp_path, caplog):
+    """ComparePrecisions' tables reach the dashboard's front page: the lower precision's row
+    with the fp32 median beside it and its reasons escaped; a damaged table is left out with a
+    warning naming it, never read as numbers."""
+    from mlprof.report import collect, to_frame
+    from mlprof.report.collect import collect_precisions
+    from mlprof.report.dashboard import build_dashboard
+
+    store = tmp_path / "store"
+    base = store / "ComparePrecisions" / "dnn__0123abcd" / "onnxruntime-1.32.0__cpu"
+    settings = "calls10_events1_warmup1_mindur0_threads1_input-random__prec-fp32+int8-dynamic"
+    _precision_table(base / settings / "v1" / "precisions_bs_8_il6_budget60s.csv",
+                     "+1.5 ms ConvInteger (new); <script>alert(1)</script>")
+    damaged = base / (settings + "-x") / "v1" / "precisions_bs_8_il6_budget60s.csv"
+    _precision_table(damaged, "x", speedup="1e400")  # inf: not a speed-up
+    with caplog.at_level("WARNING", logger="mlprof"):
+        rows = collect_precisions([store])
+    assert [r["precision"] for r in rows] == ["fp32", "int8-dynamic"]
+    assert rows[1]["model"] == "dnn" and rows[1]["top1_agreement"] == 0.875
+    assert str(damaged) in caplog.text and "speedup in line 3" in caplog.text
+    build_dashboard(to_frame(collect([store])), tmp_path / "site", precisions=rows)
+    html = (tmp_path / "site" / "index.html").read_text()
+    section = html.split('id="precisions"', 1)[1].split("</section>", 1)[0]
+    assert "1 gain less than 1.2x" in section and "ConvInteger" in section
+    assert "<script>" not in section and "&lt;script&gt;" in section
+    cells = section.split("<tbody>", 1)[1]
+    assert cells.count("<tr") == 1 and ">0.50x<" in cells and ">2<" in cells  # fp32 2 ms

@@ -381,7 +381,8 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
         costs.append(dict(cost(prov)) if cost is not None else None)
         rows.append(summarize(samples, prov["settings"]["batch_size"], is_contended(prov),
                               gflop_per_call=(costs[-1] or {}).get("gflop_per_call"),
-                              events_per_call=events_per_call(prov)))
+                              events_per_call=events_per_call(prov),
+                              error=precision_error(prov)))
     with atomic_path(outputs["raw"]) as tmp, open(tmp, "w") as out:
         out.write(RAW_HEADER + "\n")
         for b in branches:
@@ -395,6 +396,14 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
     write_json_atomic(outputs["provenance"], records.stamp(
         {**meta, **extra, "measurements": provs}, "merged"))
     return rows
+
+
+def precision_error(prov: Mapping[str, Any]) -> dict:
+    """A branch's error against fp32 (``precision.error`` of its provenance: max abs and rel
+    error, top-1/top-5 agreement); empty at fp32 and in records without it."""
+    precision = prov.get("precision")
+    error = precision.get("error") if isinstance(precision, dict) else None
+    return dict(error) if isinstance(error, dict) else {}
 
 
 def unstable_warning(name: str, rows: Sequence[Mapping[str, Any]],

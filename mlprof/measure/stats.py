@@ -16,9 +16,9 @@ from mlprof.measure.trust import CV_UNSTABLE, marks, with_legend
 if TYPE_CHECKING:  # pandas is optional here: the tasks use the numpy path (faster start-up)
     import pandas as pd
 
-__all__ = ["CV_UNSTABLE", "RAW_COLUMNS", "STAT_COLUMNS", "compute_stats", "medians_table",
-           "read_runtimes", "read_stats_csv", "speedups_table", "summarize", "throughput",
-           "throughputs_table", "write_stats_csv"]
+__all__ = ["CV_UNSTABLE", "ERROR_COLUMNS", "RAW_COLUMNS", "STAT_COLUMNS", "compute_stats",
+           "medians_table", "read_runtimes", "read_stats_csv", "speedups_table", "summarize",
+           "throughput", "throughputs_table", "write_stats_csv"]
 
 #: the longest plausible call, in ms (one hour): a sample or statistic above it is a damaged
 #: file, not a measurement (a 1e300 ms sample was read as an ``ok`` row, issue 22); the longest
@@ -32,8 +32,14 @@ RAW_COLUMNS = ["batch_size", "event", "call", "runtime_ms"]
 STAT_COLUMNS = [
     "batch_size", "count", "mean_ms", "std_ms", "cv", "min_ms", "p16_ms", "median_ms", "p84_ms",
     "p90_ms", "p95_ms", "p99_ms", "max_ms", "events_per_call", "throughput", "unstable",
-    "contended", "gflop_per_call", "gflops_per_s",
+    "contended", "gflop_per_call", "gflops_per_s", "max_abs_error", "max_rel_error",
+    "top1_agreement", "top5_agreement",
 ]
+
+#: the error against fp32 of a lower precision's outputs on the measured inputs
+#: (:func:`mlprof.model.precision.output_error`); nan at fp32, for outputs that are no class
+#: scores (the agreements) and in statistics written before precisions existed
+ERROR_COLUMNS = ("max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement")
 
 _PERCENTILES = {"p16_ms": 16, "median_ms": 50, "p84_ms": 84, "p90_ms": 90, "p95_ms": 95,
                 "p99_ms": 99}
@@ -60,7 +66,8 @@ def throughput(events_per_call, latency_ms):
 
 
 def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
-              gflop_per_call: float | None = None, events_per_call: int | None = None) -> dict:
+              gflop_per_call: float | None = None, events_per_call: int | None = None,
+              error: Mapping[str, Any] | None = None) -> dict:
     """Statistics of one batch size's samples (milliseconds per call).
 
     ``throughput`` is events (samples) per second at the median latency (:func:`throughput`,
@@ -68,7 +75,9 @@ def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
     events per call (default: the batch size; 1 for a model without a batch dimension, whose
     calls are the same at every batch size); ``unstable`` is set where
     the coefficient of variation exceeds :data:`CV_UNSTABLE`; ``contended`` is given: other
-    processes used the CPUs during the measurement (:mod:`mlprof.measure.contention`).
+    processes used the CPUs during the measurement (:mod:`mlprof.measure.contention`);
+    ``error`` is a lower precision's error against fp32 (:data:`ERROR_COLUMNS`, from the
+    provenance's ``precision.error``; nan where it has no number).
     """
     x = np.asarray(samples_ms, dtype=np.float64)
     if x.size == 0:
@@ -90,6 +99,10 @@ def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
     row["gflop_per_call"] = gflop
     row["gflops_per_s"] = gflop / (row["median_ms"] / 1e3) if row["median_ms"] > 0 \
         else float("nan")
+    for key in ERROR_COLUMNS:
+        value = (error or {}).get(key)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        row[key] = float(value) if ok else float("nan")  # type: ignore[arg-type]
     return row
 
 
@@ -141,7 +154,7 @@ def write_stats_csv(path: str | os.PathLike, rows: Sequence[Mapping]) -> None:
 _REQUIRED_STATS = ("batch_size", "median_ms")
 _FLAG_COLUMNS = ("unstable", "contended")
 #: columns that may be nan (no FLOPs known, no spread of one sample, no throughput at 0 ms)
-_MAY_BE_NAN = ("cv", "gflop_per_call", "gflops_per_s", "throughput", "std_ms")
+_MAY_BE_NAN = ("cv", "gflop_per_call", "gflops_per_s", "throughput", "std_ms", *ERROR_COLUMNS)
 
 
 def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:

@@ -31,7 +31,7 @@ from mlprof import ingest
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure.contention import is_contended
 from mlprof.measure.results import events_per_call, read_branch, read_failure
-from mlprof.measure.stats import STAT_COLUMNS, summarize
+from mlprof.measure.stats import ERROR_COLUMNS, STAT_COLUMNS, summarize
 from mlprof.results import layout, records
 
 logger = logging.getLogger("mlprof")
@@ -42,7 +42,7 @@ REPORT_COLUMNS = [
     "model_file",
     "runtime", "runtime_version",
     "device", "cpu_model", "host", "threads", "batch_size",
-    *[c for c in STAT_COLUMNS if c != "batch_size"],
+    *[c for c in STAT_COLUMNS if c != "batch_size" and c not in ERROR_COLUMNS],
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
     "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement", "isa",
     "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
@@ -249,6 +249,27 @@ def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
             if row is not None:
                 rows.append(row)
     return [_with_cause(r) for r in unique_rows(rows)]
+
+
+def collect_precisions(stores: Iterable[str | os.PathLike]) -> list[dict]:
+    """The rows of every ComparePrecisions table in ``stores`` (speed-up over fp32 with its
+    interval, the error, and why a precision is not faster), each with its model, runtime,
+    settings, version, file and the file's time (``mtime``). A damaged table is logged and
+    left out, never read as numbers (:func:`mlprof.report.precision.read_precision_table`)."""
+    from mlprof.report.precision import read_precision_table
+
+    out: list[dict] = []
+    for store in unique_stores(stores):
+        for path in _result_files(store, "ComparePrecisions", "precisions_*.csv"):
+            try:
+                rows = read_precision_table(path)
+                mtime = path.stat().st_mtime
+            except (CorruptResult, OSError) as e:
+                logger.warning("%s", e)
+                continue
+            where = _split(path, store)
+            out += [{**where, **r, "path": str(path), "mtime": mtime} for r in rows]
+    return out
 
 
 def _with_cause(row: dict) -> dict:

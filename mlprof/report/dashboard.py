@@ -71,7 +71,7 @@ HEADERS = {"runtime_version": "runtime version", "batch_size": "batch size",
            "n_results": "results", "worst": "largest change", "trend": "trend",
            "count": "count", "batch_sizes": "batch sizes", "where": "where",
            "n_alerts": "alerts", "max_rel_error": "error vs fp32"}
-_NUMERIC = {"threads", "batch_size", "median_ms", "p16_ms", "p84_ms", "throughput", "cv",
+_NUMERIC = {"threads", "batch_size", "median_ms", "fp32_ms", "p16_ms", "p84_ms", "throughput", "cv",
             "value", "baseline", "change", "z", "count", "n_results", "ok", "unstable",
             "contended", "failed", "worst", "n_alerts", "session_creation_ms", "peak_rss_mb",
             "max_rel_error"}
@@ -815,11 +815,14 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                     experiments: Sequence[dict] | None = None,
                     reference_runtime: str = DEFAULT_RUNTIME, statistic: str = "median_ms",
                     rule: AlertRule | None = None, title: str = "mlprof dashboard",
-                    plots: bool = True) -> dict[str, Any]:
+                    plots: bool = True, precisions: Sequence[Mapping[str, Any]] = ()
+                    ) -> dict[str, Any]:
     """Write the dashboard for ``report`` (a DataFrame of :func:`mlprof.report.to_frame`).
 
     ``experiments`` are status dicts (title, file, status, errors, ...) as written by the
-    nightly run; ``plots=False`` leaves out the matplotlib history plots of configurations with
+    nightly run; ``precisions`` the rows of ComparePrecisions tables
+    (:func:`mlprof.report.collect.collect_precisions`), shown on the front page and each
+    model's page; ``plots=False`` leaves out the matplotlib history plots of configurations with
     an alert (every other chart is SVG, drawn here).
     Returns a summary: counts of results, failures and alerts, the pages and what the archive
     (:mod:`mlprof.report.dashboard_archive`) lists.
@@ -969,6 +972,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     body.append(_trends_html(cur, series, trend, model_link, worse_up))
     body.append(_failures_html(exp_failures, groups, model_link))
     body.append(_results_html(cur, labels, model_pages, model_link, statistic, worse_up))
+    prec = current_precisions(precisions, current_versions)
+    body.append(_precisions_html(prec, model_link=model_link))
     with open(os.path.join(out_dir, "index.html"), "w") as f:
         f.write(_page(title, meta, "".join(body)))
 
@@ -1020,7 +1025,9 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                  '<section id="model-results"><h2>Results</h2>'
                  + _table(rec, [c for c in TABLE_COLUMNS if c != "model"] + ["error"],
                           table_id="model-results-table", worse_up=worse_up) + "</section>"
-                 '<section id="provenance"><h2>Provenance</h2>'
+                 + _precisions_html([r for r in prec if (r.get("model"), r.get(
+                     "model_hash")) == (model, mhash)], section_id="model-precisions")
+                 + '<section id="provenance"><h2>Provenance</h2>'
                  + _table(rec, prov_cols, table_id="provenance-table") + "</section>")
         with open(os.path.join(out_dir, page), "w") as f:
             f.write(_page(label, f"{_esc(model)} &middot; " + meta.replace('href="',
@@ -1109,6 +1116,63 @@ def _trends_html(cur: Sequence[dict], series: Mapping[tuple, Series], trend, mod
             'id="trends-changed"> changed only</label></p>'
             + ('<div class="cards" id="trend-cards">' + "".join(cards) + "</div>" if cards
                else '<p class="none">no series measured yet</p>') + "</section>")
+
+
+#: the columns of the precision tables (ComparePrecisions) on the dashboard
+PRECISION_COLUMNS = ["runtime", "batch_size", "precision", "fp32_ms", "median_ms", "speedup",
+                     "ci", "verdict", "max_rel_error", "top1", "why", "version"]
+_PRECISION_HEADERS = {"fp32_ms": "fp32 median [ms]", "speedup": "speed-up vs fp32",
+                      "ci": "95% CI", "top1": "top-1 agreement",
+                      "why": "why not faster (operator time per call)"}
+
+
+def current_precisions(rows: Sequence[Mapping[str, Any]],
+                       versions: Sequence[str] | None = None) -> list[dict]:
+    """The ComparePrecisions rows to show (:func:`mlprof.report.collect.collect_precisions`):
+    those of ``versions`` when given, else the newest table's row of each model, runtime,
+    settings, batch size and precision; sorted for reading."""
+    chosen: dict[tuple, dict] = {}
+    for r in rows:
+        if versions and r.get("version") not in versions:
+            continue
+        key = (r.get("model"), r.get("model_hash"), r.get("runtime"), r.get("settings_key"),
+               r.get("batch_size"), r.get("precision"))
+        if key not in chosen or (r.get("mtime") or 0) >= (chosen[key].get("mtime") or 0):
+            chosen[key] = dict(r)
+    fp32 = {k[:5]: r.get("median_ms") for k, r in chosen.items() if k[5] == "fp32"}
+    out = sorted((r for k, r in chosen.items() if k[5] != "fp32"),  # fp32 is the reference
+                 key=lambda r: (str(r.get("model")), str(r.get("runtime")),
+                                int(r.get("batch_size") or 0), str(r.get("precision"))))
+    for r in out:
+        r["fp32_ms"] = fp32.get((r.get("model"), r.get("model_hash"), r.get("runtime"),
+                                 r.get("settings_key"), r.get("batch_size")))
+        r["ci"] = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+        r["gain"], r["speedup"] = r["speedup"], f"{r['speedup']:.2f}x"
+        top1 = r.get("top1_agreement")
+        r["top1"] = "" if top1 is None else f"{top1:.3f}"
+    return out
+
+
+def _precisions_html(rows: Sequence[Mapping[str, Any]], model_link=None,
+                     section_id: str = "precisions") -> str:
+    """Lower precisions against fp32: speed-up with its interval, error, and where a precision
+    gains less than 1.2x the operators that account for it (empty without tables)."""
+    if not rows:
+        return ""
+    cols = (["model"] if model_link else []) + PRECISION_COLUMNS
+    from mlprof.report.precision import SLOW_GAIN
+
+    slow = sum(1 for r in rows if (_number(r.get("gain")) or 0) < SLOW_GAIN)
+    return (f'<section id="{section_id}"><h2>Precisions against fp32 ({len(rows):,}; '
+            f"{slow:,} gain less than {SLOW_GAIN:g}x)</h2><p>ComparePrecisions: the "
+            "speed-up of each precision over fp32 in interleaved rounds with its 95% "
+            "bootstrap interval, its error against fp32 on the same inputs (of the largest "
+            "fp32 output value), and where it gains less than 1.2x the operator types that "
+            "account for the difference "
+            "(profiles of both diffed).</p>"
+            + _table(rows, cols, table_id=f"{section_id}-table", headers=_PRECISION_HEADERS,
+                     links={"model": model_link} if model_link else None)
+            + "</section>")
 
 
 def _failures_html(exp_failures: Sequence[dict], groups: Sequence[dict], model_link) -> str:

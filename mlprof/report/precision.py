@@ -11,6 +11,9 @@ products are too small for int8 arithmetic to pay for the conversions.
 
 from __future__ import annotations
 
+import csv
+import math
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,11 +21,71 @@ from typing import Any
 #: 1.2x": lower precision is chosen for speed, and 1.2x is about what a runtime upgrade gives)
 SLOW_GAIN = 1.2
 
+#: ComparePrecisions' table columns (``precisions_<bs>.csv``)
+COLUMNS = ("batch_size", "precision", "median_ms", "speedup", "ci_low", "ci_high", "verdict",
+           "max_abs_error", "max_rel_error", "top1_agreement", "why")
+#: numeric columns of the table and the columns that may be empty (fp32 has no error; a CNN
+#: output without class scores no agreement)
+_NUMBERS = ("median_ms", "speedup", "ci_low", "ci_high", "max_abs_error", "max_rel_error",
+            "top1_agreement")
+_MAY_BE_EMPTY = ("max_abs_error", "max_rel_error", "top1_agreement")
+#: the largest table read (a few batch sizes x five precisions, a line of reasons each)
+MAX_TABLE_BYTES = 1 << 20
+#: the longest "why" kept (one line of operators)
+MAX_WHY_CHARS = 1000
+
+
+def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The rows of a ComparePrecisions table, checked: a regular file of at most
+    :data:`MAX_TABLE_BYTES` read through :mod:`mlprof.ingest`, the header :data:`COLUMNS`,
+    batch sizes positive integers, medians and speed-ups positive finite numbers, errors
+    finite or empty, agreements in [0, 1]. A damaged table raises
+    :class:`~mlprof.errors.CorruptResult` naming the file and the line: it never becomes a
+    number on the dashboard."""
+    from mlprof import ingest
+    from mlprof.errors import CorruptResult, MLProfError
+
+    try:
+        text = ingest.read_text(path, MAX_TABLE_BYTES, what="a precision table")
+    except MLProfError as e:
+        raise CorruptResult(e.message, path) from None
+    reader = csv.reader(text.splitlines())
+    header = next(reader, None)
+    if header is None or tuple(header) != COLUMNS:
+        raise CorruptResult("header is not ComparePrecisions' columns", path)
+    rows = []
+    for i, fields in enumerate(reader, start=2):
+        if len(fields) != len(COLUMNS):
+            raise CorruptResult(f"line {i} has {len(fields)} fields, expected {len(COLUMNS)}",
+                                path)
+        row: dict[str, Any] = dict(zip(COLUMNS, fields, strict=True))
+        for key in ("batch_size", *_NUMBERS):
+            value = row[key]
+            if value == "" and key in _MAY_BE_EMPTY:
+                row[key] = None
+                continue
+            try:
+                number = float(value) if value.isascii() else float("x")
+            except ValueError:
+                raise CorruptResult(f"{key} in line {i} is {value[:20]!r}, not a number",
+                                    path) from None
+            bad = not math.isfinite(number) or (
+                key == "batch_size" and (number < 1 or not number.is_integer())) or (
+                key in ("median_ms", "speedup", "ci_low", "ci_high") and number <= 0) or (
+                key == "top1_agreement" and not 0 <= number <= 1) or number < 0
+            if bad:
+                raise CorruptResult(f"{key} in line {i} is {value[:20]}, not plausible", path)
+            row[key] = int(number) if key == "batch_size" else number
+        row["why"] = row["why"][:MAX_WHY_CHARS]
+        rows.append(row)
+    return rows
+
+
 #: operator types by what they mean for a lower precision (ONNX Runtime's and PyTorch's names)
 CONVERSION_OPS = frozenset({
     "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "Cast",
     "aten::quantize_per_tensor", "aten::dequantize", "aten::to", "aten::_to_copy",
-    "quantized::linear_dynamic", "aten::copy_",
+    "aten::copy_",
 })
 LAYOUT_OPS = frozenset({"Transpose", "Reshape", "aten::contiguous", "aten::permute",
                         "aten::transpose", "Reorder"})

@@ -98,6 +98,7 @@ class Dashboard(StoresMixin):
 
     def run(self):
         from mlprof.report import collect, to_frame
+        from mlprof.report.collect import collect_precisions
         from mlprof.report.dashboard import build_dashboard
         from mlprof.report.dashboard_archive import publish, publishable
 
@@ -111,7 +112,8 @@ class Dashboard(StoresMixin):
             summary = build_dashboard(report, tmp, current_versions=self.current_versions,
                                       experiments=experiments,
                                       reference_runtime=self.reference_runtime,
-                                      statistic=self.statistic, title=self.title)
+                                      statistic=self.statistic, title=self.title,
+                                      precisions=collect_precisions(self.resolved_stores()))
         record = {k: summary[k] for k in ("results", "failures", "failure_groups",
                                           "regressions", "improvements", "new_regressions",
                                           "new_improvements", "counts", "generated",

@@ -11,6 +11,7 @@ import luigi
 
 from mlprof import ingest
 from mlprof.errors import MLProfError
+from mlprof.report.precision import COLUMNS
 from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_CALIBRATION_BATCHES
 from mlprof.tasks.base import Requirements, failure_reason
@@ -30,9 +31,6 @@ from mlprof.util import write_text_atomic
 
 logger = logging.getLogger("mlprof")
 
-#: the table's columns
-COLUMNS = ("batch_size", "precision", "median_ms", "speedup", "ci_low", "ci_high", "verdict",
-           "max_abs_error", "max_rel_error", "top1_agreement", "why")
 
 
 class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, PrecisionsMixin,

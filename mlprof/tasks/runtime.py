@@ -394,7 +394,8 @@ class MergeRuntimes(MeasurementTask):
     """Merge the branches of :class:`MeasureRuntime` and compute statistics per batch size.
 
     Outputs: ``runtimes_<bs>.csv`` (all raw samples), ``stats_<bs>.csv`` (count, mean, std, CV,
-    min, p16, median, p84, p90, p95, p99, max, throughput, unstable, contended) and
+    min, p16, median, p84, p90, p95, p99, max, throughput, unstable, contended, FLOPs and, below
+    fp32, the error against fp32) and
     ``provenance_<bs>.json``.
     """
 
