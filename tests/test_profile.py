@@ -178,7 +178,7 @@ def test_a_runtime_without_a_profiler_is_refused_in_one_line(store):
     with pytest.raises(MLProfError, match="--runtime-version: profiles the installed"):
         PlotProfile(version="v", model_file=CNN, runtime_version="1.20.1")
     with pytest.raises(MLProfError, match="cannot be profiled"):
-        profile_isolated(CNN, MeasureSettings(batch_size=1, runtime="openvino"))
+        profile_isolated(CONV_SCRIPT, MeasureSettings(batch_size=1, runtime="torch-compile"))
     proc = law_run("ProfileRuntime", "--version", "v", "--model-file", CONV_SCRIPT,
                    "--runtime", "torch-compile", store=store)
     assert proc.returncode != 0
@@ -279,3 +279,18 @@ def test_a_time_budget_cuts_a_long_profile_and_says_so():
     assert full["n_profiled_calls"] == 7 and full["warmup_calls"] == 2
     assert full["cut_by_budget"] is False
     assert "cut short" not in calls_caption([full])
+
+
+@pytest.mark.slow  # an OpenVINO session and 100 profiled calls
+def test_openvino_counters_name_the_operators_of_the_cnn():
+    """OpenVINO's performance counters: the CNN's two convolutions and two fully connected
+    layers per call, their kernels' time most of a call at batch size 64 (0.91 measured)."""
+    result = profile_isolated(CNN, MeasureSettings(batch_size=64, runtime="openvino",
+                                                   n_calls=100, warmup=10, min_duration=0))
+    ops = {r.op_type: r for r in result.ops}
+    assert ops["Convolution"].calls == 2 and ops["FullyConnected"].calls == 2, ops
+    assert ops["Convolution"].ms_per_call > ops["Softmax"].ms_per_call
+    prov = result.provenance
+    assert prov["profiler"] == "OpenVINO performance counters"
+    assert 0.5 < prov["operator_coverage"] <= 1.05, prov["operator_coverage"]
+    assert prov["runtime_settings"]["requested"]["PERF_COUNT"] == "True"

@@ -85,7 +85,7 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
 CONVERSION_OPS = frozenset({
     "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "Cast",
     "aten::quantize_per_tensor", "aten::dequantize", "aten::to", "aten::_to_copy",
-    "aten::copy_",
+    "aten::copy_", "FakeQuantize", "Convert",
 })
 LAYOUT_OPS = frozenset({"Transpose", "Reshape", "aten::contiguous", "aten::permute",
                         "aten::transpose", "Reorder"})

@@ -210,6 +210,7 @@ register(RuntimeInfo(
     name="openvino", target="mlprof.runtimes.openvino:OpenVinoRuntime",
     package="openvino", aliases=("ov",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="openvino", label="OpenVINO", extra="openvino",
+    profiler="OpenVINO performance counters",
     precisions=("fp32", "fp16", "bf16", "int8-dynamic", "int8-static"),
     converted_precisions=("fp16", "int8-dynamic", "int8-static"), native_precisions=("bf16",)))
 register(RuntimeInfo(
