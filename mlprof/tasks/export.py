@@ -61,7 +61,8 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
     def store_parts(self):
         content = layout.script_model_hash(self.model_spec.content_hash, self.script_argv,
                                            self.max_depth)
-        key = dataclasses.replace(self.export_key(), batch_size=self.export_batch_size)
+        key = dataclasses.replace(self.export_key(self.precision),
+                                  batch_size=self.export_batch_size)
         return {"model": layout.model_segment(self.resolved_model_name, content),
                 "settings": layout.export_settings_segment(key, self.script_key())}
 

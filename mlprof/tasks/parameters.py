@@ -314,10 +314,10 @@ class ExportMixin(BaseTask):
                 raise MLProfError(f"must be a finite number >= 0, got {value!r}", field=flag)
         return self.atol, self.rtol
 
-    def export_key(self) -> layout.ExportKey:
-        """The export settings as the layout keys them (the precision of the export: fp16
-        when fp16 is measured, which the export converts to itself, else fp32)."""
-        precision = getattr(self, "precision", "fp32")
+    def export_key(self, precision: str = "fp32") -> layout.ExportKey:
+        """The export settings as the layout keys them, for a measurement at ``precision``
+        (the task's own, passed by the task that has one): the export is fp16 when fp16 is
+        measured, which the export converts to itself, else fp32."""
         return layout.ExportKey(self.resolved_opset, "fp16" if precision == "fp16" else "fp32",
                                 bool(self.ort_optimize),
                                 layout.tolerances_tag(*self.tolerances()))

@@ -44,6 +44,7 @@ from mlprof.tasks.parameters import (
     NamesParameter,
     PathsParameter,
     PlotMixin,
+    PrecisionMixin,
     PrecisionsMixin,
     RuntimeParameter,
     RuntimesParameter,
@@ -151,7 +152,7 @@ def _export_caption(task, runtimes: tuple[str, ...]) -> str | None:
     exported = [rt for rt in runtimes if runtime_info(rt).needs_export]
     if not exported:
         return None
-    key = task.export_key()
+    key = task.export_key(task.precision if isinstance(task, PrecisionMixin) else "fp32")
     return export_caption(exported, key.opset, key.precision, key.ort_optimize, key.tolerances,
                           [rt for rt in runtimes if rt not in exported])
 

@@ -67,7 +67,8 @@ class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
         export = None
         if self.is_script:
             content = layout.script_model_hash(content, self.script_argv, self.max_depth)
-            export = (self.requires()["export"].export_key(), self.script_key())
+            export_task = self.requires()["export"]
+            export = (export_task.export_key(export_task.precision), self.script_key())
         return {"model": layout.model_segment(self.resolved_model_name, content),
                 "settings": layout.quantize_settings_segment(self.precision_key(), export)}
 

@@ -138,7 +138,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         return layout.model_segment(self.resolved_model_name, content)
 
     def store_parts(self) -> dict[str, str]:
-        export = self.export_key() if self.measures_export else None
+        export = self.export_key(self.precision) if self.measures_export else None
         return {"model": self.model_segment(), "runtime": self.runtime_segment(),
                 "settings": layout.measure_settings_segment(self.measure_key(), export,
                                                             self.precision_key())}
