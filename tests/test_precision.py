@@ -389,3 +389,19 @@ def test_the_dashboard_shows_why_a_precision_is_not_faster_and_skips_a_damaged_t
     assert "<script>" not in section and "&lt;script&gt;" in section
     cells = section.split("<tbody>", 1)[1]
     assert cells.count("<tr") == 1 and ">0.50x<" in cells and ">2<" in cells  # fp32 2 ms
+
+
+def test_the_end_of_run_table_shows_the_error_of_a_lower_precision(tmp_path):
+    from mlprof.measure.stats import medians_table, summarize, write_stats_csv
+
+    fp32, int8 = tmp_path / "fp32.csv", tmp_path / "int8.csv"
+    write_stats_csv(fp32, [summarize(np.array([2.0]), 1), summarize(np.array([8.0]), 8)])
+    write_stats_csv(int8, [summarize(np.array([1.0]), 1, error={"max_rel_error": 0.046,
+                                                                "top1_agreement": 0.969}),
+                           summarize(np.array([4.0]), 8, error={"max_rel_error": 0.0012})])
+    text = medians_table([("onnxruntime", fp32), ("onnxruntime int8-dynamic", int8)])
+    errors = text.split("error against fp32", 1)[1].splitlines()
+    assert errors[1].split() == ["batch", "size", "onnxruntime", "int8-dynamic"]
+    assert errors[3].split() == ["1", "4.6%,", "top-1", "0.969"]
+    assert errors[4].split() == ["8", "0.12%"]
+    assert "error against" not in medians_table([("onnxruntime", fp32)])

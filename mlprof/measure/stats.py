@@ -246,8 +246,39 @@ def medians_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     :mod:`mlprof.measure.trust`) and the legend follows the table: the table is what most users
     read, and the warnings that say the same are far above it among luigi's lines."""
     columns = [(f"{label} [ms]", read_stats_csv(path)) for label, path in curves]
-    return _points_table("median latency per batch", [
+    table = _points_table("median latency per batch", [
         (label, st, np.asarray(st["median_ms"], dtype=float)) for label, st in columns])
+    errors = _errors_table([(label.removesuffix(" [ms]"), st) for label, st in columns])
+    return table + ("\n" + errors if errors else "")
+
+
+def _errors_table(columns: Sequence[tuple[str, Any]]) -> str:
+    """The error against fp32 of the curves that have one (a lower precision's): per batch
+    size its max relative error and, for class scores, the top-1 agreement; empty when no
+    curve has an error (fp32 only, or statistics from before the error columns)."""
+    with_error = [(label, st) for label, st in columns if "max_rel_error" in st
+                  and np.isfinite(np.asarray(st["max_rel_error"], dtype=float)).any()]
+    if not with_error:
+        return ""
+    sizes = sorted({int(b) for _, st in with_error for b in st["batch_size"]})
+    rows = [["batch size", *[label for label, _ in with_error]]]
+    for bs in sizes:
+        row = [str(bs)]
+        for _, st in with_error:
+            at = [i for i, b in enumerate(st["batch_size"]) if int(b) == bs]
+            rel = float(st["max_rel_error"][at[0]]) if at else math.nan
+            top1 = float(st["top1_agreement"][at[0]]) if at and "top1_agreement" in st \
+                else math.nan
+            cell = "-" if not math.isfinite(rel) else f"{100 * rel:.2g}%" + (
+                f", top-1 {top1:.3f}" if math.isfinite(top1) else "")
+            row.append(cell)
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return ("error against fp32 (max error over the largest fp32 output value; top-1 "
+            "agreement of class scores)\n" + "\n".join(lines))
 
 
 def throughputs_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
