@@ -223,7 +223,7 @@ def test_int8_curves_record_their_error_and_reuse_the_converted_model(store):
                 if precision == "fp32":
                     assert np.isnan(value), (key, stats)
                 else:
-                    assert value == pytest.approx(err[key], rel=1e-9, nan_ok=True), key
+                    assert value == pytest.approx(err[key], rel=1e-5, nan_ok=True), key  # 6 digits
 
     r = law_run("PlotMultiRuntimes", *args, "--batch-sizes", "1,2", store=store)
     assert r.returncode == 0, r.stderr
