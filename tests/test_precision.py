@@ -405,3 +405,15 @@ def test_the_end_of_run_table_shows_the_error_of_a_lower_precision(tmp_path):
     assert errors[3].split() == ["1", "4.6%,", "top-1", "0.969"]
     assert errors[4].split() == ["8", "0.12%"]
     assert "error against" not in medians_table([("onnxruntime", fp32)])
+
+
+def test_the_text_table_writes_no_e_notation():
+    """ELECTRA-small's bf16 at batch size 64 on torch took 21.7 s per call: the table said
+    ``2.167e+04``."""
+    from mlprof.tasks.precision import format_precisions
+
+    row = {"batch_size": 64, "precision": "bf16", "median_ms": 21670.3, "speedup": 0.169,
+           "ci_low": 0.155, "ci_high": 0.182, "max_abs_error": 0.0000447,
+           "top1_agreement": None, "why": ""}
+    text = format_precisions([row], "electra_small", "torch")
+    assert "21,670" in text and "0.0000447" in text and "e+" not in text and "e-" not in text
