@@ -264,10 +264,10 @@ def collect_precisions(stores: Iterable[str | os.PathLike]) -> list[dict]:
             try:
                 rows = read_precision_table(path)
                 mtime = path.stat().st_mtime
-            except (CorruptResult, OSError) as e:
+                where = _split(path, store)
+            except (CorruptResult, OSError, ValueError) as e:  # ValueError: a path off the layout
                 logger.warning("%s", e)
                 continue
-            where = _split(path, store)
             out += [{**where, **r, "path": str(path), "mtime": mtime} for r in rows]
     return out
 

@@ -133,7 +133,10 @@ def rerun_params(candidate: Mapping[str, Any], version: str) -> dict | None:
     params.pop("branch", None)
     # a report with one unreadable batch size (a failure record's ``abc``) holds the column as
     # floats: ``str(1.0)`` stopped the confirmation with luigi's ``int('1.0')``
-    size = float(candidate["batch_size"])
+    try:
+        size = float(candidate["batch_size"])
+    except (KeyError, TypeError, ValueError):
+        return None
     if not size.is_integer():
         return None
     params.update(version=version, batch_sizes=str(int(size)))
