@@ -21,6 +21,7 @@ import pytest
 
 from mlprof.errors import CorruptResult, MeasurementFailed, MLProfError
 from mlprof.measure.isolate import run_isolated
+from mlprof.measure.stats import STAT_COLUMNS
 from tests.helpers import REPO, law_run
 
 DNN = str(REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml")
@@ -173,10 +174,15 @@ def test_a_sample_of_1e300_ms_is_a_corrupt_row_of_the_report(tmp_path):
     assert statuses == {"corrupt"}, statuses
 
 
+N_STATS = len(STAT_COLUMNS)
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda h, r: (h + ",extra", [x + ",1" for x in r]), "header has unknown columns ['extra']"),
-    (lambda h, r: (h, [r[0] + ",1"]), "line 2 has 20 fields, expected 19"),
-    (lambda h, r: (h, [",".join(r[0].split(",")[:-1])]), "line 2 has 18 fields, expected 19"),
+    # as many fields as the statistics have columns (19 before the error columns, 23 since)
+    (lambda h, r: (h, [r[0] + ",1"]), f"line 2 has {N_STATS + 1} fields, expected {N_STATS}"),
+    (lambda h, r: (h, [",".join(r[0].split(",")[:-1])]),
+     f"line 2 has {N_STATS - 1} fields, expected {N_STATS}"),
     (lambda h, r: (h.replace("median_ms", "mediane"), r), "header has unknown columns"),
     (lambda h, r: (h, [r[0].replace("0.25", "1e300", 1)]), "not a plausible value (at most "
      "3600000 ms, an hour)"),
