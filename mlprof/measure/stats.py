@@ -273,12 +273,17 @@ def _errors_table(columns: Sequence[tuple[str, Any]]) -> str:
                 f", top-1 {top1:.3f}" if math.isfinite(top1) else "")
             row.append(cell)
         rows.append(row)
+    return ("error against fp32 (max error over the largest fp32 output value; top-1 "
+            "agreement of class scores)\n" + _aligned(rows))
+
+
+def _aligned(rows: list[list[str]]) -> str:
+    """``rows`` (the first one the header) as right-aligned columns, dashes under the header."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return ("error against fp32 (max error over the largest fp32 output value; top-1 "
-            "agreement of class scores)\n" + "\n".join(lines))
+    return "\n".join(lines)
 
 
 def throughputs_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
@@ -350,8 +355,4 @@ def _points_table(title: str, columns: Sequence[tuple[str, Any, np.ndarray]],
         rows.append(row)
     if not any(shown):  # no marker: the table as before, without the markers' column
         rows = [[c.rstrip() if i else c for i, c in enumerate(r)] for r in rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return with_legend(title + "\n" + "\n".join(lines), shown)
+    return with_legend(title + "\n" + _aligned(rows), shown)

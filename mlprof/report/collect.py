@@ -30,7 +30,12 @@ from pathlib import Path
 from mlprof import ingest
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure.contention import is_contended
-from mlprof.measure.results import events_per_call, read_branch, read_failure
+from mlprof.measure.results import (
+    events_per_call,
+    precision_error,
+    read_branch,
+    read_failure,
+)
 from mlprof.measure.stats import ERROR_COLUMNS, STAT_COLUMNS, summarize
 from mlprof.results import layout, records
 
@@ -155,7 +160,7 @@ def _precision_fields(prov: dict) -> dict:
     """The precision measured at, its error against fp32 (None at fp32, and where a record
     holds no number) and the CPU's instruction sets, as report columns."""
     precision: dict = prov["precision"] if isinstance(prov.get("precision"), dict) else {}
-    error: dict = precision["error"] if isinstance(precision.get("error"), dict) else {}
+    error = precision_error(prov)
 
     def number(key: str) -> float | None:
         value = error.get(key)
