@@ -62,7 +62,16 @@ def base_kwargs(cls: type, kind: str) -> dict:
             kw["precisions"] = ("fp32", "int8-static")
     elif kind == "script" and cls.__name__ == "ComparePrecisions":  # it needs two
         kw["precisions"] = ("fp32", "int8-dynamic")
+    # the load tasks: the server scenario with a script model, so that its parameters (refused
+    # with the default streams scenario) are checked too
+    if kind == "script" and "scenario" in params:
+        kw.update(scenario="server", latency_bound_ms=1.0)
     return kw
+
+
+#: values a changed parameter needs beside it to be valid (the server scenario needs a rate or
+#: a bound): applied when the changed value is the key's
+COMPANIONS = {("scenario", "server"): {"latency_bound_ms": 1.0}}
 
 
 #: values for string parameters whose generic alternative ("other") means nothing; a value
@@ -76,11 +85,13 @@ STRING_VALUES = {
 
 
 #: likewise for comma-separated lists
-CSV_VALUES = {"file_types": ("png",), "runtime_versions": ("1.20.1",),
+CSV_VALUES = {"file_types": ("png",), "runtime_versions": ("1.20.1",), "streams": (2,),
+              "rates": (1000.0,),
               "precisions": ("fp32", "int8-static")}
 
 #: likewise for integers whose generic alternative is out of range
-INT_VALUES = {"opset": 17, "interleave": 6}  # interleave: at least MIN_ROUNDS
+INT_VALUES = {"opset": 17, "interleave": 6,  # interleave: at least MIN_ROUNDS
+              "branch": 0}  # a branch every workflow has (a load workflow may have one only)
 
 #: parameters that have no other valid value on this machine (a CPU-only machine has one
 #: device): the only ones allowed to be refused in every case
@@ -190,7 +201,8 @@ def test_every_parameter_reaches_the_output_or_says_why(cls, kind, store, tmp_pa
             continue
         value = alternative(name, param, getattr(base, name), kind, tmp_path)
         try:
-            other = cls(**{**base_kw, name: value})
+            extra = COMPANIONS.get((name, value), {}) if isinstance(value, str) else {}
+            other = cls(**{**base_kw, **extra, name: value})
         except MLProfError:
             refused.add(name)  # refused: a value that does not apply is never ignored
             continue

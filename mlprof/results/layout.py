@@ -68,6 +68,8 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "ComparePrecisions": ("model", "runtime", "settings"),
     "ProfileRuntime": ("model", "runtime", "settings"),
     "PlotProfile": ("model", "runtime", "settings"),
+    "MeasureLoad": ("model", "runtime", "settings"),
+    "PlotLoad": ("model", "runtime", "settings"),
     "Report": ("model",),
     "PlotHistory": ("model",),
     "Dashboard": ("model", "settings"),
@@ -671,6 +673,51 @@ def profile_plot_files(bs_tag: str, top: int, budget: int = 0) -> dict[str, str]
     """PlotProfile's files besides the plots: the ``plot`` stem (the plot options' tag and the
     file type follow), the top operators as ``csv`` and as a ``text`` table."""
     stem = f"profile_{bs_tag}_top{int(top)}_{budget_tag(budget)}"
+    return {"plot": stem, "csv": f"{stem}.csv", "text": f"{stem}.txt"}
+
+
+def _num_tag(value: float) -> str:
+    """``2.5`` -> ``2p5``, ``1000.0`` -> ``1000``: a number in a file name."""
+    return f"{float(value):g}".replace(".", "p").replace("+", "")
+
+
+def load_point_tag(scenario: str, streams: int, batch_size: int, sessions: str, *,
+                   max_batch: int = 1, max_wait_ms: float = 0.0, rate: float | None = None,
+                   bound_ms: float | None = None, percentile: float = 99.0) -> str:
+    """One MeasureLoad branch's part of its file names: ``streams_s2_bs1_each``, or
+    ``server_w1_bs1_each_mb8_mw2`` followed by ``_r5000`` (a rate) and/or ``_p99le1ms`` (the
+    percentile and bound its verdicts are judged by; without a rate: the search for the
+    highest rate that meets it)."""
+    tag = f"{scenario}_{'s' if scenario == 'streams' else 'w'}{int(streams)}_bs{int(batch_size)}"
+    tag += f"_{sessions}"
+    if scenario == "server":
+        tag += f"_mb{int(max_batch)}_mw{_num_tag(max_wait_ms)}"
+        if rate is not None:
+            tag += f"_r{_num_tag(rate)}"
+        if bound_ms is not None:
+            tag += f"_p{_num_tag(percentile)}le{_num_tag(bound_ms)}ms"
+    return tag
+
+
+def load_files(tag: str) -> dict[str, str]:
+    """MeasureLoad's files of one branch: every timed call or served request (``csv``), and
+    the record with each point's summary and the provenance (``json``)."""
+    return {"csv": f"load_{tag}.csv", "json": f"load_{tag}.json"}
+
+
+def load_set_tag(tags: Sequence[str]) -> str:
+    """PlotLoad: the branches it shows, as one file-name part (the tag itself for one, a
+    hash of them for more)."""
+    tags = list(tags)
+    if len(tags) == 1:
+        return tags[0]
+    return f"{tags[0].split('_')[0]}_n{len(tags)}_{short_hash(*tags, length=8)}"
+
+
+def load_plot_files(set_tag: str) -> dict[str, str]:
+    """PlotLoad's files besides the plots: the ``plot`` stem, the points as ``csv`` and the
+    table with the answer as ``text``."""
+    stem = f"load_{set_tag}"
     return {"plot": stem, "csv": f"{stem}.csv", "text": f"{stem}.txt"}
 
 

@@ -28,7 +28,7 @@ from mlprof.errors import CorruptResult
 FORMAT_VERSION = 1
 
 #: the kinds of record (``record`` field)
-KINDS = ("branch", "merged", "profile", "peak", "interleaved")
+KINDS = ("branch", "merged", "profile", "peak", "interleaved", "load")
 
 
 def stamp(record: Mapping[str, Any], kind: str) -> dict[str, Any]:
