@@ -91,22 +91,45 @@ def _num(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:,.3g}"
 
 
+def no_rate_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per search that found no rate: ``no rate meets p99 <= 1 ms with 1 worker x 1 thread:
+    <why the search ended>``."""
+    out = []
+    for rec in records:
+        load = rec.get("load") or {}
+        search = load.get("search") or {}
+        if not search or search.get("best_rate") is not None:
+            continue
+        config = config_label({"scenario": "server", "streams": load.get("streams", 1),
+                               "threads": (rec.get("settings") or {}).get("threads", 1),
+                               "batch_size": rec.get("batch_size", 1),
+                               "max_batch": load.get("max_batch", 1),
+                               "max_wait_ms": load.get("max_wait_ms", 0.0),
+                               "sessions": load.get("sessions")})
+        out.append(f"no rate meets p{float(load.get('percentile', 99.0)):g} <= "
+                   f"{float(load.get('latency_bound_ms') or 0):g} ms with {config}: "
+                   f"{search.get('ended')}")
+    return out
+
+
 def answer(df: pd.DataFrame, missing: Sequence[str] = ()) -> str:
     """The one-line answer: the highest throughput that meets the bound, with its
     configuration (server), or the highest throughput and where adding streams stops paying
-    (streams); ``missing``: why searches found no rate."""
+    (streams); ``missing``: the searches that found no rate (:func:`no_rate_lines`), the answer
+    when no configuration has one."""
     if df.empty:
         return "; ".join(missing) or "no load point measured"
     if (df["scenario"] == "server").any():
         chosen = df[df["chosen"] & (df["verdict"].isna() | (df["verdict"] == "met"))]
         if chosen.empty:
+            if missing:
+                return "; ".join(missing)
             bound = df["bound_ms"].dropna()
-            why = "; ".join(missing)
             if len(bound):
                 pct = df["percentile"].dropna().iloc[0]
-                return (f"no rate meets p{float(pct):g} <= {float(bound.iloc[0]):g} ms"
-                        + (f" ({why})" if why else ""))
-            return why or "no point met"
+                return (f"no rate meets p{float(pct):g} <= {float(bound.iloc[0]):g} ms: "
+                        f"none of {len(df)} measured")
+            return "no point met"
         best = chosen.loc[chosen["events_per_s"].astype(float).idxmax()]
         if pd.isna(best["bound_ms"]):
             return (f"max {_num(float(best['events_per_s']))} events/s at "

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from contextlib import AbstractContextManager
+
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -118,6 +121,13 @@ class Runtime(ABC):
     def info(self) -> dict[str, Any]:
         """Settings the runtime actually applied, for the provenance record."""
         return {}
+
+    @classmethod
+    def thread_context(cls) -> AbstractContextManager[Any]:
+        """What a thread other than the one that loaded the session enters before calling it
+        (the load scenarios' streams and server workers): a mode the runtime set for its
+        thread only (PyTorch's inference mode is per thread)."""
+        return contextlib.nullcontext()
 
     def op_profiler(self) -> OpProfiler:
         """Before :meth:`load`: the runtime's own per-operator profiler (runtimes registered

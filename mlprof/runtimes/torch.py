@@ -141,6 +141,12 @@ class TorchRuntime(Runtime):
     def _make_callable(self, module: Any) -> Callable[..., Any]:
         return module
 
+    @classmethod
+    def thread_context(cls) -> Any:
+        """``torch.inference_mode()``: the mode :func:`_process_inference_mode` entered holds
+        for the thread that entered it only; a stream's thread enters its own."""
+        return torch.inference_mode()
+
     def load(self, batch_size: int) -> None:
         """Eval mode, thread settings, inference mode for the rest of this process."""
         self._prepare_threads()

@@ -210,10 +210,10 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
             "model_name": self.resolved_model_name, "model_file": self.model_file,
             "measured_file": measured, "params": self.to_str_params(only_significant=True)},
             model_identity=self.model_identity().to_dict())
-        from mlprof.plotting.load import answer, points_table
+        from mlprof.plotting.load import answer, no_rate_lines, points_table
 
-        logger.info("%s: %s", label, answer(points_table([{
-            "load": result.provenance["load"], "points": result.points}])))
+        rec = {**result.provenance, "points": result.points}
+        logger.info("%s: %s", label, answer(points_table([rec]), no_rate_lines([rec])))
 
 
 class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
@@ -254,18 +254,21 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
     def run(self):
         from mlprof.plotting import save_figure
         from mlprof.plotting.labels import corner_label, curve_info
-        from mlprof.plotting.load import COLUMNS, answer, format_table, plot_load, points_table
+        from mlprof.plotting.load import (
+            COLUMNS,
+            answer,
+            format_table,
+            no_rate_lines,
+            plot_load,
+            points_table,
+        )
 
         records = self.records()
         df = points_table(records)
         if not df.empty:
             df = df.sort_values([c for c in ("streams", "threads", "batch_size", "max_batch",
                                               "rate") if df[c].notna().any()], kind="stable")
-        missing = [str(((r.get("load") or {}).get("search") or {}).get("ended"))
-                   for r in records
-                   if ((r.get("load") or {}).get("search") or {}).get("best_rate") is None
-                   and (r.get("load") or {}).get("search")]
-        line = answer(df, missing)
+        line = answer(df, no_rate_lines(records))
         write_text_atomic(self.output()["csv"].path, df[list(COLUMNS)].to_csv(index=False))
         write_text_atomic(self.output()["text"].path, format_table(df) + "\n" + line + "\n")
         options = self.plot_options()
