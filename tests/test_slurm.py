@@ -259,3 +259,22 @@ def test_bad_job_settings_name_file_and_field(option: str, value: str, expected:
         cfg.set("mlprof_slurm", option, saved)
     assert str(err.value).startswith(f"{config_file()}: {expected}")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.slow
+def test_load_points_run_as_slurm_jobs(slurm_cluster: str, store: Path) -> None:
+    """MeasureLoad's branches (one load point each) as Slurm jobs, PlotLoad over them."""
+    from mlprof.measure.load import read_load
+
+    proc = law_run("PlotLoad", "--version", "slurm", "--scenario", "streams", "--streams", "1,2",
+                   "--threads", "1", "--min-duration", "0.2", "--MeasureLoad-workflow", "slurm",
+                   "--MeasureLoad-poll-interval", "1s", store=store, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = [read_load(str(p)) for p in files_in(store)
+               if p.name.startswith("load_") and p.suffix == ".json"]
+    assert len(records) == 2
+    jobs = [r["batch_job"] for r in records]
+    assert all(j and j["system"] == "slurm" for j in jobs), jobs
+    assert len({int(j["job_id"]) for j in jobs}) == 2  # one job per load point
+    assert sorted(r["points"][0]["streams"] for r in records) == [1, 2]
+    assert "events/s with" in proc.stdout

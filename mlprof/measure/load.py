@@ -81,6 +81,9 @@ MAX_WAIT_MS = 1000.0
 MAX_REQUESTS = 1_000_000
 #: the confidence of a verdict (MLPerf's early stopping uses 99 %)
 CONFIDENCE = 0.99
+#: a server point ends after this many seconds (or twice its planned requests' time) even if
+#: undecided: a search that goes down to low rates must not take hours
+MAX_POINT_S = 120.0
 #: a search stops bisecting when the highest met and lowest missed rate are this close
 TOLERANCE = 0.05
 #: and after this many points in all
@@ -517,7 +520,7 @@ def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
     wait_ns = int(max_wait_ms * 1e6)
     sizes = sorted(workers[0])
     lock = threading.Lock()
-    state = {"head": 0, "done": 0, "stopped": ""}
+    state: dict[str, Any] = {"head": 0, "done": 0, "stopped": ""}
     done_lock = threading.Lock()
     errors: list[BaseException] = []
     t0 = pc() + 2_000_000  # 2 ms for the threads to start
@@ -617,7 +620,11 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
     arr = arrivals(rate, n_max, seed)
     checkpoints = (planned, 2 * planned, n_max)
 
+    deadline = time.monotonic() + max(MAX_POINT_S, 2 * planned / rate)
+
     def stop(done: int, lat_ms: np.ndarray) -> str | None:
+        if time.monotonic() > deadline and done >= 64:
+            return f"time limit ({MAX_POINT_S:g} s)"
         if bound_ms is None:
             return "planned" if done >= planned else None
         overs = int((lat_ms > bound_ms).sum())
@@ -628,10 +635,14 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
             return "met"
         return None
 
+    from mlprof.measure.contention import environment, snapshot
+
+    before = snapshot()
     cpu0 = _cpu_s()
     served = serve(workers, arr, max_batch, max_wait_ms, stop=stop,
                    thread_context=thread_context)
     cpu_s = _cpu_s() - cpu0
+    after = snapshot()
     ok = served.end >= 0
     lat = (served.end[ok] - arr[ok]) / 1e6
     queue = (served.start[ok] - arr[ok]) / 1e6
@@ -639,6 +650,8 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
     n = int(ok.sum())
     span_s = float(served.end[ok].max()) / 1e9 if n else 0.0
     overs = int((lat > bound_ms).sum()) if bound_ms is not None else None
+    # the calls alone (no queueing): when they miss the bound, no lower rate meets it
+    service_overs = int((service > bound_ms).sum()) if bound_ms is not None else None
     late = np.asarray(served.lateness, dtype=np.int64) / 1e3
     gaps = served.dispatch_gaps_ns(arr) / 1e3
     point: dict[str, Any] = {
@@ -655,11 +668,17 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
         "lateness_us": {"n": int(late.size), "p50": _pct(late, 50), "p99": _pct(late, 99),
                         "max": float(late.max()) if late.size else None},
         "stopped": served.stopped or "all requests served",
+        # what else used the CPUs meanwhile: a p99 of a fast model misses its bound on one
+        # stall, so a contended point is flagged wherever it is shown
+        "environment": environment(before, after),
     }
     if bound_ms is not None:
         point.update(bound_ms=bound_ms, percentile=percentile, overs=overs,
                      verdict=verdict(n, overs or 0, percentile) if n else "missed",
-                     percentile_ms=_pct(lat, percentile))
+                     percentile_ms=_pct(lat, percentile),
+                     service_percentile_ms=_pct(service, percentile),
+                     service_verdict=verdict(n, service_overs or 0, percentile) if n
+                     else "undecided")
     rows = {"rate": np.full(n, rate), "request": np.flatnonzero(ok).astype(np.int64),
             "arrival_ms": arr[ok] / 1e6, "start_ms": served.start[ok] / 1e6,
             "end_ms": served.end[ok] / 1e6, "latency_ms": lat,
@@ -691,6 +710,11 @@ def search(point: Callable[[float], dict[str, Any]], start_rate: float, *,
                 return lo, points, f"bracketed within {tolerance:.0%}"
             r = math.sqrt(lo * hi)
         elif lo is None:
+            if p.get("service_verdict") == "missed":
+                return None, points, (
+                    f"the calls alone miss it (p{p['percentile']:g} of the calls "
+                    f"{p['service_percentile_ms']:.3g} ms at {r:.3g} requests/s): a lower rate "
+                    f"only removes queueing")
             r = r / 2
             if r < floor:
                 return None, points, f"none met down to {points[-1]['rate']:.3g} requests/s"

@@ -815,14 +815,15 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                     experiments: Sequence[dict] | None = None,
                     reference_runtime: str = DEFAULT_RUNTIME, statistic: str = "median_ms",
                     rule: AlertRule | None = None, title: str = "mlprof dashboard",
-                    plots: bool = True, precisions: Sequence[Mapping[str, Any]] = ()
-                    ) -> dict[str, Any]:
+                    plots: bool = True, precisions: Sequence[Mapping[str, Any]] = (),
+                    loads: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """Write the dashboard for ``report`` (a DataFrame of :func:`mlprof.report.to_frame`).
 
     ``experiments`` are status dicts (title, file, status, errors, ...) as written by the
     nightly run; ``precisions`` the rows of ComparePrecisions tables
-    (:func:`mlprof.report.collect.collect_precisions`), shown on the front page and each
-    model's page; ``plots=False`` leaves out the matplotlib history plots of configurations with
+    (:func:`mlprof.report.collect.collect_precisions`) and ``loads`` the MeasureLoad records
+    (:func:`mlprof.report.collect.collect_loads`), shown on the front page and each model's
+    page; ``plots=False`` leaves out the matplotlib history plots of configurations with
     an alert (every other chart is SVG, drawn here).
     Returns a summary: counts of results, failures and alerts, the pages and what the archive
     (:mod:`mlprof.report.dashboard_archive`) lists.
@@ -974,6 +975,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     body.append(_results_html(cur, labels, model_pages, model_link, statistic, worse_up))
     prec = current_precisions(precisions, current_versions)
     body.append(_precisions_html(prec, model_link=model_link))
+    load_rows = current_loads(loads, current_versions)
+    body.append(_loads_html(load_rows, model_link=model_link))
     with open(os.path.join(out_dir, "index.html"), "w") as f:
         f.write(_page(title, meta, "".join(body)))
 
@@ -1027,6 +1030,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                           table_id="model-results-table", worse_up=worse_up) + "</section>"
                  + _precisions_html([r for r in prec if (r.get("model"), r.get(
                      "model_hash")) == (model, mhash)], section_id="model-precisions")
+                 + _loads_html([r for r in load_rows if (r.get("model"), r.get(
+                     "model_hash")) == (model, mhash)], section_id="model-load")
                  + '<section id="provenance"><h2>Provenance</h2>'
                  + _table(rec, prov_cols, table_id="provenance-table") + "</section>")
         with open(os.path.join(out_dir, page), "w") as f:
@@ -1171,6 +1176,52 @@ def _precisions_html(rows: Sequence[Mapping[str, Any]], model_link=None,
             "account for the difference "
             "(profiles of both diffed).</p>"
             + _table(rows, cols, table_id=f"{section_id}-table", headers=_PRECISION_HEADERS,
+                     links={"model": model_link} if model_link else None)
+            + "</section>")
+
+
+LOAD_COLUMNS = ["runtime", "scenario", "config", "events_per_s", "p99_ms", "bound_ms", "flags",
+                "answer", "host", "version"]
+_LOAD_HEADERS = {"config": "configuration", "events_per_s": "events/s", "p99_ms": "p99 [ms]",
+                 "bound_ms": "bound [ms]", "answer": "the answer"}
+
+
+def current_loads(rows: Sequence[Mapping[str, Any]],
+                  versions: Sequence[str] | None = None) -> list[dict]:
+    """The MeasureLoad rows to show (:func:`mlprof.report.collect.collect_loads`): those of
+    ``versions`` when given, else the newest record of each model, runtime, settings and load
+    point; sorted for reading."""
+    chosen: dict[tuple, dict] = {}
+    for r in rows:
+        if versions and r.get("version") not in versions:
+            continue
+        key = (r.get("model"), r.get("model_hash"), r.get("runtime"), r.get("settings_key"),
+               r.get("point"))
+        if key not in chosen or (r.get("mtime") or 0) >= (chosen[key].get("mtime") or 0):
+            chosen[key] = dict(r)
+    out = sorted(chosen.values(), key=lambda r: (str(r.get("model")), str(r.get("runtime")),
+                                                 str(r.get("point"))))
+    for r in out:
+        r["flags"] = "contended" if r.get("contended") else ""
+    return out
+
+
+def _loads_html(rows: Sequence[Mapping[str, Any]], model_link=None,
+                section_id: str = "load") -> str:
+    """MeasureLoad's answers: per load point (a number of streams, or a server search or rate)
+    the chosen operating point's throughput and p99, and the answer in one line (empty without
+    records)."""
+    if not rows:
+        return ""
+    cols = (["model"] if model_link else []) + LOAD_COLUMNS
+    contended = sum(1 for r in rows if r.get("contended"))
+    n = len(rows)
+    return (f'<section id="{section_id}"><h2>Load ({n:,} load point{"s" if n != 1 else ""}'
+            + (f"; {contended:,} contended" if contended else "") + ")</h2><p>MeasureLoad: "
+            "concurrent streams (throughput and latency per call), or a server with Poisson "
+            "arrivals (the highest rate whose percentile meets the bound). A contended point "
+            "shared the CPUs with other processes: its answer may be low.</p>"
+            + _table(rows, cols, table_id=f"{section_id}-table", headers=_LOAD_HEADERS,
                      links={"model": model_link} if model_link else None)
             + "</section>")
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from contextlib import AbstractContextManager
-
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np

@@ -19,27 +19,60 @@ from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements
 from mlprof.tasks.export import ExportOnnx
-from mlprof.tasks.parameters import BatchSizesParameter, PlotMixin, refuse_given
-from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow
+from mlprof.tasks.parameters import (
+    AsciiFloatParameter,
+    AsciiIntParameter,
+    BatchSizesParameter,
+    PlotMixin,
+    refuse_given,
+)
+from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
 
 logger = logging.getLogger("mlprof")
 
 
+def _named(param, name: str):
+    """``param`` with the option name its ASCII-digits error names."""
+    param._mlprof_name = name
+    return param
+
+
+class OptionalAsciiFloatParameter(AsciiFloatParameter):
+    """A number in ASCII digits, or nothing (None)."""
+
+    def parse(self, x):
+        return None if x in (None, "", "None", law.NO_STR) else super().parse(x)
+
+    def serialize(self, x):
+        return "" if x is None else super().serialize(x)
+
+    def normalize(self, x):
+        return None if x is None else super().normalize(x)
+
+
+class _StreamsInt(AsciiIntParameter):
+    _mlprof_name = "streams"
+
+
+class _RatesFloat(AsciiFloatParameter):
+    _mlprof_name = "rates"
+
+
 class IntsParameter(law.CSVParameter):
-    """Comma-separated whole numbers (``1,2,4``)."""
+    """Comma-separated whole numbers in ASCII digits (``1,2,4``)."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("cls", luigi.IntParameter)
+        kwargs.setdefault("cls", _StreamsInt)
         super().__init__(*args, **kwargs)
 
 
 class FloatsParameter(law.CSVParameter):
-    """Comma-separated numbers (``1000,2000``)."""
+    """Comma-separated numbers in ASCII digits (``1000,2000``)."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("cls", luigi.FloatParameter)
+        kwargs.setdefault("cls", _RatesFloat)
         super().__init__(*args, **kwargs)
 
 
@@ -49,34 +82,43 @@ class LoadMixin(BaseTask):
 
     exclude_index = True
 
-    scenario = luigi.ChoiceParameter(default="streams", choices=("streams", "server"),
-                                     description="streams: N callers at once, each calling "
-                                     "back to back (MLPerf MultiStream, a CMSSW job's streams); "
-                                     "server: requests at random (Poisson) times, served by N "
-                                     "workers (MLPerf Server); default: streams")
-    streams = IntsParameter(default=(1,), description="comma-separated numbers of concurrent "
-                            "streams (streams) or server workers (server), each with --threads "
-                            "intra-op threads; 1 to 64; default: 1")
-    sessions = luigi.ChoiceParameter(default="each", choices=("each", "shared"),
-                                     description="each stream or worker with its own session, "
-                                     "or all sharing one (CMSSW's way); default: each")
-    rates = FloatsParameter(default=(), description="server: comma-separated request rates "
-                            "per second, each measured (one branch each)")
-    latency_bound_ms = luigi.OptionalFloatParameter(default=None, description="server: the "
-                                                    "latency bound (ms) the --percentile must "
-                                                    "meet; without --rates: search for the "
-                                                    "highest rate that meets it")
-    percentile = luigi.FloatParameter(default=99.0, description="server: the latency "
-                                      "percentile judged against --latency-bound-ms (50 to "
-                                      "99.99); default: 99")
-    max_batch = luigi.IntParameter(default=1, description="server: dynamic batching, at most "
-                                   "this many requests per call (1: none); default: 1")
-    max_wait_ms = luigi.FloatParameter(default=0.0, description="server: with --max-batch, "
-                                       "how long the oldest request may wait for more (ms); "
-                                       "default: 0 (take what is queued)")
-    batch_sizes = BatchSizesParameter(default=(1,), description="comma-separated batch sizes: "
-                                      "events per call of each stream, or per request; "
-                                      "default: 1")
+    scenario = luigi.ChoiceParameter(
+        default="streams", choices=("streams", "server"),
+        description="streams: N callers at once, each calling back to back (MLPerf "
+        "MultiStream, a CMSSW job's streams); server: requests at random (Poisson) times, "
+        "served by N workers (MLPerf Server); default: streams")
+    streams = IntsParameter(
+        default=(1,),
+        description="comma-separated numbers of concurrent streams (streams) or server "
+        "workers (server), each with --threads intra-op threads; 1 to 64; default: 1")
+    sessions = luigi.ChoiceParameter(
+        default="each", choices=("each", "shared"),
+        description="each stream or worker with its own session, or all sharing one "
+        "(CMSSW's way); default: each")
+    rates = FloatsParameter(
+        default=(),
+        description="server: comma-separated request rates per second, each measured (one "
+        "branch each)")
+    latency_bound_ms = _named(OptionalAsciiFloatParameter(
+        default=None,
+        description="server: the latency bound (ms) the --percentile must meet; without "
+        "--rates: search for the highest rate that meets it"), "latency-bound-ms")
+    percentile = _named(AsciiFloatParameter(
+        default=99.0,
+        description="server: the latency percentile judged against --latency-bound-ms (50 "
+        "to 99.99); default: 99"), "percentile")
+    max_batch = _named(AsciiIntParameter(
+        default=1,
+        description="server: dynamic batching, at most this many requests per call (1: "
+        "none); default: 1"), "max-batch")
+    max_wait_ms = _named(AsciiFloatParameter(
+        default=0.0,
+        description="server: with --max-batch, how long the oldest request may wait for more "
+        "(ms); default: 0 (take what is queued)"), "max-wait-ms")
+    batch_sizes = BatchSizesParameter(
+        default=(1,),
+        description="comma-separated batch sizes: events per call of each stream, or per "
+        "request; default: 1")
 
     SERVER_PARAMS = ("rates", "latency_bound_ms", "percentile", "max_batch", "max_wait_ms")
 
@@ -102,7 +144,7 @@ class LoadMixin(BaseTask):
         """``(file tag, load arguments)`` of every branch, in order."""
         points = []
         for s in self._streams:
-            for bs in self.batch_sizes:  # type: ignore[attr-defined]
+            for bs in self.batch_sizes:
                 common = {"sessions": self.sessions}
                 if self.scenario == "streams":
                     tag = layout.load_point_tag("streams", s, bs, self.sessions)
@@ -209,8 +251,9 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
             "family": self.task_family, "version": self.version,
             "model_name": self.resolved_model_name, "model_file": self.model_file,
             "measured_file": measured, "params": self.to_str_params(only_significant=True)},
-            model_identity=self.model_identity().to_dict())
-        from mlprof.plotting.load import answer, no_rate_lines, points_table
+            model_identity=self.model_identity().to_dict(),
+            batch_job=batch_job_info())  # the Slurm/HTCondor job, None when local
+        from mlprof.report.load import answer, no_rate_lines, points_table
 
         rec = {**result.provenance, "points": result.points}
         logger.info("%s: %s", label, answer(points_table([rec]), no_rate_lines([rec])))
@@ -254,14 +297,8 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
     def run(self):
         from mlprof.plotting import save_figure
         from mlprof.plotting.labels import corner_label, curve_info
-        from mlprof.plotting.load import (
-            COLUMNS,
-            answer,
-            format_table,
-            no_rate_lines,
-            plot_load,
-            points_table,
-        )
+        from mlprof.plotting.load import plot_load
+        from mlprof.report.load import COLUMNS, answer, format_table, no_rate_lines, points_table
 
         records = self.records()
         df = points_table(records)
