@@ -622,17 +622,27 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
 
     deadline = time.monotonic() + max(MAX_POINT_S, 2 * planned / rate)
 
+    judged: set[int] = set()
+
     def stop(done: int, lat_ms: np.ndarray) -> str | None:
+        """Why the point ends now (None: it goes on). The verdict is taken at the
+        checkpoints only (the planned requests, twice and four times as many: a fixed number
+        of looks, not one per batch); before one, the point ends only when the next
+        checkpoint's verdict is certain to be ``missed`` whatever the requests still to come
+        (their overs can only add up), so a single stall early in a point cannot end it."""
         if time.monotonic() > deadline and done >= 64:
             return f"time limit ({MAX_POINT_S:g} s)"
         if bound_ms is None:
             return "planned" if done >= planned else None
         overs = int((lat_ms > bound_ms).sum())
-        v = verdict(done, overs, percentile)
-        if v == "missed":
-            return "missed"  # already certain: no need to wait for the rest
-        if done >= checkpoints[0] and v == "met" or done >= checkpoints[1] and v == "met":
-            return "met"
+        target = next((c for c in checkpoints if c > done), n_max)
+        if verdict(target, overs, percentile) == "missed":
+            return "missed"  # certain at the next checkpoint already
+        for c in checkpoints:
+            if done >= c and c not in judged:
+                judged.add(c)
+                if verdict(done, overs, percentile) == "met":
+                    return "met"
         return None
 
     from mlprof.measure.contention import environment, snapshot
