@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlprof.plotting.backend import use_backend
-from mlprof.plotting.runtimes import _style_context, curve_style, decorate, plain_number
+from mlprof.plotting.runtimes import (
+    _style_context,
+    curve_style,
+    decorate,
+    plain_log_ticks,
+    plain_number,
+)
 from mlprof.report.load import CONFIG_KEYS, config_label
 
 if TYPE_CHECKING:
@@ -21,9 +27,12 @@ if TYPE_CHECKING:
 def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None = None,
               top_left_label: str = "mlprof", y_log: bool | None = None,
               caption: str | None = None) -> Figure:
-    """Server: the median and p99 latency against the delivered throughput, one curve per
-    configuration, the bound as a line and the chosen point circled. Streams: throughput
-    (events/s) and the p99 per call against streams, one curve per threads and batch size."""
+    """Server: the median and p99 latency against the offered load (requests/s x events per
+    request), one curve per configuration in rate order, missed points hollow, the bound as a
+    line and the chosen point circled. The offered load, not the delivered throughput, is the
+    x axis: an overloaded rate delivers less than a lower one (its queue grows), which drew
+    the curve back over itself. Streams: throughput (events/s) and the p99 per call against
+    streams, one curve per threads and batch size."""
     if df.empty:
         raise ValueError("no load points to plot")
     plt = use_backend()
@@ -33,24 +42,30 @@ def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None 
             fig, ax = plt.subplots(figsize=(7.5, 5.2))
             groups = list(df.groupby(list(CONFIG_KEYS), dropna=False, sort=True))
             for i, (_, g) in enumerate(groups):
-                g = g.sort_values("events_per_s")
+                g = g.sort_values("rate")
+                x = g["rate"].astype(float) * g["batch_size"].astype(float)
                 st = curve_style(i, len(groups))
                 color = st.get("color")
                 label = config_label(g.iloc[0])
-                ax.plot(g["events_per_s"], g["p99_ms"], marker="o", color=color,
-                        label=f"{label}: p99")
-                ax.plot(g["events_per_s"], g["p50_ms"], marker=".", ls="--", color=color,
-                        alpha=0.7, label=f"{label}: median")
+                ax.plot(x, g["p99_ms"], color=color, label=f"{label}: p99")
+                ax.plot(x, g["p50_ms"], marker=".", ls="--", color=color, alpha=0.7,
+                        label=f"{label}: median")
+                missed = (g["verdict"] == "missed").to_numpy()
+                ax.scatter(x[~missed], g["p99_ms"][~missed], color=color, zorder=4)
+                ax.scatter(x[missed], g["p99_ms"][missed], facecolors="white",
+                           edgecolors=color, zorder=4,
+                           label="missed the bound" if i == 0 and missed.any() else None)
                 ch = g[g["chosen"]]
                 if len(ch):
-                    ax.scatter(ch["events_per_s"], ch["p99_ms"], s=180, facecolors="none",
-                               edgecolors="k", linewidths=1.5, zorder=5,
+                    ax.scatter(ch["rate"].astype(float) * ch["batch_size"].astype(float),
+                               ch["p99_ms"], s=180, facecolors="none", edgecolors="k",
+                               linewidths=1.5, zorder=5,
                                label="chosen operating point" if i == 0 else None)
             bound = df["bound_ms"].dropna()
             if len(bound):
                 ax.axhline(float(bound.iloc[0]), color="0.3", lw=1, ls=":",
                            label=f"bound {float(bound.iloc[0]):g} ms")
-            ax.set_xlabel("throughput (events/s)")
+            ax.set_xlabel("offered load (events/s)")
             ax.set_ylabel("latency per request (ms)")
             vals = df[["p50_ms", "p99_ms"]].astype(float).to_numpy().ravel()
             vals = vals[vals > 0]
@@ -58,8 +73,9 @@ def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None 
                 y_log = len(vals) > 0 and vals.max() / max(vals.min(), 1e-9) > 30
             if y_log:
                 ax.set_yscale("log")
+                plain_log_ticks(ax)
             ax.xaxis.set_major_formatter(plain_number)
-            ax.legend(fontsize=8, loc="upper left")
+            ax.legend(fontsize=8, loc="best")
             axes = [ax]
         else:
             fig, axes = plt.subplots(2, 1, figsize=(7.5, 6.4), sharex=True)
@@ -92,9 +108,7 @@ def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None 
             axes[1].set_xticks(sorted(df["streams"].astype(int).unique()))
             for a in axes:
                 a.legend(fontsize=8, loc="best")
-        if title:
-            axes[0].set_title(title, fontsize=11)
-        decorate(axes[0], top_left_label, top_right_label)
+        decorate(axes[0], top_left_label, top_right_label, title or None)
         if caption:
             fig.text(0.01, 0.005, caption, fontsize=7, va="bottom", ha="left", wrap=True)
         fig.tight_layout(rect=(0, 0.04 if caption else 0, 1, 1))

@@ -39,17 +39,17 @@ def _named(param, name: str):
     return param
 
 
-class OptionalAsciiFloatParameter(AsciiFloatParameter):
-    """A number in ASCII digits, or nothing (None)."""
+class OptionalAsciiFloatParameter(luigi.OptionalFloatParameter):
+    """A number in ASCII digits (see :class:`~mlprof.tasks.parameters.AsciiFloatParameter`), or
+    nothing (None)."""
 
     def parse(self, x):
-        return None if x in (None, "", "None", law.NO_STR) else super().parse(x)
+        from mlprof.ingest import ascii_float
 
-    def serialize(self, x):
-        return "" if x is None else super().serialize(x)
-
-    def normalize(self, x):
-        return None if x is None else super().normalize(x)
+        value = super().parse(x)
+        if value is not None and isinstance(x, str):
+            ascii_float(x, "--" + getattr(self, "_mlprof_name", "value"))
+        return value
 
 
 class _StreamsInt(AsciiIntParameter):
