@@ -18,7 +18,6 @@ import luigi
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements
-from mlprof.tasks.export import ExportOnnx
 from mlprof.tasks.parameters import (
     AsciiFloatParameter,
     AsciiIntParameter,
@@ -219,21 +218,6 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
     def output(self):
         return self.declared_outputs(tag=self.branch_data[0])
 
-    def measured_export(self) -> ExportOnnx:
-        return self.export_req()
-
-    def measured_file(self) -> str:
-        """The YAML/ONNX file, the export, the converted model of a lower precision, or
-        ``script::HASH`` for the torch runtime."""
-        if self.measures_converted:
-            return self.requires()["quantize"].measured()
-        if not self.is_script:
-            return self.model_spec.spec_file
-        if self.measures_export:
-            return self.export_req().output()["onnx"].path
-        (model,) = self.requires()["discover"].selected(single=True)
-        return f"{self.model_spec.file}::{model['hash']}"
-
     def run(self):
         from mlprof.measure.load import measure_load_isolated, write_load
 
@@ -242,7 +226,7 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
         bs = point.pop("batch_size")
         label = f"{self.resolved_model_name} on {self.runtime}, {tag}"
         self.publish_message(f"load: {label}")
-        measured = self.measured_file()
+        measured = self.measured_model_file()
         result = measure_load_isolated(measured, self.measure_settings(
             bs, self.runtime, self.device, self.precision), point,
             script_args=self.script_argv)

@@ -127,16 +127,11 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         return export
 
     def profiled_file(self) -> str:
-        """The YAML/ONNX file, the export, the converted model of a lower precision, or
-        ``script::HASH`` for the torch runtime."""
-        if self.measures_converted:
-            return self.requires()["quantize"].measured()
-        if not self.is_script:
-            return self.model_spec.spec_file
-        if self.measures_export:
-            return self.profiled_export().output()["onnx"].path
-        (model,) = self.requires()["discover"].selected(single=True)
-        return f"{self.model_spec.file}::{model['hash']}"
+        """The YAML/ONNX file, the export (its static graph of this batch size where it has
+        them), the converted model of a lower precision, or ``script::HASH`` for the torch
+        runtime."""
+        return self.measured_model_file(self.profiled_export() if self.measures_export
+                                        else None)
 
     def run(self):
         from mlprof.measure.profile import profile_isolated, write_profile

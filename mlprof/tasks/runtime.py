@@ -159,6 +159,19 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         return converted(self.runtime, self.precision) and not (
             self.measures_export and self.precision == "fp16")
 
+    def measured_model_file(self, export: ExportOnnx | None = None) -> str:
+        """The file a measurement child loads: the converted model of a lower precision, the
+        YAML/ONNX file, the script's ONNX export (``export``, default this task's), or
+        ``script::HASH`` for the runtimes that run the script's model."""
+        if self.measures_converted:
+            return self.requires()["quantize"].measured()
+        if not self.is_script:
+            return self.model_spec.spec_file
+        if self.measures_export:
+            return (export or self.export_req()).output()["onnx"].path
+        (model,) = self.requires()["discover"].selected(single=True)
+        return f"{self.model_spec.file}::{model['hash']}"
+
     def model_requirements(self) -> dict:
         """Script models: the ONNX export, or the discovery for runtimes that run the script;
         a converted model for a lower precision, and then the fp32 export its error is
