@@ -10,8 +10,6 @@ fewest calls per stream, ``--warmup`` the untimed calls per session).
 
 from __future__ import annotations
 
-import logging
-
 import law
 import luigi
 
@@ -28,8 +26,6 @@ from mlprof.tasks.parameters import (
 from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
-
-logger = logging.getLogger("mlprof")
 
 
 def _named(param, name: str):
@@ -237,10 +233,6 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
             "measured_file": measured, "params": self.to_str_params(only_significant=True)},
             model_identity=self.model_identity().to_dict(),
             batch_job=batch_job_info())  # the Slurm/HTCondor job, None when local
-        from mlprof.report.load import answer, no_rate_lines, points_table
-
-        rec = {**result.provenance, "points": result.points}
-        logger.info("%s: %s", label, answer(points_table([rec]), no_rate_lines([rec])))
 
 
 class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
