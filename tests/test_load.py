@@ -382,3 +382,82 @@ def test_the_dashboard_shows_load_answers_and_skips_a_damaged_record(tmp_path, c
     section = html.split('id="load"', 1)[1].split("</section>", 1)[0]
     assert "1 load point; 1 contended" in section and ">contended<" in section
     assert "max 4,990 events/s at p99 &lt;= 1 ms" in section
+
+
+# --- report and history --------------------------------------------------------------------------
+
+def _write_load_record(store: Path, version: str, runtime_version: str, events_per_s: float,
+                       timestamp: str) -> Path:
+    """A server load record of the example DNN as MeasureLoad writes it (write_load), under
+    ``version`` of ``onnxruntime-<runtime_version>``."""
+    from mlprof.results import layout
+
+    settings = "calls10_events1_warmup1_mindur0_threads1_input-random"
+    tag = layout.load_point_tag("server", 1, 1, "each", bound_ms=5.0)
+    where = (store / "MeasureLoad" / "dnn__0123abcd" / f"onnxruntime-{runtime_version}__cpu"
+             / settings / version)
+    where.mkdir(parents=True)
+    point = {"scenario": "server", "streams": 1, "threads": 1, "sessions": "each",
+             "batch_size": 1, "max_batch": 1, "max_wait_ms": 0.0, "rate": events_per_s,
+             "events_per_s": events_per_s, "p50_ms": 0.1, "p99_ms": 3.0, "percentile": 99.0,
+             "percentile_ms": 3.0, "bound_ms": 5.0, "verdict": "met",
+             "environment": {"contended": False}}
+    res = L.LoadResult(L.SERVER_COLUMNS, {c: np.zeros(0) for c in L.SERVER_COLUMNS}, [point],
+                       {"host": "node1", "timestamp": timestamp,
+                        "load": {"scenario": "server", "streams": 1, "latency_bound_ms": 5.0,
+                                 "percentile": 99.0, "search": {"best_rate": events_per_s}}})
+    files = {k: str(where / v) for k, v in layout.load_files(tag).items()}
+    L.write_load(res, files)
+    return Path(files["json"])
+
+
+def test_load_history_orders_by_time_and_marks_a_runtime_upgrade(tmp_path):
+    """A load point's answers over versions, in the order they were measured (not by version
+    name), one series per point; an upgrade of the runtime continues the series, as an event."""
+    from mlprof.report.collect import collect_loads
+    from mlprof.report.load import load_frame, load_history_groups, load_summary
+
+    store = tmp_path / "store"
+    _write_load_record(store, "n2", "1.32.0", 9500.0, "2026-11-02T02:00:00+00:00")
+    _write_load_record(store, "n1", "1.32.0", 9300.0, "2026-11-01T02:00:00+00:00")
+    _write_load_record(store, "n3", "1.33.0", 7000.0, "2026-11-03T02:00:00+00:00")
+    rows = collect_loads([store])
+    assert len(rows) == 3
+    ((group, lines, events),) = load_history_groups(rows)
+    (point,) = lines
+    assert point == "server, 1 worker x 1 thread, bound 5 ms"
+    assert lines[point] == (["n1", "n2", "n3"], [9300.0, 9500.0, 7000.0])
+    assert events == [("n3", "onnxruntime 1.32.0 -> 1.33.0")]
+    assert group["runtime_version"] == "1.32.0 -> 1.33.0" and group["host"] == "node1"
+    df = load_frame(rows)
+    assert list(df["version"]) == ["n1", "n2", "n3"]
+    summary = load_summary(rows)
+    assert "(n3): max 7,000 events/s at p99 <= 5 ms" in summary and "(n1)" not in summary
+
+
+def test_report_and_plot_history_read_load_records(tmp_path):
+    """``law run Report`` writes every load record as a row of ``load.csv`` and ends its
+    summary with the newest answer; ``law run PlotHistory`` draws a load history figure (PDF
+    and PNG) of a point measured in two versions; a damaged record costs only its row."""
+    import pandas as pd
+
+    store = tmp_path / "store"
+    _write_load_record(store, "n1", "1.32.0", 9300.0, "2026-11-01T02:00:00+00:00")
+    good = _write_load_record(store, "n2", "1.32.0", 9500.0, "2026-11-02T02:00:00+00:00")
+    bad = _write_load_record(store, "n3", "1.32.0", 9400.0, "2026-11-03T02:00:00+00:00")
+    bad.write_text(good.read_text().replace('"p99_ms": 3.0', '"p99_ms": "x"'))
+    out = tmp_path / "out"
+    r = law_run("Report", "--version", "r1", "--stores", str(store), store=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "p99_ms" in r.stdout + r.stderr and "n3" in r.stdout + r.stderr
+    (csv,) = [p for p in files_in(out) if p.name == "load.csv"]
+    df = pd.read_csv(csv)
+    assert list(df["version"]) == ["n1", "n2"] and list(df["events_per_s"]) == [9300.0, 9500.0]
+    (summary,) = [p for p in files_in(out) if p.name == "summary.txt"]
+    assert "(n2): max 9,500 events/s at p99 <= 5 ms" in summary.read_text()
+    r = law_run("PlotHistory", "--version", "h1", "--stores", str(store), store=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 load history plot(s)" in r.stdout, r.stdout
+    plots = [p for p in files_in(out) if p.name.startswith("load_dnn_onnxruntime_node1")]
+    assert sorted(p.suffix for p in plots) == [".pdf", ".png"]
+    assert all(p.stat().st_size > 5000 for p in plots)

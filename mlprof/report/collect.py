@@ -309,7 +309,8 @@ def collect_loads(stores: Iterable[str | os.PathLike]) -> list[dict]:
                 "p99_ms": None if best is None else best["p99_ms"],
                 "bound_ms": load.get("latency_bound_ms"),
                 "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
-                "host": rec.get("host"), "answer": answer(df, no_rate_lines([rec])),
+                "host": rec.get("host"), "timestamp": rec.get("timestamp"),
+                "answer": answer(df, no_rate_lines([rec])),
                 "path": str(path), "mtime": mtime})
     return out
 

@@ -1190,17 +1190,10 @@ def current_loads(rows: Sequence[Mapping[str, Any]],
                   versions: Sequence[str] | None = None) -> list[dict]:
     """The MeasureLoad rows to show (:func:`mlprof.report.collect.collect_loads`): those of
     ``versions`` when given, else the newest record of each model, runtime, settings and load
-    point; sorted for reading."""
-    chosen: dict[tuple, dict] = {}
-    for r in rows:
-        if versions and r.get("version") not in versions:
-            continue
-        key = (r.get("model"), r.get("model_hash"), r.get("runtime"), r.get("settings_key"),
-               r.get("point"))
-        if key not in chosen or (r.get("mtime") or 0) >= (chosen[key].get("mtime") or 0):
-            chosen[key] = dict(r)
-    out = sorted(chosen.values(), key=lambda r: (str(r.get("model")), str(r.get("runtime")),
-                                                 str(r.get("point"))))
+    point (:func:`mlprof.report.load.newest_loads`), each with its ``flags``."""
+    from mlprof.report.load import newest_loads
+
+    out = newest_loads(rows, versions)
     for r in out:
         r["flags"] = "contended" if r.get("contended") else ""
     return out

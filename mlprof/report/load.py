@@ -6,6 +6,7 @@ the dashboard and the console read them the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -193,3 +194,117 @@ def format_table(df: pd.DataFrame) -> str:
     if df["contended"].any():
         legend.append("! contended: other processes used the CPUs meanwhile")
     return text + "; ".join(legend) + "\n"
+
+
+#: what makes one load history: the same model (name and file content), runtime (by name;
+#: an upgrade continues the history, as an event on it), device, host and measurement
+#: settings. Each load point (its file tag: streams, workers, bound, ...) is one series.
+LOAD_GROUP_KEY = ("model", "model_hash", "runtime", "device", "settings_key", "host")
+
+
+def _order(row: Mapping[str, Any]) -> tuple[str, float]:
+    """When a load record was measured: its timestamp, else its file's time."""
+    return (str(row.get("timestamp") or ""), float(row.get("mtime") or 0.0))
+
+
+def newest_loads(rows: Sequence[Mapping[str, Any]],
+                 versions: Sequence[str] | None = None) -> list[dict]:
+    """Of load rows (:func:`mlprof.report.collect.collect_loads`), those of ``versions`` when
+    given, else the newest of each model, runtime, settings and load point; sorted by model,
+    runtime and point."""
+    chosen: dict[tuple, dict] = {}
+    for r in rows:
+        if versions and r.get("version") not in versions:
+            continue
+        key = (r.get("model"), r.get("model_hash"), r.get("runtime"), r.get("settings_key"),
+               r.get("point"))
+        if key not in chosen or _order(r) >= _order(chosen[key]):
+            chosen[key] = dict(r)
+    return sorted(chosen.values(), key=lambda r: (str(r.get("model")), str(r.get("runtime")),
+                                                  str(r.get("point"))))
+
+
+def _finite(v: Any) -> bool:
+    try:
+        return v is not None and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _point_label(row: Mapping[str, Any]) -> str:
+    """A load history panel's title: ``server, 1 worker x 1 thread, bound 5 ms``."""
+    text = f"{row.get('scenario')}, {row.get('config')}"
+    return text + (f", bound {float(row['bound_ms']):g} ms" if _finite(row.get("bound_ms"))
+                   else "")
+
+
+def load_history_groups(rows: Sequence[Mapping[str, Any]]
+                        ) -> list[tuple[dict, dict[str, tuple[list[str], list[float]]],
+                                        list[tuple[str, str]]]]:
+    """The load answers over versions, for PlotHistory: one entry per configuration
+    (:data:`LOAD_GROUP_KEY`), as ``(configuration, {label: (versions, events/s)}, events)``
+    with one label per load point (``server, 1 worker x 1 thread, bound 5 ms``; its file tag
+    where two points would read the same).
+
+    Each series is one load point's chosen events/s (the answer) in time order (the record's
+    timestamp). A point without an answer (no rate met its bound) is left out of its series.
+    The configuration has ``runtime_version`` (``a -> b`` when it changed); ``events`` are the
+    ``(version, "onnxruntime a -> b")`` of each runtime upgrade, as PlotHistory marks them.
+    """
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if _finite(r.get("events_per_s")):
+            groups.setdefault(tuple(r.get(k) for k in LOAD_GROUP_KEY), []).append(r)
+    out = []
+    for key, members in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        members = sorted(members, key=_order)
+        labels = {str(r.get("point")): _point_label(r) for r in members}
+        clash = {lb for lb in labels.values() if list(labels.values()).count(lb) > 1}
+        lines: dict[str, tuple[list[str], list[float]]] = {}
+        for r in members:
+            point = str(r.get("point"))
+            label = labels[point] if labels[point] not in clash else point
+            vs, ys = lines.setdefault(label, ([], []))
+            vs.append(str(r.get("version")))
+            ys.append(float(r["events_per_s"]))
+        g = dict(zip(LOAD_GROUP_KEY, key, strict=True))
+        seen = [str(r.get("runtime_version") or "") for r in members]
+        seen = [v for v in seen if v]
+        first, last = (seen[0], seen[-1]) if seen else ("", "")
+        g["runtime_version"] = last if first == last else f"{first} -> {last}"
+        events: list[tuple[str, str]] = []
+        for prev, cur in zip(members[:-1], members[1:], strict=True):
+            a, b = prev.get("runtime_version"), cur.get("runtime_version")
+            if a and b and a != b and str(cur.get("version")) not in dict(events):
+                events.append((str(cur.get("version")), f"{g['runtime']} {a} -> {b}"))
+        g["events"] = events
+        out.append((g, lines, events))
+    return out
+
+
+#: the columns of Report's ``load.csv``, in order (one row per load point and version)
+LOAD_CSV_COLUMNS = ("model", "model_hash", "runtime", "runtime_version", "device",
+                    "settings_key", "version", "point", "scenario", "config", "events_per_s",
+                    "p99_ms", "bound_ms", "points", "contended", "host", "timestamp", "answer",
+                    "path")
+
+
+def load_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Load rows (:func:`mlprof.report.collect.collect_loads`) as Report's ``load.csv``: the
+    columns of :data:`LOAD_CSV_COLUMNS`, in time order (the header alone without rows)."""
+    ordered = sorted(rows, key=lambda r: (str(r.get("model")), str(r.get("runtime")),
+                                          str(r.get("point")), _order(r)))
+    return pd.DataFrame([{c: r.get(c) for c in LOAD_CSV_COLUMNS} for r in ordered],
+                        columns=list(LOAD_CSV_COLUMNS))
+
+
+def load_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Report's summary of load results: the newest answer of each load point, one line each
+    (``model on runtime, point: answer``)."""
+    newest = newest_loads(rows)
+    lines = [f"load ({len(newest)} load point{'s' if len(newest) != 1 else ''}, the newest "
+             "record of each; all versions in load.csv):"]
+    lines += [f"  {r.get('model')} on {r.get('runtime')} {r.get('runtime_version') or ''}"
+              f"".rstrip() + f", {r.get('point')} ({r.get('version')}): {r.get('answer')}"
+              for r in newest]
+    return "\n".join(lines)

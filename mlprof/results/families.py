@@ -319,9 +319,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("MeasurePeak", lambda: {"peak": layout.PEAK_FILE},
            (FileSpec("peak", re.escape(layout.PEAK_FILE)),)),
     Family("Report", lambda: {"csv": "report.csv", "parquet": "report.parquet",
-                              "summary": "summary.txt"},
+                              "load": "load.csv", "summary": "summary.txt"},
            (FileSpec("csv", r"report\.csv"), FileSpec("parquet", r"report\.parquet"),
-            FileSpec("summary", r"summary\.txt"))),
+            FileSpec("load", r"load\.csv"), FileSpec("summary", r"summary\.txt"))),
     Family("PlotHistory", lambda statistic, view="panels": {
                "alerts": f"alerts_{statistic}.csv",
                "plots": f"history_{statistic}" + ("" if view == "panels" else f"__{view}")},

@@ -42,6 +42,17 @@ def machine_text(group: dict) -> str:
     return corner_label([info], str(group["device"]), threads)
 
 
+def load_history_file_name(group: dict) -> str:
+    """The file name (without extension) of a configuration's load history plot:
+    ``load_<model>_<runtime>_<host>_<settings>__<hash6>``, the hash over the whole
+    configuration (:data:`mlprof.report.load.LOAD_GROUP_KEY`)."""
+    from mlprof.report.load import LOAD_GROUP_KEY
+
+    readable = path_safe(f"load_{group['model']}_{group['runtime']}_"
+                         f"{group['host']}_{group['settings_key']}", 100)
+    return f"{readable}__{short_hash(*(str(group[k]) for k in LOAD_GROUP_KEY), length=6)}"
+
+
 class PlotHistory(StoresMixin):
     """Plot ``--statistic`` over versions and list alerts, from the stores' measurements.
 
@@ -52,6 +63,12 @@ class PlotHistory(StoresMixin):
     their night; regressions and improvements found by the robust rule are marked, explained
     in the legend and listed in ``alerts_<statistic>.csv``. Only like is compared with like
     (see :mod:`mlprof.report.history`).
+
+    MeasureLoad's answers have a history too: one ``load_*`` figure per model, runtime,
+    device, host and settings, with a panel per load point measured in at least two versions,
+    its chosen events/s over versions (:func:`mlprof.report.load.load_history_groups`),
+    whatever ``--statistic``. They raise no alerts: a load answer is one search, without the
+    repeated calls the alert rule weighs.
     """
 
     statistic = luigi.ChoiceParameter(default="median_ms", choices=(
@@ -71,13 +88,15 @@ class PlotHistory(StoresMixin):
     def run(self):
         from mlprof.plotting.history import drawable, plot_history, save_history
         from mlprof.report import collect, to_frame
+        from mlprof.report.collect import collect_loads
         from mlprof.report.history import alerts_table, history_groups
+        from mlprof.report.load import load_history_groups
 
         report = to_frame(collect(self.resolved_stores()))
         alerts = alerts_table(report, self.statistic)
         out = self.output()
         groups = history_groups(report, alerts.to_dict("records"), self.statistic)
-        drawn = 0
+        drawn = loads_drawn = 0
         with atomic_dir(out["plots"].path) as tmp:
             for g, lines, marks in groups:
                 if not drawable(lines):  # no series with two nights: a point is no history
@@ -91,8 +110,23 @@ class PlotHistory(StoresMixin):
                 save_history(fig, [os.path.join(tmp, f"{name}.pdf"),
                                    os.path.join(tmp, f"{name}.png")])
                 drawn += 1
+            load_groups = load_history_groups(collect_loads(self.resolved_stores()))
+            for g, lines, events in load_groups:
+                if not drawable(lines):
+                    continue
+                fig = plot_history(lines, statistic="throughput", events=events,
+                                   title=f"{g['model']} under load on {g['runtime']} "
+                                   f"{g['runtime_version']}",
+                                   top_right_label=f"{g['runtime']} {g['runtime_version']} | "
+                                   f"{g['device']} | host {g['host']}",
+                                   caption=f"settings: {g['settings_key']}")
+                name = load_history_file_name(g)
+                save_history(fig, [os.path.join(tmp, f"{name}.pdf"),
+                                   os.path.join(tmp, f"{name}.png")])
+                loads_drawn += 1
         with atomic_path(out["alerts"].path) as t:
             alerts.to_csv(t, index=False)
         self.publish_message(
             f"{drawn} history plot(s) (PDF and PNG; {len(groups) - drawn} configuration(s) with "
-            f"a single night not drawn), {len(alerts)} alert(s) -> {out['plots'].path}")
+            f"a single night not drawn), {loads_drawn} load history plot(s), {len(alerts)} "
+            f"alert(s) -> {out['plots'].path}")

@@ -17,6 +17,11 @@ class Report(StoresMixin):
     grouped by cause (:mod:`mlprof.report.causes`), then the marked points with their medians
     (:mod:`mlprof.measure.trust`), which ``law run`` also prints at its end. Run it under a
     new ``--version`` to see new results.
+
+    MeasureLoad's records are the ``load.csv`` table: one row per load point and version
+    (:func:`mlprof.report.collect.collect_loads`), with its chosen events/s, p99, bound,
+    ``contended`` and the answer in one line; ``summary.txt`` ends with the newest answer of
+    each load point.
     """
 
     def run_summary(self) -> str:
@@ -36,7 +41,8 @@ class Report(StoresMixin):
         from mlprof.measure.trust import marked_points
         from mlprof.report import collect, to_frame
         from mlprof.report.causes import format_summary
-        from mlprof.report.collect import script_rows
+        from mlprof.report.collect import collect_loads, script_rows
+        from mlprof.report.load import load_frame, load_summary
 
         df = to_frame(collect(self.resolved_stores()))
         out = self.output()
@@ -49,6 +55,12 @@ class Report(StoresMixin):
         marked = marked_points(df[df["status"] == "ok"].to_dict("records"))
         if marked:
             summary += "\n\n" + marked
+        loads = collect_loads(self.resolved_stores())
+        with atomic_path(out["load"].path) as tmp:
+            load_frame(loads).to_csv(tmp, index=False)
+        if loads:
+            summary += "\n\n" + load_summary(loads)
         write_text_atomic(out["summary"].path, summary + "\n")
         counts = df["status"].value_counts().to_dict()
-        self.publish_message(f"report: {len(df)} rows ({counts}) -> {out['csv'].path}")
+        self.publish_message(f"report: {len(df)} rows ({counts}), {len(loads)} load point(s) "
+                             f"-> {out['csv'].path}")
