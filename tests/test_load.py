@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import time
 from pathlib import Path
@@ -47,6 +48,7 @@ SLEEPY = str(REPO / "tests" / "scripts" / "sleepy.py")
     ({"scenario": "server", "latency_bound_ms": 1.0, "max_wait_ms": -1.0}, "--max-wait-ms"),
     ({"rates": (100.0,)}, "--rates"),  # a server option with the streams scenario
     ({"latency_bound_ms": 1.0}, "--latency-bound-ms"),
+    ({"scenario": "server", "latency_bound_ms": 1.0, "sessions": "process"}, "--sessions"),
 ])
 def test_hostile_values_fail_up_front_naming_the_option(kwargs, field, store):
     from mlprof.tasks.load import MeasureLoad, PlotLoad
@@ -144,6 +146,22 @@ def test_events_counted_equal_the_calls_made_across_streams():
 
 # --- server: batching ----------------------------------------------------------------------------
 
+def test_a_failing_stream_process_fails_the_point_in_one_line(tmp_path):
+    """A stream process that cannot open its model fails the point in one line naming the
+    model, and no stream process is left running."""
+    from mlprof.measure.isolate import _descendants
+
+    missing = str(tmp_path / "missing.onnx")
+    s = MeasureSettings(batch_size=1, runtime="onnxruntime", threads=1, warmup=1,
+                        min_duration=0.1)
+    before = set(_descendants(os.getpid()))
+    with pytest.raises(MLProfError) as e:
+        L.run_stream_processes(missing, s, (), 2, 1)
+    assert "a stream's process failed" in str(e.value) and missing in str(e.value)
+    assert "\n" not in str(e.value)
+    assert set(_descendants(os.getpid())) <= before
+
+
 def test_dynamic_batches_stay_within_max_batch_and_use_the_padded_sizes():
     used: list[int] = []
 
@@ -227,6 +245,14 @@ def test_the_answer_names_the_rate_bound_and_configuration():
     assert answer(points_table(streams)) == (
         "max 1,800 events/s with 2 streams x 1 thread (p99 0.2 ms per call); 1.80x the "
         "throughput of 1 stream")
+    # threads that gain nothing: the answer names the way out; processes that gain: no hint
+    for sessions, e2, hint in [("each", 900.0, True), ("process", 1900.0, False)]:
+        recs = [{"load": {"scenario": "streams"}, "points": [
+            {**streams[i]["points"][0], "sessions": sessions,
+             "events_per_s": (1000.0, e2)[i]}]} for i in range(2)]
+        line = answer(points_table(recs))
+        assert ("--sessions process runs each stream as a process" in line) is hint, line
+        assert (", as processes" in line) is (sessions == "process" and e2 > 1000), line
 
 
 # --- M/D/1 ---------------------------------------------------------------------------------------
@@ -312,10 +338,12 @@ def test_queueing_follows_md1_with_a_sleeping_model(tmp_path):
 
 # --- law run -------------------------------------------------------------------------------------
 
-@pytest.mark.slow  # two measurement points of 0.3 s and the plot: ~6 s
-def test_plot_load_streams_counts_every_event(store):
+@pytest.mark.slow  # two measurement points of 0.3 s and the plot: ~6 s (threads), ~10 s
+@pytest.mark.parametrize("sessions", ["each", "process"])
+def test_plot_load_streams_counts_every_event(store, sessions):
     r = law_run("PlotLoad", "--version", "v1", "--scenario", "streams", "--streams", "1,2",
-                "--threads", "1", "--min-duration", "0.3", "--batch-sizes", "4", store=store)
+                "--threads", "1", "--min-duration", "0.3", "--batch-sizes", "4", "--sessions",
+                sessions, store=store)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "events/s with" in r.stdout and "the throughput of 1 stream" in r.stdout
     files = files_in(store)
@@ -331,6 +359,8 @@ def test_plot_load_streams_counts_every_event(store):
         for s in point["per_stream"]:
             assert int((rows["stream"] == s["stream"]).sum()) == s["calls"]
         assert point["cpu_s"] > 0 and rec["model_identity"]["name"] == "dnn_l10u128"
+        assert point["sessions"] == sessions and rec_path.stem.endswith(f"_{sessions}")
+        assert rec["runtime_settings"]["intra_op_num_threads"] == 1
     plots = [p for p in files if p.suffix == ".pdf"]
     assert len(plots) == 1 and plots[0].stat().st_size > 1000
     from mlprof.results.scan import scan

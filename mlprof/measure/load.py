@@ -5,10 +5,13 @@ Two scenarios, MLPerf's names in brackets:
 * **streams** (MultiStream, as a CMSSW job with N streams): ``streams`` callers at once, each
   calling the model back to back at one batch size and timing each call; threads of one
   process, each with its own session (``sessions="each"``) or all sharing one
-  (``"shared"``, CMSSW's way: one ONNX Runtime session per job). Threads, not processes: every
-  runtime mlprof measures releases the GIL inside its call (ONNX Runtime, OpenVINO, PyTorch,
-  TensorFlow), so the callers overlap; what they cannot overlap is the Python around each call
-  (a few microseconds), which is part of what a Python caller pays and is in the numbers.
+  (``"shared"``, CMSSW's way: one ONNX Runtime session per job), or processes, each with its
+  own session (``"process"``). Every runtime mlprof measures releases the GIL inside its
+  call (ONNX Runtime, OpenVINO, PyTorch, TensorFlow), so threads' calls overlap; what they
+  cannot overlap is the Python around each call, and each hand-over of the GIL wakes a
+  sleeping thread. For the example DNN (17 us calls on this 2-core VM) 2 threads delivered
+  41,000 events/s against one thread's 53,000; processes have no GIL between them, as
+  CMSSW's streams (C++ threads) have none.
   Throughput is the sum of each stream's calls over its own timed span (no tail is counted
   twice), the CPU time is the process's (every thread's) over the timed window.
 
@@ -49,6 +52,7 @@ import datetime as _dt
 import io
 import math
 import os
+import pickle
 import resource
 import sys
 import threading
@@ -65,7 +69,7 @@ from mlprof.measure.settings import MeasureSettings
 #: scenarios of MeasureLoad
 SCENARIOS = ("streams", "server")
 #: how streams get their sessions
-SESSIONS = ("each", "shared")
+SESSIONS = ("each", "shared", "process")
 #: at most this many streams or server workers (each holds a session and a thread)
 MAX_STREAMS = 64
 #: request rates (per second) a server point may ask for
@@ -409,7 +413,16 @@ def run_streams(calls: Sequence[tuple[Callable[..., Any], tuple]], duration_s: f
     after = snapshot()
     if errors:
         raise MLProfError(f"a stream's call failed: {errors[0]}")
-    t0 = t0_box[0]
+    return _streams_summary(starts, ends, t0_box[0], events, wall_s, cpu_s,
+                            environment(before, after))
+
+
+def _streams_summary(starts: Sequence[Sequence[int]], ends: Sequence[Sequence[int]], t0: int,
+                     events: int, wall_s: float, cpu_s: float, env: dict[str, Any]
+                     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The CSV rows and the summary of a streams point from each stream's call start and end
+    times (``perf_counter_ns``; ``t0``: when they were let go)."""
+    n = len(starts)
     rows: dict[str, list] = {c: [] for c in STREAM_COLUMNS}
     per_stream = []
     rate = 0.0
@@ -437,9 +450,116 @@ def run_streams(calls: Sequence[tuple[Callable[..., Any], tuple]], duration_s: f
         # events per CPU-second: what a core of this node delivers at this load
         "events_per_cpu_s": n_calls * events / cpu_s if cpu_s > 0 else None,
         **latency_summary(lat_all), "per_stream": per_stream,
-        "environment": environment(before, after),
+        "environment": env,
     }
     return arrays, summary
+
+
+def _stream_child() -> None:
+    """One stream as a process of its own (``--sessions process``), run as ``python -c``.
+
+    Reads its arguments (a pickle) from stdin, opens the model, makes its first call and the
+    warm-up calls, reports ``ready``; reads ``t0`` and calls back to back until
+    ``t0 + duration`` and ``min_calls``; reports its call times and the CPU time of its timed
+    calls. The protocol runs over a copy of stdout; the model's own prints go to stderr.
+    """
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    try:
+        a = pickle.load(inp)
+        m = _open(a["model_file"], a["settings"], a["script_args"])
+        bs = m.settings.batch_size
+        rt = m.session(bs)
+        fn, args = m.call(rt, bs, a["index"] % m.settings.n_events)
+        _first_call(fn, args, m.resolved.spec.spec_file, bs)
+        with m.runtime_cls.thread_context():
+            for _ in range(a["warmup"]):
+                fn(*args)
+            pickle.dump(("ready", rt.info()), out)
+            out.flush()
+            t0 = pickle.load(inp)
+            pc = time.perf_counter_ns
+            deadline = t0 + int(a["duration_s"] * 1e9)
+            st: list[int] = []
+            en: list[int] = []
+            cpu0 = _cpu_s()
+            while len(en) < a["max_calls"]:
+                x = pc()
+                fn(*args)
+                y = pc()
+                st.append(x)
+                en.append(y)
+                if y >= deadline and len(en) >= a["min_calls"]:
+                    break
+            cpu = _cpu_s() - cpu0
+        pickle.dump(("done", (st, en, cpu)), out)
+    except BaseException as e:  # the parent raises it, in one line
+        pickle.dump(("error", str(e) if isinstance(e, MLProfError) else
+                     f"{type(e).__name__}: {e}"), out)
+    out.flush()
+
+
+def run_stream_processes(model_file: str, settings: MeasureSettings,
+                         script_args: tuple[str, ...], streams: int, events: int,
+                         max_calls: int = MAX_REQUESTS
+                         ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``streams`` processes, each with its own session, calling back to back for
+    ``settings.min_duration`` s (at least ``settings.n_calls`` calls each), let go together
+    after their warm-up: no GIL between them, as CMSSW's streams (C++ threads). The CSV rows
+    and the point's summary, as :func:`run_streams`'s; the CPU time is each process's own
+    during its timed calls. A failing process fails the point in one line; every process is
+    ended before this returns."""
+    import subprocess
+
+    from mlprof.measure.contention import environment, snapshot
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]))
+    code = "from mlprof.measure.load import _stream_child; _stream_child()"
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, env=env) for _ in range(streams)]
+    try:
+        def reply(p: subprocess.Popen) -> Any:
+            assert p.stdout is not None
+            try:
+                kind, value = pickle.load(p.stdout)
+            except (EOFError, pickle.UnpicklingError):
+                raise MLProfError(f"a stream's process ended (exit code {p.wait()})",
+                                  model_file) from None
+            if kind == "error":
+                raise MLProfError(f"a stream's process failed: {value}", model_file)
+            return value
+
+        for i, p in enumerate(procs):
+            assert p.stdin is not None
+            pickle.dump({"model_file": model_file, "settings": settings,
+                         "script_args": tuple(script_args), "index": i,
+                         "warmup": settings.warmup, "duration_s": settings.min_duration,
+                         "min_calls": settings.n_calls, "max_calls": max_calls}, p.stdin)
+            p.stdin.flush()
+        infos = [reply(p) for p in procs]  # ready: each with its session's settings
+        before = snapshot()
+        pc = time.perf_counter_ns
+        t0 = pc()
+        for p in procs:
+            assert p.stdin is not None
+            pickle.dump(t0, p.stdin)
+            p.stdin.flush()
+        done = [reply(p) for p in procs]
+        wall_s = (pc() - t0) / 1e9
+        after = snapshot()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+    rows, summary = _streams_summary([d[0] for d in done], [d[1] for d in done], t0, events,
+                                     wall_s, sum(d[2] for d in done),
+                                     environment(before, after))
+    summary["runtime_settings"] = infos[0] if infos else {}
+    return rows, summary
 
 
 def measure_streams(model_file: str, settings: MeasureSettings, streams: int,
@@ -458,23 +578,32 @@ def measure_streams(model_file: str, settings: MeasureSettings, streams: int,
         m = _open(model_file, settings, script_args)
         s = m.settings
         bs = s.batch_size
-        rep.phase(f"creating {1 if sessions == 'shared' else streams} session(s)")
-        shared = m.session(bs) if sessions == "shared" else None
-        calls = []
-        for i in range(streams):
-            rt = shared if shared is not None else m.session(bs)
-            calls.append(m.call(rt, bs, i % s.n_events))
-        for fn, args in calls:
-            _first_call(fn, args, m.resolved.spec.spec_file, bs)
-        rep.phase(f"{streams} stream(s) for {s.min_duration:g} s")
         events = events_in_call(bs, m.resolved.inputs)
-        rows, summary = run_streams(calls, s.min_duration, s.n_calls, s.warmup, events,
-                                    thread_context=m.runtime_cls.thread_context)
+        runtime_settings: dict[str, Any] = {}
+        if sessions == "process":
+            rep.phase(f"{streams} stream process(es) for {s.min_duration:g} s")
+            rows, summary = run_stream_processes(model_file, s, tuple(script_args), streams,
+                                                 events)
+            runtime_settings = summary.pop("runtime_settings")
+        else:
+            rep.phase(f"creating {1 if sessions == 'shared' else streams} session(s)")
+            shared = m.session(bs) if sessions == "shared" else None
+            calls = []
+            for i in range(streams):
+                rt = shared if shared is not None else m.session(bs)
+                calls.append(m.call(rt, bs, i % s.n_events))
+            for fn, args in calls:
+                _first_call(fn, args, m.resolved.spec.spec_file, bs)
+            rep.phase(f"{streams} stream(s) for {s.min_duration:g} s")
+            rows, summary = run_streams(calls, s.min_duration, s.n_calls, s.warmup, events,
+                                        thread_context=m.runtime_cls.thread_context)
         rep.phase(f"{summary['calls']} calls measured", 1.0)
         point = {"scenario": "streams", "streams": streams, "threads": s.threads,
                  "sessions": sessions, "batch_size": bs, **summary}
         prov = _provenance(m, {"scenario": "streams", "streams": streams,
                                "sessions": sessions})
+        if runtime_settings:
+            prov["runtime_settings"] = runtime_settings
     return LoadResult(STREAM_COLUMNS, rows, [point], prov)
 
 
@@ -787,6 +916,8 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
     from mlprof.measure.progress import Progress
 
     check_streams([workers], "--streams")
+    if sessions not in ("each", "shared"):
+        raise MLProfError(f"each or shared for the server, got {sessions!r}", field="--sessions")
     rates = check_rates(rates)
     percentile = check_percentile(percentile)
     if bound_ms is not None:

@@ -87,9 +87,10 @@ class LoadMixin(BaseTask):
         description="comma-separated numbers of concurrent streams (streams) or server "
         "workers (server), each with --threads intra-op threads; 1 to 64; default: 1")
     sessions = luigi.ChoiceParameter(
-        default="each", choices=("each", "shared"),
-        description="each stream or worker with its own session, or all sharing one "
-        "(CMSSW's way); default: each")
+        default="each", choices=("each", "shared", "process"),
+        description="each stream or worker a thread with its own session (each), or all "
+        "sharing one (shared, CMSSW's way); streams: each stream a process of its own "
+        "(process: no GIL between streams); default: each")
     rates = FloatsParameter(
         default=(),
         description="server: comma-separated request rates per second, each measured (one "
@@ -126,6 +127,10 @@ class LoadMixin(BaseTask):
             refuse_given(self, self.SERVER_PARAMS, "applies to --scenario server only",
                          self.model_spec.spec_file)
             return
+        if self.sessions == "process":
+            raise MLProfError("process applies to --scenario streams only: the server's "
+                              "workers take requests from one queue, in one process",
+                              self.model_spec.spec_file, field="--sessions")
         load.check_rates(self.rates)
         load.check_percentile(self.percentile)
         load.check_batching(self.max_batch, self.max_wait_ms)
