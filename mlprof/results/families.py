@@ -321,7 +321,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("Report", lambda: {"csv": "report.csv", "parquet": "report.parquet",
                               "load": "load.csv", "summary": "summary.txt"},
            (FileSpec("csv", r"report\.csv"), FileSpec("parquet", r"report\.parquet"),
-            FileSpec("load", r"load\.csv"), FileSpec("summary", r"summary\.txt"))),
+            FileSpec("load", r"load\.csv"), FileSpec("summary", r"summary\.txt")),
+           # a Report written before load results (issue 25) has no load.csv: still whole
+           optional=("load",)),
     Family("PlotHistory", lambda statistic, view="panels": {
                "alerts": f"alerts_{statistic}.csv",
                "plots": f"history_{statistic}" + ("" if view == "panels" else f"__{view}")},
