@@ -122,6 +122,21 @@ def test_arrivals_keep_their_rate_exactly_at_the_checkpoints_and_stay_bursty():
     assert gaps.std() / gaps.mean() == pytest.approx(1.0, rel=0.05)
 
 
+def test_a_point_is_judged_at_exactly_its_checkpoint():
+    """The server asks ``stop`` when the count of served requests reaches a checkpoint, not
+    only every 32: a point's verdict is of exactly the requests planned (459 at p99)."""
+    seen: list[int] = []
+
+    def stop(done: int, lat_ms: np.ndarray) -> str | None:
+        seen.append(done)
+        return "enough" if done >= 459 else None
+
+    arr = L.arrivals(20000.0, 1836, seed=0, exact=(459, 918, 1836))
+    served = L.serve([{1: (lambda: None, ())}], arr, 1, 0.0, stop=stop, check_at=(459,))
+    assert 459 in seen and max(seen) == 459 and served.stopped == "enough"
+    assert int((served.end >= 0).sum()) == 459
+
+
 def test_events_counted_equal_the_calls_made_across_streams():
     counts = [0, 0, 0]
     lock = threading.Lock()

@@ -327,7 +327,11 @@ def test_plot_corners_name_the_instruction_sets_that_matter():
     from mlprof.plotting.labels import CurveInfo, corner_label, curve_info, isa_text
 
     assert isa_text(["AVX2", "FMA", "F16C"]) == "AVX2"
-    assert isa_text("AVX2, FMA, AVX-512, AVX-512 VNNI") == "AVX2+AVX-512+AVX-512 VNNI"
+    assert isa_text("AVX2, FMA, AVX-512, AVX-512 VNNI") == "AVX-512 VNNI"
+    assert isa_text(["AVX2", "FMA", "F16C", "AVX-512", "AVX-512 VNNI", "AVX-VNNI",
+                     "AVX-512 BF16", "AVX-512 FP16", "AMX", "AMX-INT8", "AMX-BF16"]
+                    ) == "AVX-512 VNNI/BF16/FP16+AMX INT8/BF16"  # a Sapphire Rapids Xeon
+    assert isa_text(["AVX2", "AVX-VNNI"]) == "AVX2+AVX-VNNI"
     assert isa_text(None) == "" and isa_text(float("nan")) == ""
     info = curve_info("DNN", "onnxruntime", "1.32.0", {"cpu_model": "AMD EPYC 7763",
                                                          "host": "n1", "isa": ["AVX2", "FMA"]})

@@ -668,11 +668,13 @@ class _Served:
 def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
           arrival_ns: np.ndarray, max_batch: int, max_wait_ms: float, *,
           stop: Callable[[int, np.ndarray], str | None] | None = None,
-          check_every: int = 32,
+          check_every: int = 32, check_at: Sequence[int] = (),
           thread_context: Callable[[], Any] = contextlib.nullcontext) -> _Served:
     """Serve requests arriving at ``arrival_ns`` (from now) with the ``workers`` (each a map
     from call size to its bound call), batching dynamically; every ``check_every`` completed
-    requests ``stop(done, latencies_ms_so_far)`` may end the run (returning why).
+    requests, and when the count reaches one of ``check_at`` (a point's checkpoints, so that
+    its verdict is of exactly that many), ``stop(done, latencies_ms_so_far)`` may end the run
+    (returning why).
 
     The worker holding the queue's lock forms the next batch: it sleeps until the oldest
     waiting request is due, then, with ``max_batch`` > 1, until ``max_batch`` have arrived or
@@ -746,7 +748,8 @@ def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
                 with done_lock:
                     before = state["done"]
                     state["done"] = before + k
-                    if (before + k) // check_every > before // check_every:
+                    if ((before + k) // check_every > before // check_every
+                            or any(before < c <= before + k for c in check_at)):
                         finished = end > 0
                         why = stop(int(finished.sum()),
                                    (end[finished] - due_all[finished]) / 1e6)
@@ -818,7 +821,7 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
 
     before = snapshot()
     cpu0 = _cpu_s()
-    served = serve(workers, arr, max_batch, max_wait_ms, stop=stop,
+    served = serve(workers, arr, max_batch, max_wait_ms, stop=stop, check_at=checkpoints,
                    thread_context=thread_context)
     cpu_s = _cpu_s() - cpu0
     after = snapshot()

@@ -69,13 +69,27 @@ _IMPLIED_ISA = {"FMA", "F16C", "NEON"}
 def isa_text(isa: object) -> str:
     """What a corner says about the CPU's instructions: the recorded extensions
     (:func:`mlprof.measure.sysinfo.isa`, a list, or a report's comma-separated column) that
-    decide lower precisions' speed, ``+``-joined (``AVX2``, ``AVX-512+AVX-512 VNNI+AMX``); ""
-    when none is recorded."""
+    decide lower precisions' speed, one entry per family, ``+``-joined (``AVX2``, ``AVX-512
+    VNNI/BF16+AMX INT8/BF16``); "" when none is recorded."""
     if isinstance(isa, str):  # a report's column: "AVX2, FMA, F16C"
         isa = [x.strip() for x in isa.split(",") if x.strip()]
     if not isinstance(isa, (list, tuple)):
         return ""
-    return "+".join(str(x) for x in isa if str(x) not in _IMPLIED_ISA)
+    names = [str(x) for x in isa if str(x) not in _IMPLIED_ISA]
+    # one entry per family, so that a corner stays short: a Xeon with AMX records nine
+    # extensions, "AVX2+AVX-512+AVX-512 VNNI+AVX-VNNI+AVX-512 BF16+...", 100 characters that
+    # pushed the axes off the figure; it is "AVX-512 VNNI/BF16/FP16+AMX INT8/BF16"
+    if "AVX-512" in names:  # AVX-512 CPUs have AVX2, and AVX-VNNI where they have VNNI
+        names = [n for n in names if n != "AVX2"
+                 and not (n == "AVX-VNNI" and "AVX-512 VNNI" in names)]
+    for family, sep in (("AVX-512", " "), ("AMX", "-")):
+        members = [n for n in names if n == family or n.startswith(family + sep)]
+        if not members:
+            continue
+        subs = [n[len(family) + 1:] for n in members if n != family]
+        entry = family + (" " + "/".join(subs) if subs else "")
+        names = [entry if n == members[0] else n for n in names if n not in members[1:]]
+    return "+".join(names)
 
 
 def short_cpu_model(name: str) -> str:

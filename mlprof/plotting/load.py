@@ -15,6 +15,7 @@ from mlprof.plotting.runtimes import (
     _style_context,
     curve_style,
     decorate,
+    fit_corners,
     plain_log_ticks,
     plain_number,
 )
@@ -111,5 +112,7 @@ def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None 
         decorate(axes[0], top_left_label, top_right_label, title or None)
         if caption:
             fig.text(0.01, 0.005, caption, fontsize=7, va="bottom", ha="left", wrap=True)
-        fig.tight_layout(rect=(0, 0.04 if caption else 0, 1, 1))
+        rect = (0, 0.04 if caption else 0, 1, 1)
+        fig.tight_layout(rect=rect)
+        fit_corners(fig, axes[0], rect)
     return fig

@@ -322,6 +322,15 @@ def _layout(fig: Figure, ax, caption: str | None = None, again: bool = False) ->
                      gid="mlprof-caption")
         bottom = (t.get_window_extent(renderer).height + 4) / fig.bbox.height + 0.01
     fig.tight_layout(rect=(0, bottom, 1, 1))
+    fit_corners(fig, ax, (0, bottom, 1, 1))
+
+
+def fit_corners(fig: Figure, ax, rect: tuple[float, float, float, float]) -> None:
+    """Break the top right label (:func:`decorate`) at its ``|`` into lines where it would run
+    into the top left one, then make it smaller if still too wide, laying ``fig`` out again
+    (``tight_layout(rect=rect)``) after each step. A long corner (a CPU model with nine
+    instruction-set extensions) otherwise pushed the axes off the figure."""
+    renderer = fig._get_renderer()
     left, right = _by_gid(ax, "mlprof-top-left"), _by_gid(ax, "mlprof-top-right")
     if left is None or right is None:
         return
@@ -333,7 +342,10 @@ def _layout(fig: Figure, ax, caption: str | None = None, again: bool = False) ->
             right.set_text(right.get_text().replace(" | ", "\n"))
         else:
             right.set_fontsize("x-small")
-        fig.tight_layout(rect=(0, bottom, 1, 1))
+        if ax.get_title():  # the title goes over the corner's lines, not through them
+            height = right.get_window_extent(renderer).height * 72 / fig.dpi
+            ax.set_title(ax.get_title(), pad=max(24.0, height + 8))
+        fig.tight_layout(rect=rect)
 
 
 def sorted_values(st: Any, col: str) -> tuple[np.ndarray, np.ndarray]:
