@@ -330,7 +330,7 @@ def fit_corners(fig: Figure, ax, rect: tuple[float, float, float, float]) -> Non
     into the top left one, then make it smaller if still too wide, laying ``fig`` out again
     (``tight_layout(rect=rect)``) after each step. A long corner (a CPU model with nine
     instruction-set extensions) otherwise pushed the axes off the figure."""
-    renderer = fig._get_renderer()
+    renderer = fig._get_renderer()  # type: ignore[attr-defined]  # what tight_layout uses
     left, right = _by_gid(ax, "mlprof-top-left"), _by_gid(ax, "mlprof-top-right")
     if left is None or right is None:
         return
