@@ -138,3 +138,19 @@ def test_a_model_that_fails_in_a_quiet_child_still_shows_its_error(tmp_path):
     assert _chatter(text) == [], text
     assert any(line.startswith("luigi: ") and "1 failed (MeasureRuntime)" in line
                for line in text.splitlines()), text
+
+
+def test_the_stderr_filter_drops_only_the_known_notices():
+    """A quiet worker's fd 2 passes everything but TensorFlow's start-up notices, which absl
+    prints before TF_CPP_MIN_LOG_LEVEL applies (on CPUs where oneDNN is on by default); a
+    partial last line is kept."""
+    import subprocess
+    import sys
+
+    code = ("import os; from mlprof.measure.quiet import StderrFilter; f = StderrFilter(); "
+            "os.write(2, b'WARNING: All log messages before absl::InitializeLog() is called "
+            "are written to STDERR\\nI0000 00:00:1.2 7 port.cc:153] oneDNN custom operations "
+            "are on. You may see\\nE0000 a real error\\nlast, no newline'); f.close()")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=REPO,
+                       timeout=60)
+    assert r.returncode == 0 and r.stderr == b"E0000 a real error\nlast, no newline", r.stderr

@@ -93,7 +93,7 @@ def test_sweep_with_three_faulty_models_gives_two_results_and_three_clear_failur
     # the Report shows every branch: 7 ok, 3 failures with their status and message
     rep = law_run("Report", "--version", "r1", "--stores", str(store), store=tmp_path / "r")
     assert rep.returncode == 0, rep.stderr[-3000:]
-    (csv,) = [p for p in files_in(tmp_path / "r") if p.suffix == ".csv"]
+    (csv,) = [p for p in files_in(tmp_path / "r") if p.name == "report.csv"]
     df = pd.read_csv(csv)
     assert len(df) == 10
     status = {(r.model.split("-")[0], r.batch_size): r.status for r in df.itertuples()}

@@ -21,7 +21,7 @@ def test_report_over_two_stores_lists_results_and_failures(tmp_path):
                    "--model-file", str(bad), store=b).returncode != 0
     proc = law_run("Report", "--version", "r1", "--stores", f"{a},{b}", store=tmp_path / "r")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (csv,) = [p for p in files_in(tmp_path / "r") if p.suffix == ".csv"]
+    (csv,) = [p for p in files_in(tmp_path / "r") if p.name == "report.csv"]
     (parquet,) = [p for p in files_in(tmp_path / "r") if p.suffix == ".parquet"]
     df = pd.read_csv(csv)
     assert list(df.columns) == REPORT_COLUMNS

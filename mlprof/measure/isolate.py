@@ -452,6 +452,10 @@ def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its supervisor (a time-out kill)
     if os.getppid() != supervisor:  # it was gone before the signal was armed
         os._exit(1)
+    from mlprof.measure.quiet import StderrFilter, verbose
+
+    # TensorFlow's oneDNN notice reaches fd 2 past TF_CPP_MIN_LOG_LEVEL (mlprof.measure.quiet)
+    stderr_filter = None if verbose() else StderrFilter()
     try:
         conn.send(("worker", os.getpid()))  # whose peak memory the parent watches
         result = func(**kwargs, progress=progress)
@@ -475,6 +479,9 @@ def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
+        if stderr_filter is not None:
+            with contextlib.suppress(Exception):
+                stderr_filter.close()
         os._exit(0)
 
 

@@ -14,7 +14,9 @@ C++ loggers read their level once, at start-up), and a child that imports torch 
 known CUDA line (:func:`quiet_torch_logs`). A variable the user set is kept as it is. What stays:
 TensorFlow's errors (level 2 hides INFO and WARNING only), every Python exception (a model that
 fails is one line from mlprof), and everything the model itself prints. Nothing here changes a
-computation: ``TF_ENABLE_ONEDNN_OPTS`` is left alone (its notice is an INFO line).
+computation: ``TF_ENABLE_ONEDNN_OPTS`` is left alone. Its notice ("oneDNN custom operations
+are on") comes through absl before the log level applies, so a quiet worker's fd 2 runs
+through :class:`StderrFilter`, which drops that line and absl's notice before it, nothing else.
 """
 
 from __future__ import annotations
@@ -46,6 +48,65 @@ QUIET_TORCH_LINES: tuple[tuple[str, str], ...] = (
     # torch.compile's first compile on a machine with a CUDA build of torch but no CUDA runtime
     ("torch.utils.cpp_extension", "No CUDA runtime is found"),
 )
+
+
+#: C++ start-up notices dropped from a quiet worker's stderr (fd 2) by :class:`StderrFilter`:
+#: TensorFlow prints "oneDNN custom operations are on" through absl before absl's logging is
+#: initialised, so ``TF_CPP_MIN_LOG_LEVEL`` does not reach it. It is printed where oneDNN is
+#: on by default (x86 CPUs with AVX-512 VNNI/BF16 or AMX: twice per TensorFlow child on this
+#: Xeon, never on an AVX2-only EPYC), each time after absl's notice. Matched as bytes in a line
+QUIET_STDERR_LINES: tuple[bytes, ...] = (
+    b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    b"] oneDNN custom operations are on.",
+)
+
+
+class StderrFilter:
+    """This process's fd 2 through a pipe: a thread forwards every line to the real stderr
+    except those containing one of ``drop``. C++ libraries write to fd 2 directly, so only a
+    filter at the file descriptor reaches them. :meth:`close` restores fd 2 and forwards what
+    is left, partial last line included."""
+
+    def __init__(self, drop: tuple[bytes, ...] = QUIET_STDERR_LINES) -> None:
+        import threading
+
+        self.drop = drop
+        self.saved = os.dup(2)
+        r, w = os.pipe()
+        os.dup2(w, 2)
+        os.close(w)
+        self._read = r
+        self.thread = threading.Thread(target=self._pump, name="mlprof-stderr", daemon=True)
+        self.thread.start()
+
+    def _keep(self, line: bytes) -> bool:
+        return not any(d in line for d in self.drop)
+
+    def _pump(self) -> None:
+        rest = b""
+        while True:
+            chunk = os.read(self._read, 65536)
+            if not chunk:
+                break
+            *lines, rest = (rest + chunk).split(b"\n")
+            kept = [x for x in lines if self._keep(x)]
+            if kept:
+                os.write(self.saved, b"\n".join(kept) + b"\n")
+        if rest and self._keep(rest):
+            os.write(self.saved, rest)
+        os.close(self._read)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Restore fd 2 (the pipe's write end closes, the thread sees its end) and wait up to
+        ``timeout`` s for the thread to forward the rest."""
+        import sys
+
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(self.saved, 2)
+        self.thread.join(timeout)
 
 
 def verbose(environ: Mapping[str, str] | None = None) -> bool:
