@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from mlprof.results import identity
+
 #: the columns of PlotLoad's CSV, in order
 COLUMNS = ("scenario", "streams", "threads", "sessions", "batch_size", "max_batch",
            "max_wait_ms", "rate", "requests", "calls", "events_per_s", "events_per_cpu_s",
@@ -281,10 +283,10 @@ def load_history_groups(rows: Sequence[Mapping[str, Any]]
         first, last = (seen[0], seen[-1]) if seen else ("", "")
         g["runtime_version"] = last if first == last else f"{first} -> {last}"
         events: list[tuple[str, str]] = []
-        for prev, cur in zip(members[:-1], members[1:], strict=True):
-            a, b = prev.get("runtime_version"), cur.get("runtime_version")
-            if a and b and a != b and str(cur.get("version")) not in dict(events):
-                events.append((str(cur.get("version")), f"{g['runtime']} {a} -> {b}"))
+        for e in identity.events(members, runtime=str(g["runtime"])):
+            version = str(members[e.index].get("version"))
+            if version not in dict(events):
+                events.append((version, e.text))
         g["events"] = events
         out.append((g, lines, events))
     return out
