@@ -101,10 +101,10 @@ def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None 
                     axes[0].scatter(ch["streams"], ch["events_per_s"], s=180,
                                     facecolors="none", edgecolors="k", linewidths=1.5,
                                     zorder=5)
-            axes[0].set_ylabel("throughput (events/s)")
+            axes[0].set_ylabel("events/s")
             axes[0].yaxis.set_major_formatter(plain_number)
             axes[0].set_ylim(bottom=0)
-            axes[1].set_ylabel("latency per call (ms)")
+            axes[1].set_ylabel("ms per call")
             axes[1].set_xlabel("concurrent streams")
             axes[1].set_xticks(sorted(df["streams"].astype(int).unique()))
             for a in axes:
