@@ -524,3 +524,28 @@ def test_report_and_plot_history_read_load_records(tmp_path):
     plots = [p for p in files_in(out) if p.name.startswith("load_dnn_onnxruntime_node1")]
     assert sorted(p.suffix for p in plots) == [".pdf", ".png"]
     assert all(p.stat().st_size > 5000 for p in plots)
+
+
+def test_hostile_load_records_cost_only_their_row(tmp_path, caplog):
+    """What Report, PlotHistory and the dashboard read as load records: a FIFO (never a
+    hang), HTML, a link to a file outside the store, each left out with a warning naming the
+    file; the good record beside them stays."""
+    from mlprof.report.collect import collect_loads
+
+    store = tmp_path / "store"
+    good = _write_load_record(store, "n1", "1.32.0", 9300.0, "2026-11-01T02:00:00+00:00")
+    where = good.parent
+    fifo = where / "load_server_w2_bs1_each_mb1_mw0_p99le5ms.json"
+    os.mkfifo(fifo)
+    html = where / "load_streams_s2_bs1_each.json"
+    html.write_text("<script>alert(1)</script>")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("root:x:0:0")
+    link = where / "load_streams_s1_bs1_each.json"
+    link.symlink_to(outside)
+    with caplog.at_level("WARNING", logger="mlprof"):
+        rows = collect_loads([store])
+    assert [r["path"] for r in rows] == [str(good)]
+    for bad in (fifo, html, link):
+        assert str(bad) in caplog.text
+    assert "is a FIFO, not a regular file" in caplog.text
