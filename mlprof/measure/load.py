@@ -32,7 +32,8 @@ Two scenarios, MLPerf's names in brackets:
   confidence``, else *undecided* (counted as not met). At p99 and 99 % confidence a point
   needs at least 459 requests to be met at all (:func:`min_requests`). :func:`search` looks for
   the highest rate that is met, doubling up and halving down to bracket it, then bisecting on
-  a log scale to ``tolerance``.
+  a log scale to ``tolerance``; the points inside the bracket plan :data:`DECISIVE_FACTOR`
+  times as many requests, since a server's overs come in clumps.
 
 Why not MLCommons LoadGen itself: LoadGen issues each query from its own C++ thread into a
 Python callback, so a Python server pays the GIL hand-over per query on top of LoadGen's own
@@ -90,6 +91,14 @@ CONFIDENCE = 0.99
 MAX_POINT_S = 120.0
 #: a search stops bisecting when the highest met and lowest missed rate are this close
 TOLERANCE = 0.05
+#: once a met and a missed rate bracket the answer, each point of the search plans this many
+#: times the requests its percentile needs at least (459 -> 1,836 at p99). A server's overs
+#: come in clumps, one per long busy period: ResNet-18 near its answer had 25 overs in 6
+#: clumps of up to 10 in 4,200 requests. With 459 requests a point is met only with no over at
+#: all, so one busy period decides it, and ResNet-18's answer at p99 <= 100 ms spread 47.6-73.4
+#: events/s over 21 runs; with 1,836 it is met with up to 8 overs, a few clumps
+#: (``benchmarks/load_search.py --factors 1,4``; docs/load.md "How well it holds")
+DECISIVE_FACTOR = 4
 #: and after this many points in all
 MAX_POINTS = 16
 
@@ -99,7 +108,10 @@ SWITCH_INTERVAL_S = 2e-5
 #: the columns of a streams point's CSV (one row per timed call)
 STREAM_COLUMNS = ("stream", "call", "start_ms", "latency_ms", "events")
 #: the columns of a server point's CSV (one row per completed request)
-SERVER_COLUMNS = ("rate", "request", "arrival_ms", "start_ms", "end_ms", "latency_ms", "batch")
+#: (``point``: the index of the point in the record's ``points``; a search can measure a rate
+#: twice, see :func:`search`)
+SERVER_COLUMNS = ("point", "rate", "request", "arrival_ms", "start_ms", "end_ms", "latency_ms",
+                  "batch")
 #: what a load record's summary must hold per point
 POINT_FIELDS = ("events_per_s", "p50_ms", "p99_ms")
 
@@ -782,11 +794,13 @@ def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
 def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
                   rate: float, *, max_batch: int, max_wait_ms: float, duration_s: float,
                   bound_ms: float | None, percentile: float, seed: int, events: int,
+                  min_planned: int = 0,
                   thread_context: Callable[[], Any] = contextlib.nullcontext
                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """One rate: the served requests' rows and the point's summary (and verdict, with a
-    bound)."""
-    planned = max(min_requests(percentile), int(math.ceil(rate * duration_s)), 64)
+    bound). It plans at least ``min_planned`` requests, at least the percentile's minimum
+    (:func:`min_requests`) and ``rate x duration_s``."""
+    planned = max(min_requests(percentile), min_planned, int(math.ceil(rate * duration_s)), 64)
     planned = min(planned, MAX_REQUESTS // 4)
     n_max = planned * 4  # an undecided point runs on, to twice and four times as many
     checkpoints = (planned, 2 * planned, n_max)
@@ -868,53 +882,74 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
     return rows, point
 
 
-def search(point: Callable[[float], dict[str, Any]], start_rate: float, *,
+def search(point: Callable[[float, bool], dict[str, Any]], start_rate: float, *,
            tolerance: float = TOLERANCE, max_points: int = MAX_POINTS,
            floor: float | None = None) -> tuple[float | None, list[dict[str, Any]], str]:
     """The highest rate whose point is ``met``: from ``start_rate``, doubling while met and
     halving while missed until a met and a missed rate bracket it, then their geometric mean
     until they are within ``tolerance``. ``(best rate or None, the points, why it ended)``;
-    below ``floor`` (default ``start_rate / 1000``) no rate meets the bound."""
+    below ``floor`` (default ``start_rate / 1000``) no rate meets the bound.
+
+    ``point(rate, decisive)`` measures one rate. ``decisive`` is true for the points that can
+    decide the answer: those inside a bracket, which plan :data:`DECISIVE_FACTOR` times the
+    requests (see :func:`measure_server`), and the ends of the final bracket. An end that was
+    measured before the bracket existed, with the percentile's minimum of requests, is measured
+    again as decisive before the search ends, and the search goes on from what it finds (the
+    newest verdict of a rate counts). Why: ResNet-18's first point once missed at a load of
+    0.69 (p99 417 ms, one stall in 192 requests), halving and bisecting below it gave 49.6
+    events/s, while the runs beside it found 73-80."""
     floor = start_rate / 1000 if floor is None else floor
-    lo: float | None = None
-    hi: float | None = None
-    r = start_rate
+    known: dict[float, tuple[bool, bool]] = {}  # rate: (met, decisive), the newest verdict
+    r, decisive = start_rate, False
     points: list[dict[str, Any]] = []
     while len(points) < max_points:
-        p = point(r)
+        p = point(r, decisive)
         points.append(p)
-        if p.get("verdict") == "met":
-            lo = r
-        else:
-            hi = r
+        known[r] = (p.get("verdict") == "met", decisive)
+        met = [x for x, (ok, _) in known.items() if ok]
+        lo = max(met) if met else None
+        missed = [x for x, (ok, _) in known.items() if not ok and (lo is None or x > lo)]
+        hi = min(missed) if missed else None
         if lo is not None and hi is not None:
-            if hi / lo <= 1 + tolerance:
+            if hi / lo > 1 + tolerance:
+                r, decisive = math.sqrt(lo * hi), True
+            elif not known[hi][1]:
+                r, decisive = hi, True
+            elif not known[lo][1]:
+                r, decisive = lo, True
+            else:
                 return lo, points, f"bracketed within {tolerance:.0%}"
-            r = math.sqrt(lo * hi)
         elif lo is None:
             if p.get("service_verdict") == "missed":
                 return None, points, (
                     f"the calls alone miss it (p{p['percentile']:g} of the calls "
                     f"{p['service_percentile_ms']:.3g} ms at {r:.3g} requests/s): a lower rate "
                     f"only removes queueing")
-            r = r / 2
+            r, decisive = min(known) / 2, False
             if r < floor:
-                return None, points, f"none met down to {points[-1]['rate']:.3g} requests/s"
+                return None, points, f"none met down to {min(known):.3g} requests/s"
         else:
-            r = r * 2
+            r, decisive = max(known) * 2, False
             if r > MAX_RATE:
                 return lo, points, f"met up to the highest rate mlprof asks for ({MAX_RATE:g}/s)"
-    return lo, points, f"stopped after {max_points} points"
+    met = [x for x, (ok, _) in known.items() if ok]
+    return (max(met) if met else None), points, f"stopped after {max_points} points"
 
 
 def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
                    rates: Sequence[float] = (), bound_ms: float | None = None,
                    percentile: float = 99.0, max_batch: int = 1, max_wait_ms: float = 0.0,
                    sessions: str = "each", script_args: tuple[str, ...] = (),
-                   progress: Callable[[float, str], None] | None = None) -> LoadResult:
+                   progress: Callable[[float, str], None] | None = None,
+                   decisive_factor: int = DECISIVE_FACTOR) -> LoadResult:
     """The server scenario: each of ``rates``, or (with ``bound_ms`` and no rates) a search for
     the highest rate whose ``percentile`` stays under ``bound_ms``. In this process;
-    :func:`measure_load_isolated` runs it in a child."""
+    :func:`measure_load_isolated` runs it in a child.
+
+    A point plans ``rate x min_duration`` requests, and at least the percentile's minimum
+    (:func:`min_requests`); the search's points inside a bracket at least ``decisive_factor``
+    times that minimum (:data:`DECISIVE_FACTOR`; the argument is for
+    ``benchmarks/load_search.py``, which compares factors)."""
     from mlprof.measure.harness import events_in_call
     from mlprof.measure.progress import Progress
 
@@ -928,6 +963,9 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
     max_batch, max_wait_ms = check_batching(max_batch, max_wait_ms)
     if not rates and bound_ms is None:
         raise MLProfError("give --rates or --latency-bound-ms", field="--rates")
+    if not isinstance(decisive_factor, int) or not 1 <= decisive_factor <= 16:
+        raise MLProfError(f"a whole number from 1 to 16, got {decisive_factor!r}",
+                          field="decisive_factor")
     pc = time.perf_counter_ns
     with Progress(progress) as rep:
         rep.phase("loading the model")
@@ -965,14 +1003,17 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
         all_rows: list[dict[str, np.ndarray]] = []
         seeds = iter(range(s.seed, s.seed + 10_000))
 
-        def point(rate: float) -> dict[str, Any]:
+        def point(rate: float, decisive: bool = False) -> dict[str, Any]:
             rep.phase(f"{rate:,.4g} requests/s")
+            least = min_requests(percentile) * (decisive_factor if decisive else 1)
             rows, p = _server_point(worker_calls, rate, max_batch=max_batch,
                                     max_wait_ms=max_wait_ms, duration_s=s.min_duration,
                                     bound_ms=bound_ms, percentile=percentile,
-                                    seed=next(seeds), events=events,
+                                    seed=next(seeds), events=events, min_planned=least,
                                     thread_context=m.runtime_cls.thread_context)
+            rows["point"] = np.full(rows["rate"].size, len(all_rows), dtype=np.int64)
             all_rows.append(rows)
+            p["decisive"] = decisive
             return p
 
         search_info: dict[str, Any] | None = None
@@ -985,7 +1026,9 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
                 f"{max(s.warmup, 5)} calls)")}
         else:
             best, points, ended = search(point, capacity / 2)
-            search_info = {"best_rate": best, "ended": ended}
+            # the newest point at the best rate is the one whose verdict counts
+            search_info = {"best_rate": best, "ended": ended, "best_point": max(
+                (i for i, p in enumerate(points) if p["rate"] == best), default=None)}
         rep.phase(f"{len(points)} rate(s) measured", 1.0)
     for p in points:
         p.update(scenario="server", streams=workers, threads=s.threads, sessions=sessions,
@@ -998,7 +1041,8 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
             "max_batch": max_batch, "max_wait_ms": max_wait_ms, "rates": list(rates),
             "latency_bound_ms": bound_ms, "percentile": percentile,
             "service_ms": {str(k): v for k, v in service.items()},
-            "capacity_estimate": capacity, "confidence": CONFIDENCE}
+            "capacity_estimate": capacity, "confidence": CONFIDENCE,
+            "decisive_factor": decisive_factor}
     if search_info is not None:
         info["search"] = search_info
     return LoadResult(SERVER_COLUMNS, rows, points, _provenance(m, info))
@@ -1113,4 +1157,17 @@ def read_load(json_path: str) -> dict[str, Any]:
                     not math.isfinite(v) or v < 0 or v > 1e12:
                 raise CorruptResult(f"not a finite number >= 0: {v!r}", json_path,
                                     f"points[{i}].{k}")
+    search_ = load.get("search")
+    if search_ is not None:  # which point is the answer: Report and the plots mark it
+        if not isinstance(search_, dict):
+            raise CorruptResult("not an object", json_path, "load.search")
+        best = search_.get("best_rate")
+        if best is not None and (isinstance(best, bool) or not isinstance(best, int | float)
+                                 or not math.isfinite(best) or not 0 < best <= MAX_RATE):
+            raise CorruptResult(f"not a rate: {best!r}", json_path, "load.search.best_rate")
+        at = search_.get("best_point")
+        if at is not None and (isinstance(at, bool) or not isinstance(at, int)
+                               or not 0 <= at < len(points)):
+            raise CorruptResult(f"not the index of one of the {len(points)} points: {at!r}",
+                                json_path, "load.search.best_point")
     return rec

@@ -35,7 +35,10 @@ def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     for rec in records:
         load = rec.get("load", {})
         best = (load.get("search") or {}).get("best_rate")
-        for p in rec.get("points", []):
+        # the newest point at the best rate (a search can measure a rate twice); records
+        # written before ``best_point`` was: the point at the best rate
+        at = (load.get("search") or {}).get("best_point")
+        for i, p in enumerate(rec.get("points", [])):
             late = p.get("lateness_us") or {}
             rows.append({
                 "scenario": p.get("scenario", load.get("scenario")),
@@ -50,7 +53,8 @@ def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 "bound_ms": p.get("bound_ms"), "verdict": p.get("verdict"),
                 "lateness_p99_us": late.get("p99"), "host": rec.get("host"),
                 "contended": (p.get("environment") or {}).get("contended") is True,
-                "chosen": best is not None and p.get("rate") == best, "_best": best,
+                "chosen": best is not None and (i == at if at is not None
+                                                else p.get("rate") == best), "_best": best,
                 "_record": id(rec)})
     df = pd.DataFrame(rows, columns=[*COLUMNS, "_best", "_record"])
     # several nodes (jobs on a cluster): each configuration label names its node
