@@ -61,11 +61,12 @@ def main() -> None:
             print(f"run {run + 1}, factor {factor}: best {search['best_rate']}; "
                   f"{search['ended']}; {took:.0f} s of requests", flush=True)
             for p in res.points:
-                # load = rate x mean call time / workers: what the machine's speed moves less
-                load = p["rate"] * (p.get("service_mean_ms") or 0.0) / 1e3
+                # busy: the worker's share of the time in calls, which the machine's speed
+                # moves less than the rate (before it was recorded: rate x mean call)
+                load = p.get("busy") or p["rate"] * (p.get("service_mean_ms") or 0.0) / 1e3
                 print(f"  {p['rate']:>10.4g}/s {p['verdict']:<9} n {p['requests']:>6} overs "
                       f"{p['overs']:>4} p{args.percentile:g} {p['percentile_ms'] or 0:9.3f} ms"
-                      f"  call {p.get('service_mean_ms') or 0:8.3f} ms  load {load:.2f}  late "
+                      f"  call {p.get('service_mean_ms') or 0:8.3f} ms  busy {load:.2f}  late "
                       f"p99 {(p.get('lateness_us') or {}).get('p99') or 0:7.0f} us"
                       + ("  contended" if (p.get("environment") or {}).get("contended")
                          else ""), flush=True)

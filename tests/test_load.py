@@ -241,6 +241,7 @@ def _record(tmp_path, points, load=None) -> str:
 @pytest.mark.parametrize("damage, field", [
     (lambda r: r["points"][0].update(events_per_s=float("nan")), "points[0].events_per_s"),
     (lambda r: r["points"][0].update(p99_ms=-1.0), "points[0].p99_ms"),
+    (lambda r: r["points"][0].update(busy=-0.5), "points[0].busy"),
     (lambda r: r["points"][0].update(streams="two"), "points[0].streams"),
     (lambda r: r["points"][0].pop("p50_ms"), "points[0].p50_ms"),
     (lambda r: r.update(points={"a": 1}), "points"),
@@ -446,6 +447,12 @@ def test_plot_load_server_answers_in_one_line(store):
     assert rec["load"]["decisive_factor"] == L.DECISIVE_FACTOR == 4
     decisive = [p for p in rec["points"] if p["decisive"]]
     assert decisive and all(p["planned"] >= 4 * 459 for p in decisive)
+    # busy: the worker's share of the point's span in calls, higher at the highest rate
+    # than at the lowest (at least twice the rate apart: the search doubles or halves first)
+    busy = sorted((p["rate"], p["busy"]) for p in rec["points"])
+    assert all(0 < b <= 1.0 for _, b in busy), busy
+    assert busy[-1][0] >= 2 * busy[0][0] and busy[0][1] < busy[-1][1], busy
+    assert " busy " in text.read_text().splitlines()[0]
     assert not rec["points"][0]["decisive"]
 
 

@@ -18,7 +18,7 @@ from mlprof.results import identity
 COLUMNS = ("scenario", "streams", "threads", "sessions", "batch_size", "max_batch",
            "max_wait_ms", "rate", "requests", "calls", "events_per_s", "events_per_cpu_s",
            "p50_ms", "p99_ms", "percentile", "percentile_ms", "bound_ms", "verdict",
-           "lateness_p99_us", "contended", "host", "chosen")
+           "lateness_p99_us", "contended", "host", "chosen", "busy")
 
 
 #: what tells one configuration's points from another's (the host: branches that ran as jobs
@@ -52,6 +52,7 @@ def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 "percentile": p.get("percentile"), "percentile_ms": p.get("percentile_ms"),
                 "bound_ms": p.get("bound_ms"), "verdict": p.get("verdict"),
                 "lateness_p99_us": late.get("p99"), "host": rec.get("host"),
+                "busy": p.get("busy"),
                 "contended": (p.get("environment") or {}).get("contended") is True,
                 "chosen": best is not None and (i == at if at is not None
                                                 else p.get("rate") == best), "_best": best,
@@ -185,7 +186,7 @@ def format_table(df: pd.DataFrame) -> str:
     server = (df["scenario"] == "server").any()
     head = ["", "configuration"] + (["rate/s"] if server else []) + [
         "events/s", "events/cpu-s", "p50 ms", "p99 ms"] + (
-        ["p(bound) ms", "verdict", "late p99 us"] if server else [])
+        ["busy", "p(bound) ms", "verdict", "late p99 us"] if server else [])
     lines = [head]
     for _, r in df.iterrows():
         def f(v: Any, digits: str = ".3g") -> str:
@@ -197,7 +198,9 @@ def format_table(df: pd.DataFrame) -> str:
                 f(r["p50_ms"]), f(r["p99_ms"])]
         if server:
             late = r["lateness_p99_us"]
-            row += [f(r["percentile_ms"]), r["verdict"] or "",
+            busy = r["busy"]
+            row += ["" if busy is None or pd.isna(busy) else f"{float(busy):.0%}",
+                    f(r["percentile_ms"]), r["verdict"] or "",
                     "" if late is None or pd.isna(late) else _num(float(late))]
         lines.append(row)
     widths = [max(len(str(row[i])) for row in lines) for i in range(len(head))]
@@ -205,6 +208,8 @@ def format_table(df: pd.DataFrame) -> str:
                                for i, (v, w) in enumerate(zip(row, widths, strict=True))).rstrip()
                      for row in lines) + "\n"
     legend = ["* the chosen operating point"]
+    if server:
+        legend.append("busy: the workers' share of the time in calls")
     if df["contended"].any():
         legend.append("! contended: other processes used the CPUs meanwhile")
     return text + "; ".join(legend) + "\n"
