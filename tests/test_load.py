@@ -376,6 +376,21 @@ def test_queueing_follows_md1_in_the_scheduler():
     _check_md1(arr, served.start, served.end, rate)
 
 
+def test_progress_lines_name_the_point_and_how_the_last_one_ended():
+    """Each progress line of a server run says which point runs and the previous point's
+    verdict, so the lines between ``law run``'s start and its answer tell the search."""
+    sent: list[str] = []
+    s = MeasureSettings(batch_size=1, runtime="onnxruntime", threads=1, warmup=2,
+                        min_duration=0.0)
+    res = L.measure_server(str(DNN), s, 1, rates=(500.0, 1000.0), bound_ms=50.0,
+                           progress=lambda f, m: sent.append(m))
+    assert [p["verdict"] for p in res.points] == ["met", "met"]
+    assert any(m.startswith("point 1: 500 requests/s,") for m in sent), sent
+    assert any(m.startswith("point 2: 1,000 requests/s (point 1: met, p99 ") for m in sent), sent
+    # a 20-50 us call at 500-1,000 requests/s: the worker is busy a few percent of the time
+    assert all(0 < p["busy"] < 0.5 for p in res.points), res.points
+
+
 @pytest.mark.slow  # a torch model that sleeps 2 ms per call, 3,000 requests: ~15 s
 def test_queueing_follows_md1_with_a_sleeping_model(tmp_path):
     import csv

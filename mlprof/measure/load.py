@@ -274,6 +274,11 @@ class LoadResult:
         return out.getvalue()
 
 
+def _fmt_ms(ms: float | None) -> str:
+    """``12.3 ms`` (three significant digits), ``-`` for none."""
+    return "-" if ms is None else f"{ms:.3g} ms"
+
+
 def _pct(values: np.ndarray, p: float) -> float | None:
     return float(np.percentile(values, p)) if values.size else None
 
@@ -1009,8 +1014,12 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
         all_rows: list[dict[str, np.ndarray]] = []
         seeds = iter(range(s.seed, s.seed + 10_000))
 
+        last: list[str] = []  # the previous point's outcome, for the progress lines
+
         def point(rate: float, decisive: bool = False) -> dict[str, Any]:
-            rep.phase(f"{rate:,.4g} requests/s")
+            # each progress line says which point runs and how the previous one ended
+            rep.phase(f"point {len(all_rows) + 1}: {rate:,.4g} requests/s"
+                      + (f" (point {len(all_rows)}: {last[0]})" if last else ""))
             least = min_requests(percentile) * (decisive_factor if decisive else 1)
             rows, p = _server_point(worker_calls, rate, max_batch=max_batch,
                                     max_wait_ms=max_wait_ms, duration_s=s.min_duration,
@@ -1020,6 +1029,10 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
             rows["point"] = np.full(rows["rate"].size, len(all_rows), dtype=np.int64)
             all_rows.append(rows)
             p["decisive"] = decisive
+            if bound_ms is not None:
+                last[:] = [f"{p['verdict']}, p{percentile:g} {_fmt_ms(p['percentile_ms'])}"]
+            else:
+                last[:] = [f"p99 {_fmt_ms(p['p99_ms'])}"]
             return p
 
         search_info: dict[str, Any] | None = None
