@@ -316,6 +316,25 @@ def test_the_answer_names_the_rate_bound_and_configuration():
         assert (", as processes" in line) is (sessions == "process" and e2 > 1000), line
 
 
+def test_the_frontier_draws_every_point_not_met_hollow():
+    """Missed and undecided points are hollow: an undecided point under the bound, drawn
+    filled, looked like a met rate above the answer (seen in a ResNet-18 plot)."""
+    from mlprof.plotting.load import plot_load
+
+    rec = {"load": {"scenario": "server", "search": {"best_rate": 100.0, "best_point": 0}},
+           "points": [{"scenario": "server", "streams": 1, "threads": 1, "sessions": "each",
+                       "batch_size": 1, "max_batch": 1, "max_wait_ms": 0.0, "rate": r,
+                       "events_per_s": r, "p50_ms": 1.0, "p99_ms": p99, "percentile": 99.0,
+                       "percentile_ms": p99, "bound_ms": 5.0, "verdict": v}
+                      for r, p99, v in [(100.0, 3.0, "met"), (110.0, 4.5, "undecided"),
+                                        (120.0, 9.0, "missed")]]}
+    fig = plot_load(points_table([rec]))
+    hollow = [c for c in fig.axes[0].collections
+              if c.get_label() == "not met (missed or undecided)"]
+    assert len(hollow) == 1
+    assert sorted(hollow[0].get_offsets()[:, 0].tolist()) == [110.0, 120.0]
+
+
 # --- M/D/1 ---------------------------------------------------------------------------------------
 
 def _lindley(arrival_ns: np.ndarray, service_ns: np.ndarray, wake_ns: float = 0.0
