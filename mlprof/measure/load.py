@@ -91,16 +91,17 @@ CONFIDENCE = 0.99
 MAX_POINT_S = 120.0
 #: a search stops bisecting when the highest met and lowest missed rate are this close
 TOLERANCE = 0.05
+#: and after this many points in all
+MAX_POINTS = 16
 #: once a met and a missed rate bracket the answer, each point of the search plans this many
 #: times the requests its percentile needs at least (459 -> 1,836 at p99). A server's overs
 #: come in clumps, one per long busy period: ResNet-18 near its answer had 25 overs in 6
 #: clumps of up to 10 in 4,200 requests. With 459 requests a point is met only with no over at
-#: all, so one busy period decides it, and ResNet-18's answer at p99 <= 100 ms spread 47.6-73.4
-#: events/s over 21 runs; with 1,836 it is met with up to 8 overs, a few clumps
+#: all, so one busy period decides it; with 1,836 it is met with up to 8 overs, a few clumps.
+#: ResNet-18 at p99 <= 100 ms, four searches each, interleaved: factor 1 answered 49.6-73.3
+#: events/s at a load (rate x mean call) of 0.51-0.80, factor 4 68.4-80.2 at 0.70-0.77
 #: (``benchmarks/load_search.py --factors 1,4``; docs/load.md "How well it holds")
 DECISIVE_FACTOR = 4
-#: and after this many points in all
-MAX_POINTS = 16
 
 #: the GIL's switch interval while serving (s): see :func:`serve`
 SWITCH_INTERVAL_S = 2e-5
