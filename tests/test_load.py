@@ -490,6 +490,46 @@ def test_plot_load_server_answers_in_one_line(store):
     assert not rec["points"][0]["decisive"]
 
 
+def test_load_failure_records_name_their_point_and_count_as_failures():
+    from mlprof.results import families, layout
+
+    tags = [layout.load_point_tag("streams", 2, 1, "each"),
+            layout.load_point_tag("server", 1, 4, "shared", max_batch=8, max_wait_ms=0.5,
+                                  rate=1234.5, bound_ms=2.5, percentile=99.9)]
+    for tag in tags:
+        name = layout.load_failure_file(tag)
+        assert layout.parse_load_failure(name) == tag and families.is_failure_record(name)
+    assert len({layout.load_failure_file(t) for t in tags}) == 2
+    for other in ("_failure_bs_2.json", "load_streams_s2_bs1_each.json", "_failure_x.json"):
+        assert layout.parse_load_failure(other) is None
+
+
+@pytest.mark.slow  # two load points of a few calls
+def test_a_failing_load_point_keeps_its_own_failure_record(store, tmp_path):
+    """The branches of MeasureLoad share a directory: each load point records its failure in
+    a file of its own, so a point that succeeds after it (its branch drops its own stale
+    record on success) cannot delete it, and PlotLoad's error names the failing point's
+    cause. A graph with a fixed batch of 1 fails at batch size 2 and works at 1."""
+    from tests.onnx_factory import hardcoded_reshape_model
+
+    path = hardcoded_reshape_model(tmp_path / "fixed.onnx", batch=1)
+    r = law_run("PlotLoad", "--version", "v1", "--scenario", "streams", "--streams", "1",
+                "--batch-sizes", "2,1", "--n-calls", "20", "--min-duration", "0",
+                "--model-file", path, store=store)
+    assert r.returncode != 0
+    names = sorted(p.name for p in files_in(store) if "MeasureLoad" in str(p))
+    assert names == ["_failure_streams_s1_bs2_each.json", "load_streams_s1_bs1_each.csv",
+                     "load_streams_s1_bs1_each.json"], names
+    (fail,) = [p for p in files_in(store) if p.name.startswith("_failure")]
+    record = json.loads(fail.read_text())
+    assert record["task"] == "MeasureLoad" and "fixed batch dimension of 1" in record["message"]
+    assert "fixed batch dimension of 1" in r.stdout + r.stderr
+    from mlprof.results.scan import scan
+
+    statuses = {e.task: e.status for e in scan(str(store), min_age=0).entries}
+    assert statuses.get("MeasureLoad") == "failed", statuses
+
+
 @pytest.mark.slow
 def test_a_bound_below_the_models_own_latency_ends_with_no_rate(store):
     r = law_run("PlotLoad", "--version", "v1", "--scenario", "server", "--latency-bound-ms",

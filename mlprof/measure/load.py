@@ -328,7 +328,11 @@ def _open(model_file: str, settings: MeasureSettings, script_args: tuple[str, ..
     return _Model(runtime_cls, runtime_cls.resolve(model_file, tuple(script_args)), s)
 
 
-def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int) -> None:
+def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int,
+                rt: Any = None) -> None:
+    """The first call of a session, its failure made one clear line: the runtime's own
+    explanation where it has one (``explain_failure``, as the harness uses: a graph with a
+    fixed batch dimension says so), else the error's first line."""
     from mlprof.errors import MeasurementFailed, is_out_of_memory, out_of_memory_text
 
     try:
@@ -337,6 +341,9 @@ def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int) ->
         if is_out_of_memory(e):
             raise MeasurementFailed(f"out of memory at batch size {bs}: {out_of_memory_text(e)}",
                                     spec_file, status="oom") from None
+        explain = getattr(rt, "explain_failure", None)
+        if explain is not None:
+            raise MLProfError(explain(e, bs), spec_file) from None
         raise MLProfError(f"first inference at batch size {bs} failed: "
                           f"{str(e).strip().splitlines()[0][:300] if str(e).strip() else e}",
                           spec_file) from None
@@ -490,7 +497,7 @@ def _stream_child() -> None:
         bs = m.settings.batch_size
         rt = m.session(bs)
         fn, args = m.call(rt, bs, a["index"] % m.settings.n_events)
-        _first_call(fn, args, m.resolved.spec.spec_file, bs)
+        _first_call(fn, args, m.resolved.spec.spec_file, bs, rt)
         with m.runtime_cls.thread_context():
             for _ in range(a["warmup"]):
                 fn(*args)
@@ -610,8 +617,7 @@ def measure_streams(model_file: str, settings: MeasureSettings, streams: int,
             for i in range(streams):
                 rt = shared if shared is not None else m.session(bs)
                 calls.append(m.call(rt, bs, i % s.n_events))
-            for fn, args in calls:
-                _first_call(fn, args, m.resolved.spec.spec_file, bs)
+                _first_call(*calls[-1], m.resolved.spec.spec_file, bs, rt)
             rep.phase(f"{streams} stream(s) for {s.min_duration:g} s")
             rows, summary = run_streams(calls, s.min_duration, s.n_calls, s.warmup, events,
                                         thread_context=m.runtime_cls.thread_context)
@@ -993,7 +999,7 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
             for k in sizes:
                 rt = shared[k] if shared is not None else m.session(k * bs)
                 calls[k] = m.call(rt, k * bs, w)
-                _first_call(*calls[k], m.resolved.spec.spec_file, k * bs)
+                _first_call(*calls[k], m.resolved.spec.spec_file, k * bs, rt)
             worker_calls.append(calls)
         # the service time of one request alone and of a full batch: the warm-up's calls
         rep.phase("warm-up")

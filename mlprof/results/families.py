@@ -253,8 +253,10 @@ class Family:
 
 
 def is_failure_record(name: str) -> bool:
-    """A failure record (``_failure.json``, ``_failure_bs_<N>.json``): why a task failed."""
-    return name == layout.FAILURE_FILE or layout.parse_branch_failure(name) is not None
+    """A failure record (``_failure.json``, ``_failure_bs_<N>.json``, ``_failure_<load
+    point>.json``): why a task failed."""
+    return (name == layout.FAILURE_FILE or layout.parse_branch_failure(name) is not None
+            or layout.parse_load_failure(name) is not None)
 
 
 def _plot_spec(stem_pattern: str) -> FileSpec:

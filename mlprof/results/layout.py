@@ -589,6 +589,7 @@ FAILURE_FILE = "_failure.json"
 
 _BRANCH_FILE = re.compile(r"runtime_bs_(\d+)\.(csv|json)")
 _BRANCH_FAILURE = re.compile(r"_failure_bs_(-?\w+)\.json")
+_LOAD_FAILURE = re.compile(r"_failure_((?:streams|server)_[\w.-]+)\.json")
 
 
 def branch_files(batch_size: int) -> dict[str, str]:
@@ -703,6 +704,19 @@ def load_files(tag: str) -> dict[str, str]:
     """MeasureLoad's files of one branch: every timed call or served request (``csv``), and
     the record with each point's summary and the provenance (``json``)."""
     return {"csv": f"load_{tag}.csv", "json": f"load_{tag}.json"}
+
+
+def load_failure_file(tag: str) -> str:
+    """The failure record of one MeasureLoad branch (the branches share a directory, so each
+    load point has its own: a point that succeeds must not drop another's record)."""
+    return f"_failure_{tag}.json"
+
+
+def parse_load_failure(name: str) -> str | None:
+    """``_failure_streams_s2_bs1_each.json`` -> ``streams_s2_bs1_each``; None for another
+    name."""
+    m = _LOAD_FAILURE.fullmatch(os.path.basename(name))
+    return m.group(1) if m else None
 
 
 def load_set_tag(tags: Sequence[str]) -> str:

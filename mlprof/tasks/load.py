@@ -219,6 +219,13 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
     def output(self):
         return self.declared_outputs(tag=self.branch_data[0])
 
+    def failure_path(self) -> str:
+        """One failure record per load point (the branches share a directory; with one
+        record for all, a point that succeeded after another failed dropped its record)."""
+        if self.is_branch():
+            return self.local_path(layout.load_failure_file(self.branch_data[0]))
+        return super().failure_path()
+
     def run(self):
         from mlprof.measure.load import measure_load_isolated, write_load
 
