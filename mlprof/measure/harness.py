@@ -94,6 +94,24 @@ def _rounds_needed(per_call_ns: float, per_round: int, min_ns: int, started: int
     return max(started, 1, int(-(-min_ns // round_ns)) if round_ns > 0 else 1)
 
 
+def first_call_error(exc: BaseException, rt: Any, batch_size: int,
+                     spec_file: str) -> MLProfError:
+    """The one-line error for a failed first call of a session (the harness's and the load
+    scenarios'): out of memory (status ``oom``), else the runtime's own explanation
+    (``explain_failure``: a graph with a fixed batch dimension says so), else the error's
+    first line."""
+    if is_out_of_memory(exc):
+        return MeasurementFailed(f"out of memory at batch size {batch_size}: "
+                                 f"{out_of_memory_text(exc)}", spec_file, status="oom")
+    explain = getattr(rt, "explain_failure", None)
+    if explain is not None:
+        return MLProfError(explain(exc, batch_size), spec_file)
+    text = str(exc).strip()
+    return MLProfError(f"first inference at batch size {batch_size} failed: "
+                       f"{text.splitlines()[0][:300] if text else type(exc).__name__}",
+                       spec_file)
+
+
 def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, ...] = (),
             progress: ProgressFn | None = None, reference_file: str | None = None
             ) -> MeasureResult:
@@ -148,13 +166,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         try:
             fn(*args)
         except Exception as e:  # the runtime's own error, made one clear line
-            if is_out_of_memory(e):
-                text = out_of_memory_text(e)
-                raise MeasurementFailed(f"out of memory at batch size {s.batch_size}: {text}",
-                                        spec.spec_file, status="oom") from None
-            explain = getattr(rt, "explain_failure", None)
-            msg = explain(e, s.batch_size) if explain else f"first inference failed: {e}"
-            raise MLProfError(msg, spec.spec_file) from None
+            raise first_call_error(e, rt, s.batch_size, spec.spec_file) from None
         first_ns = pc() - t0
 
         n_ev, n_calls = len(calls), s.n_calls

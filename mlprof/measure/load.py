@@ -330,23 +330,14 @@ def _open(model_file: str, settings: MeasureSettings, script_args: tuple[str, ..
 
 def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int,
                 rt: Any = None) -> None:
-    """The first call of a session, its failure made one clear line: the runtime's own
-    explanation where it has one (``explain_failure``, as the harness uses: a graph with a
-    fixed batch dimension says so), else the error's first line."""
-    from mlprof.errors import MeasurementFailed, is_out_of_memory, out_of_memory_text
+    """The first call of a session; its failure is one line
+    (:func:`mlprof.measure.harness.first_call_error`, as the harness's)."""
+    from mlprof.measure.harness import first_call_error
 
     try:
         fn(*args)
     except Exception as e:  # the runtime's own error, made one clear line
-        if is_out_of_memory(e):
-            raise MeasurementFailed(f"out of memory at batch size {bs}: {out_of_memory_text(e)}",
-                                    spec_file, status="oom") from None
-        explain = getattr(rt, "explain_failure", None)
-        if explain is not None:
-            raise MLProfError(explain(e, bs), spec_file) from None
-        raise MLProfError(f"first inference at batch size {bs} failed: "
-                          f"{str(e).strip().splitlines()[0][:300] if str(e).strip() else e}",
-                          spec_file) from None
+        raise first_call_error(e, rt, bs, spec_file) from None
 
 
 def _cpu_s() -> float:
