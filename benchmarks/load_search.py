@@ -1,11 +1,11 @@
 """How reproducible is the server search? The highest rate at a latency bound, several times.
 
-Runs MeasureLoad's server search (:func:`mlprof.measure.load.measure_load_isolated`) ``--runs``
-times on one model, each in its own measurement child under the measurement lock, and prints
-each run's highest met rate, its points and the spread around the mean (the acceptance of
-issue 25: within +-10 % over 3 runs). Used to tune the search's rules (a point's early stop,
-the checkpoints of its verdict, the requests of a point inside the bracket) with figures
-before and after.
+Runs MeasureLoad's server search (:func:`mlprof.measure.loadgen.run.measure_load_isolated`)
+``--runs`` times on one model, each in its own measurement child under the measurement lock,
+and prints each run's highest met rate, its points and the spread around the mean (the
+acceptance of issue 25: within +-10 % over 3 runs). Used to tune the search's rules (a point's
+early stop, the checkpoints of its verdict, the requests of a point inside the bracket) with
+figures before and after.
 
 With ``--factors 1,4`` each run searches once per factor, alternating, so that both see the
 same machine (its speed drifts by 20 % over minutes here): the factor is how many times the
@@ -24,7 +24,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mlprof.measure import MeasureSettings  # noqa: E402
-from mlprof.measure.load import DECISIVE_FACTOR, measure_load_isolated  # noqa: E402
+from mlprof.measure.loadgen import DECISIVE_FACTOR, measure_load_isolated  # noqa: E402
 
 DNN = os.path.join(os.path.dirname(__file__), "..", "examples", "dnn", "model_onnx_l10u128.yaml")
 

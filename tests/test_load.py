@@ -20,7 +20,7 @@ import pytest
 
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure import MeasureSettings
-from mlprof.measure import load as L
+from mlprof.measure import loadgen as L
 from mlprof.report.load import answer, format_table, no_rate_lines, points_table
 from tests.helpers import DNN, REPO, files_in, law_run
 

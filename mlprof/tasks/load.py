@@ -1,7 +1,7 @@
 """MeasureLoad (a workflow over load points: concurrent streams, or a server with random
 arrivals) and PlotLoad (latency against throughput, and the answer in one line).
 
-The measurement itself is :mod:`mlprof.measure.load`; these tasks only choose the points,
+The measurement itself is :mod:`mlprof.measure.loadgen`; these tasks only choose the points,
 name their files (:func:`mlprof.results.layout.load_point_tag`) and wire the calls. The
 settings segment is the measurement tasks' own (``--threads`` is per stream or worker,
 ``--min-duration`` how long a streams point or a server rate runs at least, ``--n-calls`` the
@@ -120,7 +120,7 @@ class LoadMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure import load
+        from mlprof.measure import loadgen as load
 
         self._streams = load.check_streams(tuple(self.streams))
         if self.scenario == "streams":
@@ -227,7 +227,7 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
         return super().failure_path()
 
     def run(self):
-        from mlprof.measure.load import measure_load_isolated, write_load
+        from mlprof.measure.loadgen import measure_load_isolated, write_load
 
         tag, point = self.branch_data
         point = dict(point)
@@ -261,8 +261,8 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
         return layout.load_set_tag([t for t, _ in self.load_points()])
 
     def records(self) -> list[dict]:
-        """The branches' load records, checked (:func:`mlprof.measure.load.read_load`)."""
-        from mlprof.measure.load import read_load
+        """The branches' load records, checked (:func:`mlprof.measure.loadgen.record.read_load`)."""
+        from mlprof.measure.loadgen import read_load
 
         coll = self.input()["collection"]
         return [read_load(coll.targets[b]["json"].path) for b in sorted(coll.targets)]
