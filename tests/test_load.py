@@ -401,7 +401,8 @@ def test_progress_lines_name_the_point_and_how_the_last_one_ended():
     sent: list[str] = []
     s = MeasureSettings(batch_size=1, runtime="onnxruntime", threads=1, warmup=2,
                         min_duration=0.0)
-    res = L.measure_server(str(DNN), s, 1, rates=(500.0, 1000.0), bound_ms=50.0,
+    load = L.LoadSettings(scenario="server", rates=(500.0, 1000.0), latency_bound_ms=50.0)
+    res = L.measure_server(str(DNN), s, load,
                            progress=lambda f, m: sent.append(m))
     assert [p["verdict"] for p in res.points] == ["met", "met"]
     assert any(m.startswith("point 1: 500 requests/s,") for m in sent), sent
@@ -415,8 +416,8 @@ def test_queueing_follows_md1_with_a_sleeping_model(tmp_path):
     import csv
 
     s = MeasureSettings(batch_size=1, runtime="torch", threads=1, warmup=5, min_duration=12.0)
-    res = L.measure_load_isolated(SLEEPY, s, {"scenario": "server", "workers": 1,
-                                              "rates": (250.0,), "bound_ms": 50.0})
+    res = L.measure_load_isolated(SLEEPY, s, L.LoadSettings(
+        scenario="server", rates=(250.0,), latency_bound_ms=50.0))
     p = res.points[0]
     assert p["requests"] >= 2900 and p["verdict"] == "met" and p["mean_batch"] == 1.0
     assert 2.0 <= p["service_mean_ms"] <= 2.6
@@ -495,7 +496,7 @@ def test_load_failure_records_name_their_point_and_count_as_failures():
 
     tags = [layout.load_point_tag("streams", 2, 1, "each"),
             layout.load_point_tag("server", 1, 4, "shared", max_batch=8, max_wait_ms=0.5,
-                                  rate=1234.5, bound_ms=2.5, percentile=99.9)]
+                                  rate=1234.5, latency_bound_ms=2.5, percentile=99.9)]
     for tag in tags:
         name = layout.load_failure_file(tag)
         assert layout.parse_load_failure(name) == tag and families.is_failure_record(name)
@@ -553,7 +554,7 @@ def test_the_dashboard_shows_load_answers_and_skips_a_damaged_record(tmp_path, c
     store = tmp_path / "store"
     base = store / "MeasureLoad" / "dnn__0123abcd" / "onnxruntime-1.32.0__cpu"
     settings = "calls10_events1_warmup1_mindur0_threads1_input-random"
-    tag = layout.load_point_tag("server", 1, 1, "each", bound_ms=1.0)
+    tag = layout.load_point_tag("server", 1, 1, "each", latency_bound_ms=1.0)
     good = base / settings / "v1"
     good.mkdir(parents=True)
     point = {"scenario": "server", "streams": 1, "threads": 1, "sessions": "each",
@@ -591,7 +592,7 @@ def _write_load_record(store: Path, version: str, runtime_version: str, events_p
     from mlprof.results import layout
 
     settings = "calls10_events1_warmup1_mindur0_threads1_input-random"
-    tag = layout.load_point_tag("server", 1, 1, "each", bound_ms=5.0)
+    tag = layout.load_point_tag("server", 1, 1, "each", latency_bound_ms=5.0)
     where = (store / "MeasureLoad" / "dnn__0123abcd" / f"onnxruntime-{runtime_version}__cpu"
              / settings / version)
     where.mkdir(parents=True)

@@ -684,7 +684,7 @@ def _num_tag(value: float) -> str:
 
 def load_point_tag(scenario: str, streams: int, batch_size: int, sessions: str, *,
                    max_batch: int = 1, max_wait_ms: float = 0.0, rate: float | None = None,
-                   bound_ms: float | None = None, percentile: float = 99.0) -> str:
+                   latency_bound_ms: float | None = None, percentile: float = 99.0) -> str:
     """One MeasureLoad branch's part of its file names: ``streams_s2_bs1_each``, or
     ``server_w1_bs1_each_mb8_mw2`` followed by ``_r5000`` (a rate) and/or ``_p99le1ms`` (the
     percentile and bound its verdicts are judged by; without a rate: the search for the
@@ -695,8 +695,8 @@ def load_point_tag(scenario: str, streams: int, batch_size: int, sessions: str, 
         tag += f"_mb{int(max_batch)}_mw{_num_tag(max_wait_ms)}"
         if rate is not None:
             tag += f"_r{_num_tag(rate)}"
-        if bound_ms is not None:
-            tag += f"_p{_num_tag(percentile)}le{_num_tag(bound_ms)}ms"
+        if latency_bound_ms is not None:
+            tag += f"_p{_num_tag(percentile)}le{_num_tag(latency_bound_ms)}ms"
     return tag
 
 

@@ -64,6 +64,7 @@ from mlprof.measure.loadgen.settings import (
     SERVER_COLUMNS,
     STREAM_COLUMNS,
     TOLERANCE,
+    LoadSettings,
     allowed_batches,
     check_batching,
     check_bound,
@@ -75,9 +76,9 @@ from mlprof.measure.loadgen.streams import measure_streams, run_stream_processes
 from mlprof.measure.loadgen.verdict import binom_cdf, min_requests, verdict
 
 __all__ = [
-    "DECISIVE_FACTOR", "MAX_POINTS", "SERVER_COLUMNS", "STREAM_COLUMNS", "TOLERANCE",
-    "LoadResult", "allowed_batches", "arrivals", "binom_cdf", "check_batching", "check_bound",
-    "check_percentile", "check_rates", "check_streams", "latency_summary",
-    "measure_load_isolated", "measure_server", "measure_streams", "min_requests", "read_load",
-    "run_stream_processes", "run_streams", "search", "serve", "verdict", "write_load",
+    "DECISIVE_FACTOR", "MAX_POINTS", "SERVER_COLUMNS", "STREAM_COLUMNS", "TOLERANCE", "LoadResult",
+    "LoadSettings", "allowed_batches", "arrivals", "binom_cdf", "check_batching", "check_bound",
+    "check_percentile", "check_rates", "check_streams", "latency_summary", "measure_load_isolated",
+    "measure_server", "measure_streams", "min_requests", "read_load", "run_stream_processes",
+    "run_streams", "search", "serve", "verdict", "write_load",
 ]

@@ -29,17 +29,12 @@ from mlprof.measure.loadgen.session import (
 )
 from mlprof.measure.loadgen.settings import (
     CONFIDENCE,
-    DECISIVE_FACTOR,
     MAX_POINT_S,
     MAX_REQUESTS,
     SERVER_COLUMNS,
     SWITCH_INTERVAL_S,
+    LoadSettings,
     allowed_batches,
-    check_batching,
-    check_bound,
-    check_percentile,
-    check_rates,
-    check_streams,
 )
 from mlprof.measure.loadgen.verdict import min_requests, verdict
 from mlprof.measure.settings import MeasureSettings
@@ -216,7 +211,7 @@ def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
 
 def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
                   rate: float, *, max_batch: int, max_wait_ms: float, duration_s: float,
-                  bound_ms: float | None, percentile: float, seed: int, events: int,
+                  latency_bound_ms: float | None, percentile: float, seed: int, events: int,
                   min_planned: int = 0,
                   thread_context: Callable[[], Any] = contextlib.nullcontext
                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -241,9 +236,9 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
         (their overs can only add up), so a single stall early in a point cannot end it."""
         if time.monotonic() > deadline and done >= 64:
             return f"time limit ({MAX_POINT_S:g} s)"
-        if bound_ms is None:
+        if latency_bound_ms is None:
             return "planned" if done >= planned else None
-        overs = int((lat_ms > bound_ms).sum())
+        overs = int((lat_ms > latency_bound_ms).sum())
         target = next((c for c in checkpoints if c > done), n_max)
         if verdict(target, overs, percentile) == "missed":
             return "missed"  # certain at the next checkpoint already
@@ -268,9 +263,10 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
     service = (served.end[ok] - served.start[ok]) / 1e6
     n = int(ok.sum())
     span_s = float(served.end[ok].max()) / 1e9 if n else 0.0
-    overs = int((lat > bound_ms).sum()) if bound_ms is not None else None
+    overs = int((lat > latency_bound_ms).sum()) if latency_bound_ms is not None else None
     # the calls alone (no queueing): when they miss the bound, no lower rate meets it
-    service_overs = int((service > bound_ms).sum()) if bound_ms is not None else None
+    service_overs = (int((service > latency_bound_ms).sum()) if latency_bound_ms is not None
+                     else None)
     late = np.asarray(served.lateness, dtype=np.int64) / 1e3
     gaps = served.dispatch_gaps_ns(arr) / 1e3
     point: dict[str, Any] = {
@@ -297,8 +293,8 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
         # stall, so a contended point is flagged wherever it is shown
         "environment": environment(before, after),
     }
-    if bound_ms is not None:
-        point.update(bound_ms=bound_ms, percentile=percentile, overs=overs,
+    if latency_bound_ms is not None:
+        point.update(bound_ms=latency_bound_ms, percentile=percentile, overs=overs,
                      verdict=verdict(n, overs or 0, percentile) if n else "missed",
                      percentile_ms=_pct(lat, percentile),
                      service_percentile_ms=_pct(service, percentile),
@@ -311,36 +307,28 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
     return rows, point
 
 
-def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
-                   rates: Sequence[float] = (), bound_ms: float | None = None,
-                   percentile: float = 99.0, max_batch: int = 1, max_wait_ms: float = 0.0,
-                   sessions: str = "each", script_args: tuple[str, ...] = (),
-                   progress: Callable[[float, str], None] | None = None,
-                   decisive_factor: int = DECISIVE_FACTOR) -> LoadResult:
-    """The server scenario: each of ``rates``, or (with ``bound_ms`` and no rates) a search for
-    the highest rate whose ``percentile`` stays under ``bound_ms``. In this process;
-    :func:`measure_load_isolated` runs it in a child.
+def measure_server(model_file: str, settings: MeasureSettings, load: LoadSettings, *,
+                   script_args: tuple[str, ...] = (),
+                   progress: Callable[[float, str], None] | None = None) -> LoadResult:
+    """The server scenario of one point's ``load`` (one number of workers): each of its
+    ``rates``, or (with ``latency_bound_ms`` and no rates) a search for the highest rate whose
+    ``percentile`` stays under ``latency_bound_ms``. In this process;
+    :func:`~mlprof.measure.loadgen.run.measure_load_isolated` runs it in a child. ``load`` was
+    checked when it was made.
 
     A point plans ``rate x min_duration`` requests, and at least the percentile's minimum
     (:func:`min_requests`); the search's points inside a bracket at least ``decisive_factor``
-    times that minimum (:data:`DECISIVE_FACTOR`; the argument is for
+    times that minimum (:data:`DECISIVE_FACTOR`; the option is for
     ``benchmarks/load_search.py``, which compares factors)."""
     from mlprof.measure.harness import events_in_call
     from mlprof.measure.progress import Progress
 
-    check_streams([workers], "--streams")
-    if sessions not in ("each", "shared"):
-        raise MLProfError(f"each or shared for the server, got {sessions!r}", field="--sessions")
-    rates = check_rates(rates)
-    percentile = check_percentile(percentile)
-    if bound_ms is not None:
-        bound_ms = check_bound(bound_ms)
-    max_batch, max_wait_ms = check_batching(max_batch, max_wait_ms)
-    if not rates and bound_ms is None:
-        raise MLProfError("give --rates or --latency-bound-ms", field="--rates")
-    if not isinstance(decisive_factor, int) or not 1 <= decisive_factor <= 16:
-        raise MLProfError(f"a whole number from 1 to 16, got {decisive_factor!r}",
-                          field="decisive_factor")
+    if load.scenario != "server":
+        raise MLProfError(f"not a server point: {load.scenario}", field="--scenario")
+    workers, rates, sessions = load.workers, load.rates, load.sessions
+    latency_bound_ms, percentile = load.latency_bound_ms, load.percentile
+    max_batch, max_wait_ms = load.max_batch, load.max_wait_ms
+    decisive_factor = load.decisive_factor
     pc = time.perf_counter_ns
     with Progress(progress) as rep:
         rep.phase("loading the model")
@@ -387,13 +375,13 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
             least = min_requests(percentile) * (decisive_factor if decisive else 1)
             rows, p = _server_point(worker_calls, rate, max_batch=max_batch,
                                     max_wait_ms=max_wait_ms, duration_s=s.min_duration,
-                                    bound_ms=bound_ms, percentile=percentile,
+                                    latency_bound_ms=latency_bound_ms, percentile=percentile,
                                     seed=next(seeds), events=events, min_planned=least,
                                     thread_context=m.runtime_cls.thread_context)
             rows["point"] = np.full(rows["rate"].size, len(all_rows), dtype=np.int64)
             all_rows.append(rows)
             p["decisive"] = decisive
-            if bound_ms is not None:
+            if latency_bound_ms is not None:
                 last[:] = [f"{p['verdict']}, p{percentile:g} {_fmt_ms(p['percentile_ms'])}"]
             else:
                 last[:] = [f"p99 {_fmt_ms(p['p99_ms'])}"]
@@ -402,7 +390,7 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
         search_info: dict[str, Any] | None = None
         if rates:
             points = [point(r) for r in rates]
-        elif service[1] > bound_ms:  # type: ignore[operator]
+        elif service[1] > latency_bound_ms:  # type: ignore[operator]
             points = []
             search_info = {"best_rate": None, "ended": (
                 f"one request alone takes {service[1]:.3g} ms (median of "
@@ -422,7 +410,7 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
         rows = {c: np.zeros(0) for c in SERVER_COLUMNS}
     info = {"scenario": "server", "streams": workers, "sessions": sessions,
             "max_batch": max_batch, "max_wait_ms": max_wait_ms, "rates": list(rates),
-            "latency_bound_ms": bound_ms, "percentile": percentile,
+            "latency_bound_ms": latency_bound_ms, "percentile": percentile,
             "service_ms": {str(k): v for k, v in service.items()},
             "capacity_estimate": capacity, "confidence": CONFIDENCE,
             "decisive_factor": decisive_factor}

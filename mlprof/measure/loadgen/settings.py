@@ -1,12 +1,19 @@
 """The load scenarios' names, limits and checks: what a load point may ask for.
 
-Each check raises a one-line :class:`~mlprof.errors.MLProfError` naming the option.
+:class:`LoadSettings` defines each option of the load once (type, default, command-line option,
+help): MeasureLoad's and PlotLoad's law parameters are made from its fields
+(:mod:`mlprof.tasks.load`), and an instance is checked once, when it is made, so the measurement
+code takes it as it is. Each check raises a one-line :class:`~mlprof.errors.MLProfError` naming
+the option.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from mlprof.errors import MLProfError
 
@@ -86,14 +93,32 @@ def check_streams(streams: Sequence[int], field_: str = "--streams") -> tuple[in
     return tuple(out)
 
 
+def min_rate() -> float:
+    """The lowest request rate a server point may ask for: one request per ``$MLP_TIMEOUT``
+    (a point at a lower rate cannot see one request before the measurement is killed)."""
+    from mlprof.measure.isolate import default_timeout
+
+    return 1.0 / default_timeout()
+
+
 def check_rates(rates: Sequence[float]) -> tuple[float, ...]:
-    """Request rates per second, each > 0 and at most :data:`MAX_RATE`."""
-    return tuple(_positive(r, "--rates", MAX_RATE, "/s") for r in rates)
+    """Request rates per second, each at least :func:`min_rate` and at most :data:`MAX_RATE`,
+    without repeats."""
+    out: list[float] = []
+    for r in rates:
+        v = _positive(r, "--rates", MAX_RATE, "/s")
+        if v < min_rate():
+            raise MLProfError(f"must be at least one request per MLP_TIMEOUT "
+                              f"({1 / min_rate():g} s), {min_rate():.3g}/s, got {r}",
+                              field="--rates")
+        if v not in out:
+            out.append(v)
+    return tuple(out)
 
 
-def check_bound(bound_ms: float) -> float:
+def check_bound(latency_bound_ms: float) -> float:
     """A latency bound in ms: > 0 and at most :data:`MAX_BOUND_MS`."""
-    return _positive(bound_ms, "--latency-bound-ms", MAX_BOUND_MS, " ms")
+    return _positive(latency_bound_ms, "--latency-bound-ms", MAX_BOUND_MS, " ms")
 
 
 def check_percentile(p: float) -> float:
@@ -132,4 +157,136 @@ def allowed_batches(max_batch: int) -> list[int]:
         out.append(out[-1] * 2)
     if max_batch > 1:
         out.append(max_batch)
+    return out
+
+
+# --- the settings of a load, each defined once ----------------------------------------------------
+
+
+def _option(default: Any, *, flag: str, help: str, server: bool = False,
+            choices: tuple[str, ...] = (), cli: bool = True) -> Any:
+    """A :class:`LoadSettings` field: ``flag`` its command-line option, ``help`` the law
+    parameter's description, ``server`` whether it applies to the server scenario only,
+    ``cli`` whether it is a law parameter at all."""
+    return field(default=default, metadata={"flag": flag, "help": help, "server": server,
+                                            "choices": choices, "cli": cli})
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """The load to put on the model (the measurement settings aside): the scenario and its
+    points. Checked when made (:meth:`__post_init__`): every value, and every combination that
+    would leave an option unused, is refused in one line naming the option.
+
+    A task's settings hold every stream count and rate; :meth:`points` splits them into one
+    per branch (one stream count, at most one rate), the form the measurement takes."""
+
+    scenario: str = _option(
+        "streams", flag="--scenario", choices=SCENARIOS,
+        help="streams: N callers at once, each calling back to back (MLPerf "
+        "MultiStream, a CMSSW job's streams); server: requests at random (Poisson) times, "
+        "served by N workers (MLPerf Server); default: streams")
+    streams: tuple[int, ...] = _option(
+        (1,), flag="--streams",
+        help="comma-separated numbers of concurrent streams (streams) or server "
+        "workers (server), each with --threads intra-op threads; 1 to 64; default: 1")
+    sessions: str = _option(
+        "each", flag="--sessions", choices=SESSIONS,
+        help="each stream or worker a thread with its own session (each), or all "
+        "sharing one (shared, CMSSW's way); streams: each stream a process of its own "
+        "(process: no GIL between streams); default: each")
+    rates: tuple[float, ...] = _option(
+        (), flag="--rates", server=True,
+        help="server: comma-separated request rates per second, each measured (one "
+        "branch each)")
+    latency_bound_ms: float | None = _option(
+        None, flag="--latency-bound-ms", server=True,
+        help="server: the latency bound (ms) the --percentile must meet; without "
+        "--rates: search for the highest rate that meets it")
+    percentile: float = _option(
+        99.0, flag="--percentile", server=True,
+        help="server: the latency percentile judged against --latency-bound-ms (50 "
+        "to 99.99); default: 99")
+    max_batch: int = _option(
+        1, flag="--max-batch", server=True,
+        help="server: dynamic batching, at most this many requests per call (1: "
+        "none); default: 1")
+    max_wait_ms: float = _option(
+        0.0, flag="--max-wait-ms", server=True,
+        help="server: with --max-batch, how long the oldest request may wait for more "
+        "(ms); default: 0 (take what is queued)")
+    decisive_factor: int = _option(
+        DECISIVE_FACTOR, flag="decisive_factor", server=True, cli=False,
+        help="the requests of a search's points inside the bracket, in multiples of the "
+        "percentile's minimum (benchmarks/load_search.py compares factors)")
+
+    def __post_init__(self) -> None:
+        for name, value in _checked(self).items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def workers(self) -> int:
+        """A branch's number of streams or server workers (its one stream count)."""
+        if len(self.streams) != 1:
+            raise MLProfError(f"one stream count per load point, got {len(self.streams)}",
+                              field="--streams")
+        return self.streams[0]
+
+    def points(self) -> list[LoadSettings]:
+        """One per branch: each stream count, and (server) each rate or the search."""
+        return [dataclasses.replace(self, streams=(s,), rates=(() if r is None else (r,)))
+                for s in self.streams for r in (self.rates or (None,))]
+
+
+#: the fields of :class:`LoadSettings` by name
+LOAD_FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(LoadSettings)}
+
+
+def load_options() -> list[dataclasses.Field]:
+    """The fields of :class:`LoadSettings` that are law parameters (all but
+    ``decisive_factor``)."""
+    return [f for f in LOAD_FIELDS.values() if f.metadata["cli"]]
+
+
+def _given(s: LoadSettings, name: str) -> bool:
+    return bool(getattr(s, name) != LOAD_FIELDS[name].default)
+
+
+def _checked(s: LoadSettings) -> dict[str, Any]:
+    """The values of ``s`` checked and normalized (see :class:`LoadSettings`)."""
+    if s.scenario not in SCENARIOS:
+        raise MLProfError(f"one of {', '.join(SCENARIOS)}, got {s.scenario!r}",
+                          field="--scenario")
+    if s.sessions not in SESSIONS:
+        raise MLProfError(f"one of {', '.join(SESSIONS)}, got {s.sessions!r}",
+                          field="--sessions")
+    out: dict[str, Any] = {"streams": check_streams(tuple(s.streams))}
+    if s.scenario == "streams":
+        given = [f.metadata["flag"] for f in LOAD_FIELDS.values()
+                 if f.metadata["server"] and f.metadata["cli"] and _given(s, f.name)]
+        if given:
+            raise MLProfError("applies to --scenario server only", field=", ".join(given))
+        return out
+    if s.sessions == "process":
+        raise MLProfError("process applies to --scenario streams only: the server's "
+                          "workers take requests from one queue, in one process",
+                          field="--sessions")
+    out["rates"] = check_rates(tuple(s.rates))
+    out["percentile"] = check_percentile(s.percentile)
+    out["max_batch"], out["max_wait_ms"] = check_batching(s.max_batch, s.max_wait_ms)
+    if s.latency_bound_ms is not None:
+        out["latency_bound_ms"] = check_bound(s.latency_bound_ms)
+    elif not out["rates"]:
+        raise MLProfError("the server scenario needs --rates or --latency-bound-ms (the "
+                          "search for the highest rate that meets it)", field="--rates")
+    elif _given(s, "percentile"):
+        raise MLProfError("judged against --latency-bound-ms only: give one, or leave "
+                          "--percentile out (the rates' points report p50 to p99.9 anyway)",
+                          field="--percentile")
+    if out["max_batch"] == 1 and _given(s, "max_wait_ms"):
+        raise MLProfError("applies with --max-batch above 1 only (dynamic batching)",
+                          field="--max-wait-ms")
+    f = s.decisive_factor
+    if isinstance(f, bool) or not isinstance(f, int) or not 1 <= f <= 16:
+        raise MLProfError(f"a whole number from 1 to 16, got {f!r}", field="decisive_factor")
     return out

@@ -18,7 +18,11 @@ import numpy as np
 from mlprof.errors import MLProfError
 from mlprof.measure.loadgen.record import LoadResult, _provenance
 from mlprof.measure.loadgen.session import _cpu_s, _first_call, _open, latency_summary
-from mlprof.measure.loadgen.settings import MAX_REQUESTS, SESSIONS, STREAM_COLUMNS, check_streams
+from mlprof.measure.loadgen.settings import (
+    MAX_REQUESTS,
+    STREAM_COLUMNS,
+    LoadSettings,
+)
 from mlprof.measure.settings import MeasureSettings
 
 
@@ -234,17 +238,19 @@ def run_stream_processes(model_file: str, settings: MeasureSettings,
     return rows, summary
 
 
-def measure_streams(model_file: str, settings: MeasureSettings, streams: int,
-                    sessions: str = "each", script_args: tuple[str, ...] = (),
+def measure_streams(model_file: str, settings: MeasureSettings, load: LoadSettings,
+                    script_args: tuple[str, ...] = (),
                     progress: Callable[[float, str], None] | None = None) -> LoadResult:
-    """The streams scenario at ``streams`` callers and ``settings.batch_size`` per call (in
-    this process; :func:`measure_load_isolated` runs it in a child)."""
+    """The streams scenario of one point's ``load``: its one number of callers, its sessions,
+    and ``settings.batch_size`` per call (in this process;
+    :func:`~mlprof.measure.loadgen.run.measure_load_isolated` runs it in a child). ``load``
+    was checked when it was made."""
     from mlprof.measure.harness import events_in_call
     from mlprof.measure.progress import Progress
 
-    check_streams([streams])
-    if sessions not in SESSIONS:
-        raise MLProfError(f"one of {', '.join(SESSIONS)}, got {sessions!r}", field="--sessions")
+    if load.scenario != "streams":
+        raise MLProfError(f"not a streams point: {load.scenario}", field="--scenario")
+    streams, sessions = load.workers, load.sessions
     with Progress(progress) as rep:
         rep.phase("loading the model")
         m = _open(model_file, settings, script_args)
