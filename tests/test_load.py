@@ -8,6 +8,7 @@ the M/D/1 formula with a model that sleeps a known time; the acceptance commands
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -49,6 +50,12 @@ SLEEPY = str(REPO / "tests" / "scripts" / "sleepy.py")
     ({"rates": (100.0,)}, "--rates"),  # a server option with the streams scenario
     ({"latency_bound_ms": 1.0}, "--latency-bound-ms"),
     ({"scenario": "server", "latency_bound_ms": 1.0, "sessions": "process"}, "--sessions"),
+    # below one request per MLP_TIMEOUT (600 s): the point could not see one request
+    ({"scenario": "server", "rates": (1e-12,)}, "--rates"),
+    ({"scenario": "server", "rates": (1e-9,)}, "--rates"),
+    # options that would be unused: a percentile with no bound, a wait with no batching
+    ({"scenario": "server", "rates": (100.0,), "percentile": 90.0}, "--percentile"),
+    ({"scenario": "server", "latency_bound_ms": 1.0, "max_wait_ms": 2.0}, "--max-wait-ms"),
 ])
 def test_hostile_values_fail_up_front_naming_the_option(kwargs, field, store):
     from mlprof.tasks.load import MeasureLoad, PlotLoad
@@ -66,6 +73,47 @@ def test_a_zero_bound_exits_40_in_one_line(store):
     errors = [line for line in (r.stdout + r.stderr).splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "--latency-bound-ms: must be > 0 ms" in errors[0], errors
     assert not files_in(store)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--rates", "1e-9"), "--rates: must be at least one request per MLP_TIMEOUT"),
+    (("--rates", "1e-12"), "--rates: must be at least one request per MLP_TIMEOUT"),
+    (("--rates", "100", "--percentile", "90"), "--percentile: judged against"),
+    (("--latency-bound-ms", "1", "--max-wait-ms", "2"), "--max-wait-ms: applies with"),
+])
+def test_unusable_server_options_exit_40_in_one_line(args, message, store):
+    r = law_run("PlotLoad", "--version", "v1", "--scenario", "server", *args, store=store)
+    assert r.returncode == 40, r.stdout + r.stderr
+    errors = [line for line in (r.stdout + r.stderr).splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and message in errors[0], errors
+    assert not files_in(store)
+
+
+def test_load_settings_are_checked_once_when_made_and_split_per_branch():
+    s = L.LoadSettings(scenario="server", streams=(2, 1, 2), rates=(200.0, 100.0, 200.0),
+                       latency_bound_ms=5, max_batch=4, max_wait_ms=1)
+    assert s.streams == (2, 1) and s.rates == (200.0, 100.0)  # repeats dropped
+    assert isinstance(s.latency_bound_ms, float) and isinstance(s.max_wait_ms, float)
+    points = s.points()
+    assert [(p.workers, p.rates) for p in points] == [
+        (2, (200.0,)), (2, (100.0,)), (1, (200.0,)), (1, (100.0,))]
+    assert all(p.latency_bound_ms == 5.0 and p.max_batch == 4 for p in points)
+    search = L.LoadSettings(scenario="server", latency_bound_ms=5).points()
+    assert [(p.workers, p.rates) for p in search] == [(1, ())]
+    with pytest.raises(MLProfError, match="--streams"):
+        _ = L.LoadSettings(streams=(1, 2)).workers  # a task's settings, not one point's
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.rates = (1.0,)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("rate", [1e-12, 1e-300, 0.0, -1.0, float("nan"), float("inf")])
+def test_arrivals_refuse_a_rate_whose_times_do_not_fit(rate):
+    """At 1e-12 requests/s, 1,000 arrivals run past 64 bits of nanoseconds (they used to wrap
+    around to negative times); the guard is arrivals' own, whoever calls it."""
+    for exact in ((), (459, 918)):
+        with pytest.raises(MLProfError, match="--rates"):
+            L.arrivals(rate, 1000, 0, exact=exact)
+    assert L.arrivals(1e-3, 1000, 0).min() > 0  # slow, but it fits: 11.6 days per request
 
 
 # --- the verdict and the search ------------------------------------------------------------------

@@ -53,10 +53,17 @@ def arrivals(rate: float, n: int, seed: int = 0, exact: Sequence[int] = ()) -> n
     +-4.7 % (one standard deviation, 1/sqrt(459)), so a search picked the luckiest draw near
     the answer, not the rate. ResNet-18's answer at p99 <= 100 ms (3 runs) spread -10.7 % to
     +9.2 % in events/s with plain draws (docs/load.md has the figures after).
+
+    Times past :data:`MAX_ARRIVAL_NS` (a rate far below one request per ``$MLP_TIMEOUT``,
+    which :class:`~mlprof.measure.loadgen.settings.LoadSettings` refuses) are refused in one
+    line rather than wrapped around in 64 bits.
     """
+    if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0
+            and math.isfinite(1e9 / rate)):
+        raise MLProfError(f"must be a number > 0/s, got {rate!r}", field="--rates")
     rng = np.random.default_rng(seed)
     if not exact:
-        return np.cumsum(rng.exponential(1e9 / rate, size=n)).astype(np.int64)
+        return _as_ns(np.cumsum(rng.exponential(1e9 / rate, size=n)), rate)
     out = np.empty(n, dtype=np.float64)
     lo = 0
     for c in [*(int(c) for c in exact if 0 < c <= n), n]:
@@ -64,7 +71,20 @@ def arrivals(rate: float, n: int, seed: int = 0, exact: Sequence[int] = ()) -> n
             continue
         out[lo:c] = np.sort(rng.uniform(lo, c, size=c - lo)) * (1e9 / rate)
         lo = c
-    return out.astype(np.int64)
+    return _as_ns(out, rate)
+
+
+#: the latest arrival time (ns from a point's start) :func:`arrivals` gives: 146 years, half
+#: of what a signed 64-bit count of nanoseconds holds
+MAX_ARRIVAL_NS = 2**62
+
+
+def _as_ns(times: np.ndarray, rate: float) -> np.ndarray:
+    """Arrival times (float ns) as 64-bit integers; a one-line error where they do not fit."""
+    if times.size and not (np.isfinite(times).all() and float(times.max()) <= MAX_ARRIVAL_NS):
+        raise MLProfError(f"{times.size:,} arrivals at {rate:g}/s would run past "
+                          f"{MAX_ARRIVAL_NS / 1e9 / 86400 / 365.25:.0f} years", field="--rates")
+    return times.astype(np.int64)
 
 
 @dataclass
