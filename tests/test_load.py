@@ -106,6 +106,18 @@ def test_load_settings_are_checked_once_when_made_and_split_per_branch():
         s.rates = (1.0,)  # type: ignore[misc]
 
 
+def test_close_rates_are_two_points_with_two_files(store):
+    """``--rates 200.00001,200.00002`` are two branches with files of their own (their tags
+    were both ``r200``: one point measured once and shown twice)."""
+    from mlprof.tasks.load import MeasureLoad
+
+    task = MeasureLoad(version="v", model_file=str(DNN), scenario="server",
+                       rates=(200.00001, 200.00002))
+    tags = [tag for tag, _, _ in task.load_points()]
+    assert len(set(tags)) == 2 and "_r200p00001" in tags[0], tags
+    assert [p.rates for _, _, p in task.load_points()] == [(200.00001,), (200.00002,)]
+
+
 @pytest.mark.parametrize("rate", [1e-12, 1e-300, 0.0, -1.0, float("nan"), float("inf")])
 def test_arrivals_refuse_a_rate_whose_times_do_not_fit(rate):
     """At 1e-12 requests/s, 1,000 arrivals run past 64 bits of nanoseconds (they used to wrap

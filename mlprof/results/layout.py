@@ -678,8 +678,16 @@ def profile_plot_files(bs_tag: str, top: int, budget: int = 0) -> dict[str, str]
 
 
 def _num_tag(value: float) -> str:
-    """``2.5`` -> ``2p5``, ``1000.0`` -> ``1000``: a number in a file name."""
-    return f"{float(value):g}".replace(".", "p").replace("+", "")
+    """``2.5`` -> ``2p5``, ``1000.0`` -> ``1000``: a number in a file name, exact: two numbers
+    have two tags. Six significant digits (``:g``) where they hold the number exactly (every
+    tag of a store written before stays), else the shortest text that reads back as it
+    (``repr``): ``200.00001`` -> ``200p00001`` (``:g`` made it ``200``, and the rates 200.00001
+    and 200.00002 one point, measured once and shown twice)."""
+    v = float(value)
+    text = f"{v:g}"
+    if float(text) != v:
+        text = repr(v)
+    return text.replace(".", "p").replace("+", "")
 
 
 def load_point_tag(scenario: str, streams: int, batch_size: int, sessions: str, *,
