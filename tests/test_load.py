@@ -8,6 +8,7 @@ the M/D/1 formula with a model that sleeps a known time; the acceptance commands
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -265,6 +266,66 @@ def test_a_failing_stream_process_fails_the_point_in_one_line(tmp_path):
     assert "a stream's process failed" in str(e.value) and missing in str(e.value)
     assert "\n" not in str(e.value)
     assert set(_descendants(os.getpid())) <= before
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.slow  # law run's start, the stream processes' start, then 10 s of waiting
+def test_stream_processes_die_when_law_run_is_killed(store):
+    """``law run`` killed with SIGKILL (scancel, the OOM killer) runs no clean-up: the whole
+    chain below it ends all the same, down to the stream processes (measurement server,
+    supervisor, worker, streams; each dies with its parent). Before, the streams went on
+    calling the model for the rest of their --min-duration, re-parented to init."""
+    import signal
+    import subprocess
+
+    from mlprof.measure.isolate import _descendants, _server_alive, _start_time
+
+    env = dict(os.environ, MLP_STORE=str(store), MLP_BASE=str(REPO))
+    env.setdefault("LAW_HOME", str(REPO / ".law"))
+    env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
+    law = subprocess.Popen(
+        ["law", "run", "MeasureLoad", "--version", "t", "--scenario", "streams", "--streams",
+         "2", "--sessions", "process", "--min-duration", "30", "--n-calls", "1", "--warmup",
+         "1", "--model-file", str(DNN), "--branch", "0"], cwd=REPO, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    seen: dict[int, int | None] = {}
+    try:
+        deadline = time.monotonic() + 600  # the measurement lock may be another test's
+        streams: list[int] = []
+        while len(streams) < 2 and law.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            kids = _descendants(law.pid)
+            streams = [k for k in kids if "_stream_child" in _cmdline(k)]
+        assert len(streams) == 2, f"no stream processes (law run exit {law.poll()})"
+        time.sleep(1.0)  # into their timed calls
+        seen = {k: _start_time(k) for k in _descendants(law.pid)}
+        os.kill(law.pid, signal.SIGKILL)
+        law.wait()
+        time.sleep(10)
+        alive = [f"{k}: {_cmdline(k)}" for k, st in seen.items()
+                 if _server_alive(k) and _start_time(k) == st]
+        assert not alive, alive
+        # and nothing else of this run: no process names this store or a stream's parent
+        parents = {str(k) for k in seen}
+        strays = [p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
+                  if _server_alive(p) and (str(store) in _cmdline(p) or (
+                      "_stream_child" in _cmdline(p) and _cmdline(p).split()[-1] in parents))]
+        assert not strays, [_cmdline(p) for p in strays]
+    finally:
+        if law.poll() is None:
+            law.kill()
+            law.wait()
+        for k, st in seen.items():  # whatever failed above, nothing is left running
+            if _server_alive(k) and _start_time(k) == st:
+                with contextlib.suppress(OSError):
+                    os.kill(k, signal.SIGKILL)
 
 
 def test_dynamic_batches_stay_within_max_batch_and_use_the_padded_sizes():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import signal
 import sys
 import threading
 import time
@@ -131,14 +132,32 @@ def _streams_summary(starts: Sequence[Sequence[int]], ends: Sequence[Sequence[in
     return arrays, summary
 
 
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL this process when its parent (the measurement worker, pid ``parent``) ends, and
+    end now if it already has (the signal armed too late). The worker dies with its
+    supervisor, which dies with the measurement server, which ends with ``law run``: without
+    this a ``law run`` killed with SIGKILL left its stream processes calling the model for the
+    rest of their ``--min-duration`` (up to a minute at 100 % of a core each), re-parented to
+    init. (Linux's ``PR_SET_PDEATHSIG`` follows the *thread* that started the process: the
+    worker starts them from its main thread, which runs the whole measurement.)"""
+    from mlprof.measure.isolate import _PR_SET_PDEATHSIG, _prctl
+
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _stream_child() -> None:
-    """One stream as a process of its own (``--sessions process``), run as ``python -c``.
+    """One stream as a process of its own (``--sessions process``), run as ``python -c``
+    with its parent's pid as its argument (see :func:`_die_with_parent`).
 
     Reads its arguments (a pickle) from stdin, opens the model, makes its first call and the
     warm-up calls, reports ``ready``; reads ``t0`` and calls back to back until
     ``t0 + duration`` and ``min_calls``; reports its call times and the CPU time of its timed
     calls. The protocol runs over a copy of stdout; the model's own prints go to stderr.
     """
+    if len(sys.argv) > 1:
+        _die_with_parent(int(sys.argv[1]))
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     inp = sys.stdin.buffer
@@ -194,8 +213,9 @@ def run_stream_processes(model_file: str, settings: MeasureSettings,
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]))
     code = "from mlprof.measure.loadgen.streams import _stream_child; _stream_child()"
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, env=env) for _ in range(streams)]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(os.getpid())],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+             for _ in range(streams)]
     try:
         def reply(p: subprocess.Popen) -> Any:
             assert p.stdout is not None
