@@ -107,6 +107,20 @@ def test_load_settings_are_checked_once_when_made_and_split_per_branch():
         s.rates = (1.0,)  # type: ignore[misc]
 
 
+def test_branches_keep_their_order_and_tags(store):
+    """By streams, then batch size, then rate, with the tags they always had (a branch's
+    number and files stay what they were before LoadSettings)."""
+    from mlprof.tasks.load import MeasureLoad
+
+    task = MeasureLoad(version="v", model_file=str(DNN), scenario="server", streams=(2, 1),
+                       rates=(300.0, 100.0), batch_sizes=(1, 4), latency_bound_ms=5.0)
+    assert [t for t, _, _ in task.load_points()] == [
+        f"server_w{w}_bs{bs}_each_mb1_mw0_r{r}_p99le5ms"
+        for w in (2, 1) for bs in (1, 4) for r in (300, 100)]
+    assert [(bs, p.workers, p.rates) for _, bs, p in task.load_points()][:2] == [
+        (1, 2, (300.0,)), (1, 2, (100.0,))]
+
+
 def test_close_rates_are_two_points_with_two_files(store):
     """``--rates 200.00001,200.00002`` are two branches with files of their own (their tags
     were both ``r200``: one point measured once and shown twice)."""

@@ -134,15 +134,18 @@ class LoadMixin(BaseTask):
                                              for f in load_options()})
 
     def load_points(self) -> list[tuple[str, int, LoadSettings]]:
-        """``(file tag, batch size, the point's load settings)`` of every branch, in order."""
+        """``(file tag, batch size, the point's load settings)`` of every branch, in order:
+        by streams, then batch size, then rate."""
         points = []
-        for p in self.load_settings.points():
+        per_point = self.load_settings.points()
+        for s in self.load_settings.streams:
             for bs in self.batch_sizes:
-                tag = layout.load_point_tag(
-                    p.scenario, p.workers, bs, p.sessions, max_batch=p.max_batch,
-                    max_wait_ms=p.max_wait_ms, rate=p.rates[0] if p.rates else None,
-                    latency_bound_ms=p.latency_bound_ms, percentile=p.percentile)
-                points.append((tag, bs, p))
+                for p in (p for p in per_point if p.workers == s):
+                    tag = layout.load_point_tag(
+                        p.scenario, s, bs, p.sessions, max_batch=p.max_batch,
+                        max_wait_ms=p.max_wait_ms, rate=p.rates[0] if p.rates else None,
+                        latency_bound_ms=p.latency_bound_ms, percentile=p.percentile)
+                    points.append((tag, bs, p))
         return points
 
 
