@@ -1,17 +1,17 @@
 """How reproducible is the server search? The highest rate at a latency bound, several times.
 
-Runs MeasureLoad's server search (:func:`mlprof.measure.load.measure_load_isolated`) ``--runs``
-times on one model, each in its own measurement child under the measurement lock, and prints
-each run's highest met rate, its points and the spread around the mean (the acceptance of
-issue 25: within +-10 % over 3 runs). Used to tune the search's rules (a point's early stop,
-the checkpoints of its verdict, the requests of a point inside the bracket) with figures
-before and after.
+Runs MeasureLoad's server search (:func:`mlprof.measure.loadgen.run.measure_load_isolated`)
+``--runs`` times on one model, each in its own measurement child under the measurement lock,
+and prints each run's highest met rate, its points and the spread around the mean (the
+acceptance of issue 25: within +-10 % over 3 runs). Used to tune the search's rules (a point's
+early stop, the checkpoints of its verdict, the requests of a point inside the bracket) with
+figures before and after.
 
 With ``--factors 1,4`` each run searches once per factor, alternating, so that both see the
 same machine (its speed drifts by 20 % over minutes here): the factor is how many times the
 percentile's minimum requests a point inside the bracket plans (``DECISIVE_FACTOR``).
 
-    python benchmarks/load_search.py [--model FILE] [--bound-ms 1] [--percentile 99] \
+    python benchmarks/load_search.py [--model FILE] [--latency-bound-ms 1] [--percentile 99] \
         [--runs 3] [--threads 1] [--min-duration 2] [--factors 4]
 """
 
@@ -24,7 +24,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mlprof.measure import MeasureSettings  # noqa: E402
-from mlprof.measure.load import DECISIVE_FACTOR, measure_load_isolated  # noqa: E402
+from mlprof.measure.loadgen import DECISIVE_FACTOR, LoadSettings, measure_load_isolated  # noqa: E402
 
 DNN = os.path.join(os.path.dirname(__file__), "..", "examples", "dnn", "model_onnx_l10u128.yaml")
 
@@ -34,7 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=DNN, help="a model YAML or ONNX file (default: the DNN)")
     ap.add_argument("--runtime", default="onnxruntime")
-    ap.add_argument("--bound-ms", type=float, default=1.0)
+    ap.add_argument("--latency-bound-ms", type=float, default=1.0)
     ap.add_argument("--percentile", type=float, default=99.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
@@ -49,9 +49,9 @@ def main() -> None:
     delivered: dict[int, list[float]] = {f: [] for f in factors}
     for run in range(args.runs):
         for factor in factors:
-            res = measure_load_isolated(args.model, settings, {
-                "scenario": "server", "workers": 1, "bound_ms": args.bound_ms,
-                "percentile": args.percentile, "decisive_factor": factor}, timeout=3600)
+            res = measure_load_isolated(args.model, settings, LoadSettings(
+                scenario="server", latency_bound_ms=args.latency_bound_ms,
+                percentile=args.percentile, decisive_factor=factor), timeout=3600)
             search = res.provenance["load"]["search"]
             chosen = [p for p in res.points if p["rate"] == search["best_rate"]]
             if chosen:  # the answer's figure: the delivered events/s of the chosen point

@@ -4,8 +4,8 @@ Issue 25 asks to issue queries with LoadGen (``mlcommons-loadgen``) where it fit
 why with a measurement where it does not. This runs both on the example DNN (ONNX Runtime, 1
 thread, batch 1), one worker, at each ``--rates`` rate for ``--requests`` requests:
 
-- **mlprof**: :func:`mlprof.measure.load.serve` with the arrivals MeasureLoad draws
-  (:func:`mlprof.measure.load.arrivals`, exact at the count);
+- **mlprof**: :func:`mlprof.measure.loadgen.server.serve` with the arrivals MeasureLoad draws
+  (:func:`mlprof.measure.loadgen.server.arrivals`, exact at the count);
 - **LoadGen inline**: LoadGen's Server scenario, whose issuing thread calls the model in its
   ``issue_queries`` callback and completes the query there: the cheapest Python SUT there is;
 - **LoadGen hand-over**: the callback puts the query on a queue that a worker thread serves,
@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mlprof.measure.load import arrivals, serve  # noqa: E402
+from mlprof.measure.loadgen import arrivals, serve  # noqa: E402
 
 ONNX = os.path.join(os.path.dirname(__file__), "..", "examples", "dnn",
                     "model_onnx_l10u128.onnx")

@@ -63,9 +63,10 @@ def base_kwargs(cls: type, kind: str) -> dict:
     elif kind == "script" and cls.__name__ == "ComparePrecisions":  # it needs two
         kw["precisions"] = ("fp32", "int8-dynamic")
     # the load tasks: the server scenario with a script model, so that its parameters (refused
-    # with the default streams scenario) are checked too
+    # with the default streams scenario) are checked too; with dynamic batching, so that
+    # --max-wait-ms (refused with --max-batch 1) is
     if kind == "script" and "scenario" in params:
-        kw.update(scenario="server", latency_bound_ms=1.0)
+        kw.update(scenario="server", latency_bound_ms=1.0, max_batch=2)
     return kw
 
 

@@ -170,6 +170,31 @@ def test_branch_and_merged_file_names_parse_back():
     assert str(DNN).endswith(".yaml")  # the fixture the other tests use exists
 
 
+@pytest.mark.parametrize("value, tag", [
+    (1, "1"), (0.5, "0p5"), (99, "99"), (99.9, "99p9"), (1000, "1000"), (5, "5"), (200, "200"),
+    (2.5, "2p5"), (1234.5, "1234p5"), (0.25, "0p25"), (1e-05, "1e-05"), (1e22, "1e22"),
+])
+def test_number_tags_of_the_old_stores_stay(value, tag):
+    """Where six significant digits were exact, a number's tag is what it always was (the
+    stores written before keep their paths)."""
+    assert layout._num_tag(value) == tag
+
+
+def test_distinct_numbers_have_distinct_tags_that_read_back():
+    """``:g`` alone made 200.00001 and 200.00002 one tag (one point, measured once and shown
+    twice) and 123456.8 reuse 123456.7's."""
+    values = [200.0, 200.00001, 200.00002, 123456.7, 123456.8, 1 / 3, 0.1 + 0.2, 0.3,
+              1e-12, 1e-9, 5e-324, 1e6 - 1e-6, 99.99, 99.999999, 99.9999999]
+    tags = [layout._num_tag(v) for v in values]
+    assert len(set(tags)) == len(values), tags
+    for v, tag in zip(values, tags, strict=True):
+        assert float(tag.replace("p", ".")) == v, (v, tag)
+        assert re.fullmatch(r"[\w.-]+", tag), tag
+    rates = [layout.load_point_tag("server", 1, 1, "each", rate=r) for r in (200.00001,
+                                                                            200.00002)]
+    assert rates[0] != rates[1]
+
+
 def test_names_that_sanitize_alike_never_share_a_directory(store):
     from mlprof.tasks.runtime import MergeRuntimes
 

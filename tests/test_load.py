@@ -8,6 +8,8 @@ the M/D/1 formula with a model that sleeps a known time; the acceptance commands
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -20,7 +22,7 @@ import pytest
 
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure import MeasureSettings
-from mlprof.measure import load as L
+from mlprof.measure import loadgen as L
 from mlprof.report.load import answer, format_table, no_rate_lines, points_table
 from tests.helpers import DNN, REPO, files_in, law_run
 
@@ -49,6 +51,12 @@ SLEEPY = str(REPO / "tests" / "scripts" / "sleepy.py")
     ({"rates": (100.0,)}, "--rates"),  # a server option with the streams scenario
     ({"latency_bound_ms": 1.0}, "--latency-bound-ms"),
     ({"scenario": "server", "latency_bound_ms": 1.0, "sessions": "process"}, "--sessions"),
+    # below one request per MLP_TIMEOUT (600 s): the point could not see one request
+    ({"scenario": "server", "rates": (1e-12,)}, "--rates"),
+    ({"scenario": "server", "rates": (1e-9,)}, "--rates"),
+    # options that would be unused: a percentile with no bound, a wait with no batching
+    ({"scenario": "server", "rates": (100.0,), "percentile": 90.0}, "--percentile"),
+    ({"scenario": "server", "latency_bound_ms": 1.0, "max_wait_ms": 2.0}, "--max-wait-ms"),
 ])
 def test_hostile_values_fail_up_front_naming_the_option(kwargs, field, store):
     from mlprof.tasks.load import MeasureLoad, PlotLoad
@@ -66,6 +74,73 @@ def test_a_zero_bound_exits_40_in_one_line(store):
     errors = [line for line in (r.stdout + r.stderr).splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "--latency-bound-ms: must be > 0 ms" in errors[0], errors
     assert not files_in(store)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--rates", "1e-9"), "--rates: must be at least one request per MLP_TIMEOUT"),
+    (("--rates", "1e-12"), "--rates: must be at least one request per MLP_TIMEOUT"),
+    (("--rates", "100", "--percentile", "90"), "--percentile: judged against"),
+    (("--latency-bound-ms", "1", "--max-wait-ms", "2"), "--max-wait-ms: applies with"),
+])
+def test_unusable_server_options_exit_40_in_one_line(args, message, store):
+    r = law_run("PlotLoad", "--version", "v1", "--scenario", "server", *args, store=store)
+    assert r.returncode == 40, r.stdout + r.stderr
+    errors = [line for line in (r.stdout + r.stderr).splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and message in errors[0], errors
+    assert not files_in(store)
+
+
+def test_load_settings_are_checked_once_when_made_and_split_per_branch():
+    s = L.LoadSettings(scenario="server", streams=(2, 1, 2), rates=(200.0, 100.0, 200.0),
+                       latency_bound_ms=5, max_batch=4, max_wait_ms=1)
+    assert s.streams == (2, 1) and s.rates == (200.0, 100.0)  # repeats dropped
+    assert isinstance(s.latency_bound_ms, float) and isinstance(s.max_wait_ms, float)
+    points = s.points()
+    assert [(p.workers, p.rates) for p in points] == [
+        (2, (200.0,)), (2, (100.0,)), (1, (200.0,)), (1, (100.0,))]
+    assert all(p.latency_bound_ms == 5.0 and p.max_batch == 4 for p in points)
+    search = L.LoadSettings(scenario="server", latency_bound_ms=5).points()
+    assert [(p.workers, p.rates) for p in search] == [(1, ())]
+    with pytest.raises(MLProfError, match="--streams"):
+        _ = L.LoadSettings(streams=(1, 2)).workers  # a task's settings, not one point's
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.rates = (1.0,)  # type: ignore[misc]
+
+
+def test_branches_keep_their_order_and_tags(store):
+    """By streams, then batch size, then rate, with the tags they always had (a branch's
+    number and files stay what they were before LoadSettings)."""
+    from mlprof.tasks.load import MeasureLoad
+
+    task = MeasureLoad(version="v", model_file=str(DNN), scenario="server", streams=(2, 1),
+                       rates=(300.0, 100.0), batch_sizes=(1, 4), latency_bound_ms=5.0)
+    assert [t for t, _, _ in task.load_points()] == [
+        f"server_w{w}_bs{bs}_each_mb1_mw0_r{r}_p99le5ms"
+        for w in (2, 1) for bs in (1, 4) for r in (300, 100)]
+    assert [(bs, p.workers, p.rates) for _, bs, p in task.load_points()][:2] == [
+        (1, 2, (300.0,)), (1, 2, (100.0,))]
+
+
+def test_close_rates_are_two_points_with_two_files(store):
+    """``--rates 200.00001,200.00002`` are two branches with files of their own (their tags
+    were both ``r200``: one point measured once and shown twice)."""
+    from mlprof.tasks.load import MeasureLoad
+
+    task = MeasureLoad(version="v", model_file=str(DNN), scenario="server",
+                       rates=(200.00001, 200.00002))
+    tags = [tag for tag, _, _ in task.load_points()]
+    assert len(set(tags)) == 2 and "_r200p00001" in tags[0], tags
+    assert [p.rates for _, _, p in task.load_points()] == [(200.00001,), (200.00002,)]
+
+
+@pytest.mark.parametrize("rate", [1e-12, 1e-300, 0.0, -1.0, float("nan"), float("inf")])
+def test_arrivals_refuse_a_rate_whose_times_do_not_fit(rate):
+    """At 1e-12 requests/s, 1,000 arrivals run past 64 bits of nanoseconds (they used to wrap
+    around to negative times); the guard is arrivals' own, whoever calls it."""
+    for exact in ((), (459, 918)):
+        with pytest.raises(MLProfError, match="--rates"):
+            L.arrivals(rate, 1000, 0, exact=exact)
+    assert L.arrivals(1e-3, 1000, 0).min() > 0  # slow, but it fits: 11.6 days per request
 
 
 # --- the verdict and the search ------------------------------------------------------------------
@@ -205,6 +280,66 @@ def test_a_failing_stream_process_fails_the_point_in_one_line(tmp_path):
     assert "a stream's process failed" in str(e.value) and missing in str(e.value)
     assert "\n" not in str(e.value)
     assert set(_descendants(os.getpid())) <= before
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.slow  # law run's start, the stream processes' start, then 10 s of waiting
+def test_stream_processes_die_when_law_run_is_killed(store):
+    """``law run`` killed with SIGKILL (scancel, the OOM killer) runs no clean-up: the whole
+    chain below it ends all the same, down to the stream processes (measurement server,
+    supervisor, worker, streams; each dies with its parent). Before, the streams went on
+    calling the model for the rest of their --min-duration, re-parented to init."""
+    import signal
+    import subprocess
+
+    from mlprof.measure.isolate import _descendants, _server_alive, _start_time
+
+    env = dict(os.environ, MLP_STORE=str(store), MLP_BASE=str(REPO))
+    env.setdefault("LAW_HOME", str(REPO / ".law"))
+    env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
+    law = subprocess.Popen(
+        ["law", "run", "MeasureLoad", "--version", "t", "--scenario", "streams", "--streams",
+         "2", "--sessions", "process", "--min-duration", "30", "--n-calls", "1", "--warmup",
+         "1", "--model-file", str(DNN), "--branch", "0"], cwd=REPO, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    seen: dict[int, int | None] = {}
+    try:
+        deadline = time.monotonic() + 600  # the measurement lock may be another test's
+        streams: list[int] = []
+        while len(streams) < 2 and law.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            kids = _descendants(law.pid)
+            streams = [k for k in kids if "_stream_child" in _cmdline(k)]
+        assert len(streams) == 2, f"no stream processes (law run exit {law.poll()})"
+        time.sleep(1.0)  # into their timed calls
+        seen = {k: _start_time(k) for k in _descendants(law.pid)}
+        os.kill(law.pid, signal.SIGKILL)
+        law.wait()
+        time.sleep(10)
+        alive = [f"{k}: {_cmdline(k)}" for k, st in seen.items()
+                 if _server_alive(k) and _start_time(k) == st]
+        assert not alive, alive
+        # and nothing else of this run: no process names this store or a stream's parent
+        parents = {str(k) for k in seen}
+        strays = [p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
+                  if _server_alive(p) and (str(store) in _cmdline(p) or (
+                      "_stream_child" in _cmdline(p) and _cmdline(p).split()[-1] in parents))]
+        assert not strays, [_cmdline(p) for p in strays]
+    finally:
+        if law.poll() is None:
+            law.kill()
+            law.wait()
+        for k, st in seen.items():  # whatever failed above, nothing is left running
+            if _server_alive(k) and _start_time(k) == st:
+                with contextlib.suppress(OSError):
+                    os.kill(k, signal.SIGKILL)
 
 
 def test_dynamic_batches_stay_within_max_batch_and_use_the_padded_sizes():
@@ -401,7 +536,8 @@ def test_progress_lines_name_the_point_and_how_the_last_one_ended():
     sent: list[str] = []
     s = MeasureSettings(batch_size=1, runtime="onnxruntime", threads=1, warmup=2,
                         min_duration=0.0)
-    res = L.measure_server(str(DNN), s, 1, rates=(500.0, 1000.0), bound_ms=50.0,
+    load = L.LoadSettings(scenario="server", rates=(500.0, 1000.0), latency_bound_ms=50.0)
+    res = L.measure_server(str(DNN), s, load,
                            progress=lambda f, m: sent.append(m))
     assert [p["verdict"] for p in res.points] == ["met", "met"]
     assert any(m.startswith("point 1: 500 requests/s,") for m in sent), sent
@@ -415,8 +551,8 @@ def test_queueing_follows_md1_with_a_sleeping_model(tmp_path):
     import csv
 
     s = MeasureSettings(batch_size=1, runtime="torch", threads=1, warmup=5, min_duration=12.0)
-    res = L.measure_load_isolated(SLEEPY, s, {"scenario": "server", "workers": 1,
-                                              "rates": (250.0,), "bound_ms": 50.0})
+    res = L.measure_load_isolated(SLEEPY, s, L.LoadSettings(
+        scenario="server", rates=(250.0,), latency_bound_ms=50.0))
     p = res.points[0]
     assert p["requests"] >= 2900 and p["verdict"] == "met" and p["mean_batch"] == 1.0
     assert 2.0 <= p["service_mean_ms"] <= 2.6
@@ -495,7 +631,7 @@ def test_load_failure_records_name_their_point_and_count_as_failures():
 
     tags = [layout.load_point_tag("streams", 2, 1, "each"),
             layout.load_point_tag("server", 1, 4, "shared", max_batch=8, max_wait_ms=0.5,
-                                  rate=1234.5, bound_ms=2.5, percentile=99.9)]
+                                  rate=1234.5, latency_bound_ms=2.5, percentile=99.9)]
     for tag in tags:
         name = layout.load_failure_file(tag)
         assert layout.parse_load_failure(name) == tag and families.is_failure_record(name)
@@ -553,7 +689,7 @@ def test_the_dashboard_shows_load_answers_and_skips_a_damaged_record(tmp_path, c
     store = tmp_path / "store"
     base = store / "MeasureLoad" / "dnn__0123abcd" / "onnxruntime-1.32.0__cpu"
     settings = "calls10_events1_warmup1_mindur0_threads1_input-random"
-    tag = layout.load_point_tag("server", 1, 1, "each", bound_ms=1.0)
+    tag = layout.load_point_tag("server", 1, 1, "each", latency_bound_ms=1.0)
     good = base / settings / "v1"
     good.mkdir(parents=True)
     point = {"scenario": "server", "streams": 1, "threads": 1, "sessions": "each",
@@ -591,7 +727,7 @@ def _write_load_record(store: Path, version: str, runtime_version: str, events_p
     from mlprof.results import layout
 
     settings = "calls10_events1_warmup1_mindur0_threads1_input-random"
-    tag = layout.load_point_tag("server", 1, 1, "each", bound_ms=5.0)
+    tag = layout.load_point_tag("server", 1, 1, "each", latency_bound_ms=5.0)
     where = (store / "MeasureLoad" / "dnn__0123abcd" / f"onnxruntime-{runtime_version}__cpu"
              / settings / version)
     where.mkdir(parents=True)

@@ -150,6 +150,40 @@ def test_validated_checks_every_setting_and_the_device():
     assert err.value.field == "--device"
 
 
+@pytest.mark.parametrize("value, on", [
+    ("1", True), ("true", True), ("YES", True), (" on ", True),
+    ("", False), ("0", False), ("false", False), ("No", False), ("off", False), ("OFF", False),
+])
+def test_mlp_quick_takes_on_and_off_words(value, on, monkeypatch):
+    """``MLP_QUICK=off`` used to turn quick mode on (anything but empty, 0, false, no did)."""
+    from mlprof.measure.settings import quick
+
+    monkeypatch.setenv("MLP_QUICK", value)
+    assert quick() is on
+
+
+@pytest.mark.parametrize("value", ["2", "maybe", "offf", "-1"])
+def test_mlp_quick_refuses_other_values_in_one_line(value, monkeypatch):
+    from mlprof.measure.settings import quick
+
+    monkeypatch.setenv("MLP_QUICK", value)
+    for check in (quick, MeasureSettings(batch_size=1).validated):
+        with pytest.raises(MLProfError) as err:
+            check()
+        assert err.value.field == "MLP_QUICK" and "\n" not in str(err.value)
+        assert repr(value) in str(err.value)
+
+
+def test_a_bad_mlp_quick_exits_40_in_one_line_writing_nothing(store):
+    from tests.helpers import files_in, law_run
+
+    r = law_run("PlotRuntimes", "--version", "v1", store=store, env={"MLP_QUICK": "off-ish"})
+    assert r.returncode == 40, r.stdout + r.stderr
+    errors = [line for line in (r.stdout + r.stderr).splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and "MLP_QUICK: 'off-ish' is not a value it takes" in errors[0], errors
+    assert not files_in(store)
+
+
 # --- the mlprof command ---------------------------------------------------------------------------
 def test_cli_defaults_are_the_definitions():
     a = build_parser().parse_args(["benchmark", str(DNN)])

@@ -264,7 +264,7 @@ def test_bad_job_settings_name_file_and_field(option: str, value: str, expected:
 @pytest.mark.slow
 def test_load_points_run_as_slurm_jobs(slurm_cluster: str, store: Path) -> None:
     """MeasureLoad's branches (one load point each) as Slurm jobs, PlotLoad over them."""
-    from mlprof.measure.load import read_load
+    from mlprof.measure.loadgen import read_load
 
     proc = law_run("PlotLoad", "--version", "slurm", "--scenario", "streams", "--streams", "1,2",
                    "--threads", "1", "--min-duration", "0.2", "--MeasureLoad-workflow", "slurm",

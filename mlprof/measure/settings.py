@@ -24,7 +24,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, get_type_hints
 
 from mlprof.errors import MLProfError
-from mlprof.ingest import ascii_float, ascii_int
+from mlprof.ingest import ascii_float, ascii_int, printable
 from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
 from mlprof.runtimes.batching import MAX_BATCH_SIZE, normalized_rules
 
@@ -99,16 +99,36 @@ def _batch_rules(value: str) -> str:
 #: is never taken for a default one; options given explicitly (``--n-calls 100``) still win.
 QUICK_ENV = "MLP_QUICK"
 QUICK_DEFAULTS: dict[str, Any] = {"n_calls": 10, "warmup": 1, "min_duration": 0.0}
+#: the values of ``$MLP_QUICK`` that turn it on, and those that leave it off (any case)
+QUICK_ON = ("1", "true", "yes", "on")
+QUICK_OFF = ("", "0", "false", "no", "off")
 
 
 def quick() -> bool:
-    """Whether ``$MLP_QUICK`` asks for short default measurements."""
-    return os.environ.get(QUICK_ENV, "").strip().lower() not in ("", "0", "false", "no")
+    """Whether ``$MLP_QUICK`` asks for short default measurements: ``1``, ``true``, ``yes`` or
+    ``on`` do; ``0``, ``false``, ``no``, ``off`` or empty do not; anything else is a one-line
+    error (``off`` used to turn it on). The measurement tasks and
+    :meth:`MeasureSettings.validated` call it, so a bad value is refused before anything runs."""
+    raw = os.environ.get(QUICK_ENV, "")
+    value = raw.strip().lower()
+    if value in QUICK_OFF:
+        return False
+    if value in QUICK_ON:
+        return True
+    raise MLProfError(f"{printable(raw)!r} is not a value it takes: {', '.join(QUICK_ON)} "
+                      f"shorten the default measurements; {', '.join(QUICK_OFF[1:])} or empty "
+                      "do not", field=QUICK_ENV)
 
 
 def _default(name: str, value: Any) -> Any:
-    """The default of setting ``name``: ``value``, or its :data:`QUICK_DEFAULTS` one."""
-    return QUICK_DEFAULTS[name] if quick() and name in QUICK_DEFAULTS else value
+    """The default of setting ``name``: ``value``, or its :data:`QUICK_DEFAULTS` one. Read when
+    this module is imported, where an error would be a traceback: a value :func:`quick` refuses
+    counts as off here, and is refused when a measurement is asked for."""
+    try:
+        on = quick()
+    except MLProfError:
+        on = False
+    return QUICK_DEFAULTS[name] if on and name in QUICK_DEFAULTS else value
 
 
 def _setting(default: Any = MISSING, *, help: str, **spec: Any) -> Any:
@@ -160,6 +180,7 @@ class MeasureSettings:
         """A copy with every setting checked and normalized (canonical runtime name, absolute
         input file); raises :class:`MLProfError` naming the option that is wrong."""
 
+        quick()  # a value of $MLP_QUICK it does not take: one line
         values = check_settings(asdict(self))
         check_calls_per_round(values["n_calls"], values["n_events"])
         values["device"] = check_device(values["runtime"], values["device"])

@@ -282,8 +282,8 @@ def collect_loads(stores: Iterable[str | os.PathLike]) -> list[dict]:
     the load point (``point``, its file tag), the configuration, the chosen point's
     throughput and latency, whether any point was contended, and the answer in one line
     (:func:`mlprof.report.load.answer`). A damaged record is logged and left out
-    (:func:`mlprof.measure.load.read_load`), never read as numbers."""
-    from mlprof.measure.load import read_load
+    (:func:`mlprof.measure.loadgen.record.read_load`), never read as numbers."""
+    from mlprof.measure.loadgen import read_load
     from mlprof.report.load import answer, config_label, no_rate_lines, points_table
 
     out: list[dict] = []

@@ -678,13 +678,21 @@ def profile_plot_files(bs_tag: str, top: int, budget: int = 0) -> dict[str, str]
 
 
 def _num_tag(value: float) -> str:
-    """``2.5`` -> ``2p5``, ``1000.0`` -> ``1000``: a number in a file name."""
-    return f"{float(value):g}".replace(".", "p").replace("+", "")
+    """``2.5`` -> ``2p5``, ``1000.0`` -> ``1000``: a number in a file name, exact: two numbers
+    have two tags. Six significant digits (``:g``) where they hold the number exactly (every
+    tag of a store written before stays), else the shortest text that reads back as it
+    (``repr``): ``200.00001`` -> ``200p00001`` (``:g`` made it ``200``, and the rates 200.00001
+    and 200.00002 one point, measured once and shown twice)."""
+    v = float(value)
+    text = f"{v:g}"
+    if float(text) != v:
+        text = repr(v)
+    return text.replace(".", "p").replace("+", "")
 
 
 def load_point_tag(scenario: str, streams: int, batch_size: int, sessions: str, *,
                    max_batch: int = 1, max_wait_ms: float = 0.0, rate: float | None = None,
-                   bound_ms: float | None = None, percentile: float = 99.0) -> str:
+                   latency_bound_ms: float | None = None, percentile: float = 99.0) -> str:
     """One MeasureLoad branch's part of its file names: ``streams_s2_bs1_each``, or
     ``server_w1_bs1_each_mb8_mw2`` followed by ``_r5000`` (a rate) and/or ``_p99le1ms`` (the
     percentile and bound its verdicts are judged by; without a rate: the search for the
@@ -695,8 +703,8 @@ def load_point_tag(scenario: str, streams: int, batch_size: int, sessions: str, 
         tag += f"_mb{int(max_batch)}_mw{_num_tag(max_wait_ms)}"
         if rate is not None:
             tag += f"_r{_num_tag(rate)}"
-        if bound_ms is not None:
-            tag += f"_p{_num_tag(percentile)}le{_num_tag(bound_ms)}ms"
+        if latency_bound_ms is not None:
+            tag += f"_p{_num_tag(percentile)}le{_num_tag(latency_bound_ms)}ms"
     return tag
 
 

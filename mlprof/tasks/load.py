@@ -1,7 +1,7 @@
 """MeasureLoad (a workflow over load points: concurrent streams, or a server with random
 arrivals) and PlotLoad (latency against throughput, and the answer in one line).
 
-The measurement itself is :mod:`mlprof.measure.load`; these tasks only choose the points,
+The measurement itself is :mod:`mlprof.measure.loadgen`; these tasks only choose the points,
 name their files (:func:`mlprof.results.layout.load_point_tag`) and wire the calls. The
 settings segment is the measurement tasks' own (``--threads`` is per stream or worker,
 ``--min-duration`` how long a streams point or a server rate runs at least, ``--n-calls`` the
@@ -10,10 +10,11 @@ fewest calls per stream, ``--warmup`` the untimed calls per session).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import law
 import luigi
 
-from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements
 from mlprof.tasks.parameters import (
@@ -21,11 +22,13 @@ from mlprof.tasks.parameters import (
     AsciiIntParameter,
     BatchSizesParameter,
     PlotMixin,
-    refuse_given,
 )
 from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
+
+if TYPE_CHECKING:
+    from mlprof.measure.loadgen.settings import LoadSettings
 
 
 def _named(param, name: str):
@@ -71,96 +74,78 @@ class FloatsParameter(law.CSVParameter):
         super().__init__(*args, **kwargs)
 
 
+def _load_parameter(name: str) -> luigi.Parameter:
+    """The law parameter of load option ``name``, from its one definition in
+    :class:`~mlprof.measure.loadgen.settings.LoadSettings` (type, default, help, option)."""
+    from typing import get_type_hints
+
+    from mlprof.measure.loadgen.settings import LOAD_FIELDS, LoadSettings
+
+    f = LOAD_FIELDS[name]
+    kind = get_type_hints(LoadSettings)[name]
+    meta = f.metadata
+    flag = meta["flag"].removeprefix("--")
+    default: Any = f.default
+    param: Any
+    if meta["choices"]:
+        param = luigi.ChoiceParameter(default=default, choices=meta["choices"],
+                                      description=meta["help"])
+    elif kind == tuple[int, ...]:
+        param = IntsParameter(default=default, description=meta["help"])
+    elif kind == tuple[float, ...]:
+        param = FloatsParameter(default=default, description=meta["help"])
+    elif kind == float | None:
+        param = OptionalAsciiFloatParameter(default=default, description=meta["help"])
+    elif kind is int:
+        param = AsciiIntParameter(default=default, description=meta["help"])
+    elif kind is float:
+        param = AsciiFloatParameter(default=default, description=meta["help"])
+    else:  # a new field's type needs its parameter here
+        raise TypeError(f"no law parameter for load option {name} of type {kind}")
+    return _named(param, flag)
+
+
 class LoadMixin(BaseTask):
     """The load to put on the model: the scenario and its points (beside a
-    :class:`~mlprof.tasks.runtime.MeasurementTask`, whose model and settings it measures)."""
+    :class:`~mlprof.tasks.runtime.MeasurementTask`, whose model and settings it measures).
+    The parameters are :class:`~mlprof.measure.loadgen.settings.LoadSettings`' options,
+    checked once, as one :class:`LoadSettings`, when the task is made."""
 
     exclude_index = True
 
-    scenario = luigi.ChoiceParameter(
-        default="streams", choices=("streams", "server"),
-        description="streams: N callers at once, each calling back to back (MLPerf "
-        "MultiStream, a CMSSW job's streams); server: requests at random (Poisson) times, "
-        "served by N workers (MLPerf Server); default: streams")
-    streams = IntsParameter(
-        default=(1,),
-        description="comma-separated numbers of concurrent streams (streams) or server "
-        "workers (server), each with --threads intra-op threads; 1 to 64; default: 1")
-    sessions = luigi.ChoiceParameter(
-        default="each", choices=("each", "shared", "process"),
-        description="each stream or worker a thread with its own session (each), or all "
-        "sharing one (shared, CMSSW's way); streams: each stream a process of its own "
-        "(process: no GIL between streams); default: each")
-    rates = FloatsParameter(
-        default=(),
-        description="server: comma-separated request rates per second, each measured (one "
-        "branch each)")
-    latency_bound_ms = _named(OptionalAsciiFloatParameter(
-        default=None,
-        description="server: the latency bound (ms) the --percentile must meet; without "
-        "--rates: search for the highest rate that meets it"), "latency-bound-ms")
-    percentile = _named(AsciiFloatParameter(
-        default=99.0,
-        description="server: the latency percentile judged against --latency-bound-ms (50 "
-        "to 99.99); default: 99"), "percentile")
-    max_batch = _named(AsciiIntParameter(
-        default=1,
-        description="server: dynamic batching, at most this many requests per call (1: "
-        "none); default: 1"), "max-batch")
-    max_wait_ms = _named(AsciiFloatParameter(
-        default=0.0,
-        description="server: with --max-batch, how long the oldest request may wait for more "
-        "(ms); default: 0 (take what is queued)"), "max-wait-ms")
+    scenario = _load_parameter("scenario")
+    streams = _load_parameter("streams")
+    sessions = _load_parameter("sessions")
+    rates = _load_parameter("rates")
+    latency_bound_ms = _load_parameter("latency_bound_ms")
+    percentile = _load_parameter("percentile")
+    max_batch = _load_parameter("max_batch")
+    max_wait_ms = _load_parameter("max_wait_ms")
     batch_sizes = BatchSizesParameter(
         default=(1,),
         description="comma-separated batch sizes: events per call of each stream, or per "
         "request; default: 1")
 
-    SERVER_PARAMS = ("rates", "latency_bound_ms", "percentile", "max_batch", "max_wait_ms")
-
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure import load
+        from mlprof.measure.loadgen.settings import LoadSettings, load_options
 
-        self._streams = load.check_streams(tuple(self.streams))
-        if self.scenario == "streams":
-            refuse_given(self, self.SERVER_PARAMS, "applies to --scenario server only",
-                         self.model_spec.spec_file)
-            return
-        if self.sessions == "process":
-            raise MLProfError("process applies to --scenario streams only: the server's "
-                              "workers take requests from one queue, in one process",
-                              self.model_spec.spec_file, field="--sessions")
-        load.check_rates(self.rates)
-        load.check_percentile(self.percentile)
-        load.check_batching(self.max_batch, self.max_wait_ms)
-        if self.latency_bound_ms is not None:
-            load.check_bound(self.latency_bound_ms)
-        elif not self.rates:
-            raise MLProfError("the server scenario needs --rates or --latency-bound-ms (the "
-                              "search for the highest rate that meets it)", field="--rates")
+        self.load_settings = LoadSettings(**{f.name: getattr(self, f.name)
+                                             for f in load_options()})
 
-    def load_points(self) -> list[tuple[str, dict]]:
-        """``(file tag, load arguments)`` of every branch, in order."""
+    def load_points(self) -> list[tuple[str, int, LoadSettings]]:
+        """``(file tag, batch size, the point's load settings)`` of every branch, in order:
+        by streams, then batch size, then rate."""
         points = []
-        for s in self._streams:
+        per_point = self.load_settings.points()
+        for s in self.load_settings.streams:
             for bs in self.batch_sizes:
-                common = {"sessions": self.sessions}
-                if self.scenario == "streams":
-                    tag = layout.load_point_tag("streams", s, bs, self.sessions)
-                    points.append((tag, {"scenario": "streams", "streams": s,
-                                         "batch_size": bs, **common}))
-                    continue
-                server = {"scenario": "server", "workers": s, "batch_size": bs,
-                          "max_batch": self.max_batch, "max_wait_ms": self.max_wait_ms,
-                          "bound_ms": self.latency_bound_ms, "percentile": self.percentile,
-                          **common}
-                for rate in (self.rates or (None,)):
+                for p in (p for p in per_point if p.workers == s):
                     tag = layout.load_point_tag(
-                        "server", s, bs, self.sessions, max_batch=self.max_batch,
-                        max_wait_ms=self.max_wait_ms, rate=rate,
-                        bound_ms=self.latency_bound_ms, percentile=self.percentile)
-                    points.append((tag, {**server, "rates": (rate,) if rate else ()}))
+                        p.scenario, s, bs, p.sessions, max_batch=p.max_batch,
+                        max_wait_ms=p.max_wait_ms, rate=p.rates[0] if p.rates else None,
+                        latency_bound_ms=p.latency_bound_ms, percentile=p.percentile)
+                    points.append((tag, bs, p))
         return points
 
 
@@ -188,16 +173,16 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
                         "workflow counts as complete; each branch writes the same files"),
     }
 
-    def create_branch_map(self) -> dict[int, tuple[str, dict]]:
+    def create_branch_map(self) -> dict[int, tuple[str, int, LoadSettings]]:
         return dict(enumerate(self.load_points()))
 
     def jobs_tag(self) -> str:
         """Remote jobs of other point sets keep apart (see RemoteJobsMixin)."""
-        return layout.load_set_tag([t for t, _ in self.load_points()])
+        return layout.load_set_tag([t for t, _, _ in self.load_points()])
 
     def measurement_threads(self) -> int:
         """A job's cores: every stream's or worker's threads."""
-        return max(self._streams) * int(self.threads or 0)
+        return max(self.load_settings.streams) * int(self.threads or 0)
 
     @property
     def priority(self) -> int:
@@ -227,11 +212,9 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
         return super().failure_path()
 
     def run(self):
-        from mlprof.measure.load import measure_load_isolated, write_load
+        from mlprof.measure.loadgen import measure_load_isolated, write_load
 
-        tag, point = self.branch_data
-        point = dict(point)
-        bs = point.pop("batch_size")
+        tag, bs, point = self.branch_data
         label = f"{self.resolved_model_name} on {self.runtime}, {tag}"
         self.publish_message(f"load: {label}")
         measured = self.measured_model_file()
@@ -258,11 +241,11 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
         return self.reqs.MeasureLoad.req(self)
 
     def set_tag(self) -> str:
-        return layout.load_set_tag([t for t, _ in self.load_points()])
+        return layout.load_set_tag([t for t, _, _ in self.load_points()])
 
     def records(self) -> list[dict]:
-        """The branches' load records, checked (:func:`mlprof.measure.load.read_load`)."""
-        from mlprof.measure.load import read_load
+        """The branches' load records, checked (:func:`mlprof.measure.loadgen.record.read_load`)."""
+        from mlprof.measure.loadgen import read_load
 
         coll = self.input()["collection"]
         return [read_load(coll.targets[b]["json"].path) for b in sorted(coll.targets)]

@@ -526,8 +526,10 @@ class MeasurementMixin(BaseTask):
             check_calls_per_round,
             check_setting,
             check_threads_here,
+            quick,
         )
 
+        quick()  # $MLP_QUICK, which the defaults read: a value it does not take is one line
         # the one validation of every setting (the harness applies the same)
         for name in self.MEASURE_PARAMS:
             check_setting(name, getattr(self, name))
