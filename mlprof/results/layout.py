@@ -753,9 +753,12 @@ def peak_settings_segment(threads: int) -> str:
 
 
 def model_page(model: str, model_hash: str | None) -> str:
-    """The dashboard's page of one model, relative to the site (the hash is never cut)."""
-    name = safe_name(model, 64)
-    return f"models/{name}__{model_hash}.html" if model_hash else f"models/{name}.html"
+    """The dashboard's page of one model, relative to the site: its model segment
+    (:func:`model_segment`, so the page and the store's directories name a model alike; the
+    hash is never cut), or the name alone for a result without a hash."""
+    if model_hash:
+        return f"models/{safe_name(model, 48)}__{model_hash}.html"
+    return f"models/{safe_name(model, 64)}.html"
 
 
 # --- segments of the report and nightly tasks -----------------------------------------------------
