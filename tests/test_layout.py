@@ -205,6 +205,10 @@ def test_names_that_sanitize_alike_never_share_a_directory(store):
     long = ["m" * 70 + "1", "m" * 70 + "2"]
     assert len({layout.model_page(n, "0123abcd") for n in long}) == 2
     assert len({layout.model_segment(n, "0123abcd") for n in long}) == 2
+    # a model's dashboard page is named as its directories are
+    for n in [*long, "m" * 60, "dnn_l10u128", "a b"]:
+        segment = layout.model_segment(n, "0123abcd")
+        assert layout.model_page(n, "0123abcd") == f"models/{segment}.html"
 
 
 def test_external_data_is_part_of_the_content_hash(tmp_path):

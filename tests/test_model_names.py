@@ -4,6 +4,7 @@ exported ``model.onnx``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -65,3 +66,82 @@ def test_a_dashboard_of_the_selftest_scripts_names_every_model(tmp_path: Path) -
     links = re.findall(r'<a href="models/[^"#]+(?:#[^"]*)?">([^<]*)</a>', index)
     assert links and "model" not in links
     assert set(links) <= names | {"history"}, set(links) - names
+
+
+@pytest.mark.slow  # a real law run (discovery, export, measurement, plot): 15-30 s here
+def test_a_script_model_has_one_segment_in_every_family(store: Path) -> None:
+    """Issue 35, exact keys: after ``law run PlotRuntimes`` of a script that calls one model,
+    named without ``::HASH``, every directory that names the model names it
+    ``<stem>-<model hash>__<hash>``, as ``script.py::HASH`` does, and the dashboard's page too;
+    only the discovery is named by the script as a whole (``<stem>__<hash>``, as a plot of all
+    the models of a several-model script is)."""
+    import hashlib
+
+    from mlprof.report import collect, to_frame
+    from mlprof.report.dashboard import build_dashboard
+    from mlprof.results import layout
+    from mlprof.tasks.plotting import PlotMultiRuntimes
+    from mlprof.tasks.runtime import MergeRuntimes
+    from tests.helpers import law_run
+
+    script = REPO / "models" / "selftest" / "linear.py"
+    args = ["--n-calls", "20", "--min-duration", "0", "--warmup", "2", "--batch-sizes", "1"]
+    proc = law_run("PlotRuntimes", "--version", "v1", "--model-file", str(script), *args,
+                   store=store, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    segments: dict[str, set[str]] = {}
+    for path in store.rglob("*"):
+        if path.is_file():
+            parsed = layout.parse_result_path(str(path), str(store))
+            segments.setdefault(parsed.task, set()).add(parsed.segments["model"])
+    discovery = segments.pop("DiscoverModels")
+    assert set(segments) == {"ExportOnnx", "MeasureRuntime", "MergeRuntimes", "PlotRuntimes"}
+    (one,) = set().union(*segments.values())
+    (manifest,) = store.glob("DiscoverModels/*/*/v1/manifest.json")
+    (model,) = json.loads(manifest.read_text())["models"]
+    name, model_hash = one.split("__")
+    assert name == f"linear-{model['hash']}"
+    # the discovery: the script's stem and the hash of its content, arguments and depth
+    content = hashlib.sha256(script.read_bytes()).hexdigest()
+    assert discovery == {layout.model_segment("linear", layout.script_model_hash(content, (), 0))}
+
+    # script.py::HASH is the same model, in the same directory; so is a plot of several runtimes
+    settings = dict(n_calls=20, min_duration=0.0, warmup=2, batch_sizes=(1,))
+    merge = MergeRuntimes(version="v1", model_file=f"{script}::{model['hash']}", **settings)
+    assert layout.parse_result_path(merge.local_path(), str(store)).segments["model"] == one
+    assert merge.complete()
+    multi = PlotMultiRuntimes(version="v1", model_files=(str(script),), **settings)
+    assert layout.parse_result_path(multi.local_path(), str(store)).segments["model"] == one
+
+    # the records and the dashboard's page
+    report = to_frame(collect([store]))
+    assert set(zip(report["model"], report["model_hash"], strict=True)) == {(name, model_hash)}
+    build_dashboard(report, store.parent / "site", plots=False)
+    assert [p.name for p in (store.parent / "site" / "models").glob("*.html")] == [one + ".html"]
+
+
+def test_a_script_whose_discovery_failed_before_scheduling_is_not_measured_under_its_name(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the discovery a task makes before it builds its paths fails, the paths name the
+    script, and the task refuses to measure its one model under them once the discovery works
+    (the next run names it by the model): a model never gets a second name."""
+    from mlprof.errors import MLProfError
+    from mlprof.tasks import discover
+    from mlprof.tasks.runtime import MergeRuntimes
+
+    def fail(task):
+        raise MLProfError("timed out", task.model_spec.file)
+
+    monkeypatch.setattr(discover, "_ONLY", {})
+    monkeypatch.setattr(discover, "_discover", fail)
+    script = REPO / "models" / "selftest" / "linear.py"
+    merge = MergeRuntimes(version="fallback", model_file=str(script))
+    assert merge.model_segment().startswith("linear__")
+
+    class Found:
+        def selected(self, single=False):
+            return [{"hash": "ee07f9c5"}]
+
+    with pytest.raises(MLProfError, match="found only after this task's paths were chosen"):
+        merge.the_model(Found())

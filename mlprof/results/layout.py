@@ -9,7 +9,11 @@ functions. No law import (the library and the ``mlprof`` command use it without 
 Segments (``<...>`` is filled in, ``[...]`` appears only when not the default)::
 
     model     <name>__<hash8>            hash: the model files' content (and, for model scripts,
-                                         the script arguments and discovery depth)
+                                         the script arguments and discovery depth); a model of
+                                         a script is <stem>-<model hash>__<hash8> in every
+                                         family, with or without ::HASH (see script_model_hash)
+              <stem>__<hash8>                         (a script as a whole: DiscoverModels, and
+                                         the plots of all models of a multi-model script)
               <name1>__<h1>-<name2>__<h2>              (several models on one plot)
               <n>x_<first>_<hash8>                    (a list too long for one segment)
     runtime   <runtime>-<version>__<device>           e.g. onnxruntime-1.31.1__cpu
@@ -552,7 +556,15 @@ def discovery_settings_segment(script: ScriptKey) -> str:
 
 def script_model_hash(content_hash: str, argv: Sequence[str], max_depth: int) -> str:
     """A script model's hash in the model segment: its content, arguments and depth (the same
-    model called with other arguments may take other shapes)."""
+    model called with other arguments may take other shapes).
+
+    ``content_hash`` is the spec's (:attr:`mlprof.model.spec.ModelSpec.content_hash`): for
+    ``script.py::HASH`` the script and the selected hash, so that a script's models never share
+    a directory; for the script alone (its sha256), the hash of the script as a whole, which
+    names its DiscoverModels and the plots of all its models. The tasks give a script that
+    calls one model, named without ``::HASH``, that model's ``::HASH`` before they build a path
+    (:meth:`mlprof.tasks.parameters.ScriptMixin.single_model`), so that one model has one
+    segment however it was named."""
     return short_hash(content_hash, *argv, max_depth, length=64)
 
 
@@ -761,9 +773,12 @@ def peak_settings_segment(threads: int) -> str:
 
 
 def model_page(model: str, model_hash: str | None) -> str:
-    """The dashboard's page of one model, relative to the site (the hash is never cut)."""
-    name = safe_name(model, 64)
-    return f"models/{name}__{model_hash}.html" if model_hash else f"models/{name}.html"
+    """The dashboard's page of one model, relative to the site: its model segment
+    (:func:`model_segment`, so the page and the store's directories name a model alike; the
+    hash is never cut), or the name alone for a result without a hash."""
+    if model_hash:
+        return f"models/{safe_name(model, 48)}__{model_hash}.html"
+    return f"models/{safe_name(model, 64)}.html"
 
 
 # --- segments of the report and nightly tasks -----------------------------------------------------

@@ -201,7 +201,10 @@ class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementM
         if self.compared and self.compared[0] == "min_duration":
             raise MLProfError("min_duration does not apply with --interleave (a round is "
                               "exactly --n-calls calls per event)", field="--compare")
-        self._specs = [read_model_file(f) for f in self.model_files]
+        # a script without ::HASH that calls one model is that model (as in MeasureRuntime)
+        self._specs = [self.single_model(read_model_file(f), self.model_names[i]
+                                         if self.model_names else None)
+                       for i, f in enumerate(self.model_files)]
         for s in self._specs:
             check_interleavable(s.model_kind, "", file=s.spec_file)
             for rt in self.runtimes:
@@ -287,9 +290,7 @@ class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementM
         return out
 
     def store_parts(self) -> dict[str, str]:
-        segs = [layout.model_segment(self._name(i), layout.script_model_hash(
-                    s.content_hash, self.script_argv, self.max_depth) if s.is_script
-                    else s.content_hash) for i, s in enumerate(self._specs)]
+        segs = [self.model_segment_of(self._name(i), s) for i, s in enumerate(self._specs)]
         settings = layout.measure_settings_segment(
             self.measure_key(), self.export_key() if self._exports() else None)
         return {

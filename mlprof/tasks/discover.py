@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 import law
 
@@ -27,6 +28,8 @@ class DiscoverModels(ModelMixin, ScriptMixin):
     arguments. ``--model-file script.py::HASH`` is accepted; discovery always lists every model.
     """
 
+    names_single_model = False  # the script as a whole: it is what finds the models
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if not self.is_script:
@@ -41,19 +44,18 @@ class DiscoverModels(ModelMixin, ScriptMixin):
         return os.path.splitext(os.path.basename(self.model_spec.file))[0]
 
     def store_parts(self):
-        return {"model": layout.model_segment(self.script_name, script_hash(self.model_spec.file)),
+        # named by the script as a whole (whatever ::HASH the requiring task selected): the
+        # segment a script without ::HASH has (the script's content, arguments and depth)
+        content = layout.script_model_hash(script_hash(self.model_spec.file), self.script_argv,
+                                           self.max_depth)
+        return {"model": layout.model_segment(self.script_name, content),
                 "settings": layout.discovery_settings_segment(self.script_key())}
 
     def output(self):
         return self.declared_outputs()["manifest"]
 
     def run(self):
-        from mlprof.measure.isolate import run_isolated
-
-        manifest = run_isolated(discover, {"path": self.model_spec.file,
-                                           "script_args": self.script_argv,
-                                           "max_depth": self.max_depth},
-                                label=f"discovery of {self.model_spec.file}", torch=True)
+        manifest = _DISCOVERED.get(_discovery_key(self)) or _discover(self)
         write_json_atomic(self.output().path, manifest)
         for m in manifest["models"]:
             logger.info("%s  %s (line %s, %s parameters, %d call(s))",
@@ -73,3 +75,60 @@ class DiscoverModels(ModelMixin, ScriptMixin):
         """The models picked by ``::HASH`` (all without), exactly one with ``single``."""
 
         return select(self.manifest(), self.model_spec.model_hashes, single=single)
+
+
+#: manifests discovered by this process before their DiscoverModels ran (see :func:`only_model`),
+#: by the script's identity (path, size, modification time), its arguments and the depth
+_DISCOVERED: dict[tuple, dict] = {}
+
+
+def _discovery_key(task: DiscoverModels) -> tuple:
+    from mlprof.model.spec import _stat_key
+
+    return (_stat_key(task.model_spec.file), task.script_argv, int(task.max_depth))
+
+
+def _discover(task: DiscoverModels) -> dict:
+    """Run the discovery of ``task``'s script in a child process."""
+    from mlprof.measure.isolate import run_isolated
+
+    return run_isolated(discover, {"path": task.model_spec.file, "script_args": task.script_argv,
+                                   "max_depth": task.max_depth},
+                        label=f"discovery of {task.model_spec.file}", torch=True)
+
+
+#: what :func:`only_model` found per discovery key (None: not exactly one model)
+_ONLY: dict[tuple, str | None] = {}
+
+
+def only_model(task: DiscoverModels) -> str | None:
+    """The hash of the one model ``task``'s script calls; None when it calls several (or none,
+    or its discovery fails: then the tasks that need it fail as they did, with their record).
+
+    Read from ``task``'s manifest when it is in the store, else discovered now (a child
+    process, once per process and script version; ``task`` writes that manifest when it runs).
+    Asked by the tasks before they build a path, so that a script named without ``::HASH``
+    names its model as ``script.py::HASH`` does.
+    """
+    key = _discovery_key(task)
+    if key[0] is None:  # not readable: the tasks say so
+        return None
+    if key not in _ONLY:
+        manifest = None
+        try:
+            if task.complete():
+                manifest = task.manifest()
+        except MLProfError:
+            manifest = None  # a damaged manifest: discovered again below, and by its task
+        if manifest is None:
+            try:
+                manifest = _DISCOVERED[key] = _discover(task)
+            except Exception as e:  # the tasks that need the discovery fail, and say why
+                logger.debug("discovery of %s before scheduling failed: %s",
+                             task.model_spec.file, e)
+        models = manifest.get("models") if isinstance(manifest, dict) else None
+        only = models[0] if isinstance(models, list) and len(models) == 1 else None
+        found = only.get("hash") if isinstance(only, dict) else None
+        _ONLY[key] = found if isinstance(found, str) and re.fullmatch(r"[0-9a-f]{8}", found) \
+            else None
+    return _ONLY[key]

@@ -59,11 +59,9 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
         return self.reqs.DiscoverModels.req(self)
 
     def store_parts(self):
-        content = layout.script_model_hash(self.model_spec.content_hash, self.script_argv,
-                                           self.max_depth)
         key = dataclasses.replace(self.export_key(self.precision),
                                   batch_size=self.export_batch_size)
-        return {"model": layout.model_segment(self.resolved_model_name, content),
+        return {"model": self.model_segment_of(self.resolved_model_name, self.model_spec),
                 "settings": layout.export_settings_segment(key, self.script_key())}
 
     def output(self):
@@ -81,7 +79,7 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
         from mlprof.measure.isolate import run_isolated
         from mlprof.model.export import export_onnx
 
-        (model,) = self.requires().selected(single=True)
+        model = self.the_model(self.requires())
         outputs = self.output()
         label = f"export of {self.model_spec.file}::{model['hash']}"
         record = run_isolated(export_onnx, {

@@ -15,6 +15,7 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
+from mlprof.model.spec import ModelSpec
 from mlprof.results import layout
 from mlprof.runtimes import (
     DEFAULT_CALIBRATION_BATCHES,
@@ -218,6 +219,9 @@ class ModelMixin(BaseTask):
         # read (and check against its graph) the model file up front: bad input fails once,
         # before anything is scheduled, instead of once per batch size
         self.model_spec = read_model_file(self.model_file)
+        if isinstance(self, ScriptMixin) and self.names_single_model:
+            self.model_spec = self.single_model(
+                self.model_spec, None if self.model_name == law.NO_STR else self.model_name)
         check_up_front(self.model_spec)
 
     @property
@@ -256,6 +260,52 @@ class ScriptMixin(BaseTask):
                                    "depth (0: models the script calls itself)")
 
     SCRIPT_PARAMS = ("script_args", "max_depth")
+
+    #: whether a script given without ``::HASH`` that calls one model is that model (every
+    #: task but DiscoverModels, which is about the script)
+    names_single_model = True
+
+    def single_model(self, spec: ModelSpec, model_name: str | None = None) -> ModelSpec:
+        """``spec``; for a script given without ``::HASH`` that calls exactly one model, the
+        spec of ``script.py::HASH`` of that model, so that the model has one name and hash in
+        every path, record and page however it was named (``linear.py`` and
+        ``linear.py::ee07f9c5`` are both ``linear-ee07f9c5__<hash>``). The discovery is read
+        from the store, or made now (:func:`mlprof.tasks.discover.only_model`). ``model_name``:
+        the --model-name that names the script's discovery."""
+        if not spec.is_script or spec.model_hashes:
+            return spec
+        from mlprof.tasks.discover import DiscoverModels, only_model
+
+        kw = {} if model_name is None else {"model_name": model_name}
+        discovery = DiscoverModels(version=self.version, model_file=spec.file,
+                                   script_args=self.script_args, max_depth=self.max_depth, **kw)
+        found = only_model(discovery)
+        return spec if found is None else read_model_file(f"{spec.file}::{found}")
+
+    def the_model(self, discovery: Any) -> dict:
+        """The one model of this task's script, from its finished ``discovery`` (a
+        :class:`~mlprof.tasks.discover.DiscoverModels`; an error listing the models when the
+        script calls several and no ``::HASH`` picks one).
+
+        An error too when the script calls one model but this task's paths name the script:
+        its discovery failed before the task was scheduled and worked since (a timeout under
+        load?). Measuring now would keep the model under a second name; the next run names
+        it by the model."""
+        (model,) = discovery.selected(single=True)
+        spec = getattr(self, "model_spec", None)
+        if spec is not None and spec.is_script and not spec.model_hashes:
+            raise MLProfError(f"the script calls one model ({model['hash']}), found only after "
+                              "this task's paths were chosen (its discovery failed before "
+                              "scheduling); run it again", spec.spec_file, "--model-file")
+        return model
+
+    def model_segment_of(self, name: str, spec: ModelSpec) -> str:
+        """The model segment of ``spec`` named ``name``: its content hash (a script's with the
+        script arguments and depth, :func:`mlprof.results.layout.script_model_hash`)."""
+        content = spec.content_hash
+        if spec.is_script:
+            content = layout.script_model_hash(content, self.script_argv, self.max_depth)
+        return layout.model_segment(name, content)
 
     @property
     def script_argv(self) -> tuple[str, ...]:

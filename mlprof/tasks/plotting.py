@@ -232,7 +232,9 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
                                   "file(s); give one per model file or none", field=fld)
         from mlprof.model.onnx_graph import check_up_front
 
-        self._specs = [read_model_file(f) for f in self.model_files]
+        # a script without ::HASH that calls one model is that model (as in MergeRuntimes)
+        self._specs = [self.single_model(read_model_file(f), self._given_name(i).get("model_name"))
+                       for i, f in enumerate(self.model_files)]
         for s in self._specs:
             check_up_front(s)
         for rt in self.resolved_runtimes:
@@ -363,9 +365,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
             # a script's fp16 is its fp16 export, which the export part says (as a single
             # MeasureRuntime's path does)
             export, precisions = dataclasses.replace(export, precision="fp16"), ""
-        segs = [layout.model_segment(self._name(i), layout.script_model_hash(
-                    s.content_hash, self.script_argv, self.max_depth) if s.is_script
-                    else s.content_hash) for i, s in enumerate(self._specs)]
+        segs = [self.model_segment_of(self._name(i), s) for i, s in enumerate(self._specs)]
         return {
             "model": layout.models_segment(segs),
             "runtime": layout.runtime_segment(

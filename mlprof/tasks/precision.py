@@ -109,11 +109,8 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
         return self.is_script and self.runtime_info.needs_export
 
     def store_parts(self) -> dict[str, str]:
-        content = self.model_spec.content_hash
-        if self.is_script:
-            content = layout.script_model_hash(content, self.script_argv, self.max_depth)
         export = self.export_key() if self.measures_export else None
-        return {"model": layout.model_segment(self.resolved_model_name, content),
+        return {"model": self.model_segment_of(self.resolved_model_name, self.model_spec),
                 "runtime": self.runtime_segment(),
                 "settings": "__".join((layout.measure_settings_segment(self.measure_key(),
                                                                        export),

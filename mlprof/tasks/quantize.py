@@ -63,13 +63,11 @@ class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
         return {"export": self.reqs.ExportOnnx.req(self, precision="fp32")}
 
     def store_parts(self) -> dict[str, str]:
-        content = self.model_spec.content_hash
         export = None
         if self.is_script:
-            content = layout.script_model_hash(content, self.script_argv, self.max_depth)
             export_task = self.requires()["export"]
             export = (export_task.export_key(export_task.precision), self.script_key())
-        return {"model": layout.model_segment(self.resolved_model_name, content),
+        return {"model": self.model_segment_of(self.resolved_model_name, self.model_spec),
                 "settings": layout.quantize_settings_segment(self.precision_key(), export)}
 
     def output(self):

@@ -132,10 +132,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
 
     def model_segment(self) -> str:
         """``<name>__<hash>``: the model's content (and a script's arguments and depth)."""
-        content = self.model_spec.content_hash
-        if self.is_script:
-            content = layout.script_model_hash(content, self.script_argv, self.max_depth)
-        return layout.model_segment(self.resolved_model_name, content)
+        return self.model_segment_of(self.resolved_model_name, self.model_spec)
 
     def store_parts(self) -> dict[str, str]:
         export = self.export_key(self.precision) if self.measures_export else None
@@ -169,7 +166,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
             return self.model_spec.spec_file
         if self.measures_export:
             return (export or self.export_req()).output()["onnx"].path
-        (model,) = self.requires()["discover"].selected(single=True)
+        model = self.the_model(self.requires()["discover"])
         return f"{self.model_spec.file}::{model['hash']}"
 
     def model_requirements(self) -> dict:
@@ -283,7 +280,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
             return self.model_spec.spec_file
         if "export" in reqs:
             return self.measured_export().output()["onnx"].path
-        (model,) = reqs["discover"].selected(single=True)
+        model = self.the_model(reqs["discover"])
         return f"{self.model_spec.file}::{model['hash']}"
 
     def reference_file(self) -> str | None:
