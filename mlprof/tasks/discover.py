@@ -11,8 +11,9 @@ import law
 from mlprof import ingest
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.model.script import discover, script_hash, select
-from mlprof.model.spec import script_model_name
+from mlprof.model.spec import ModelSpec, script_model_name
 from mlprof.results import layout
+from mlprof.tasks import parameters
 from mlprof.tasks.parameters import ModelMixin, ScriptMixin
 from mlprof.util import write_json_atomic
 
@@ -132,3 +133,15 @@ def only_model(task: DiscoverModels) -> str | None:
         _ONLY[key] = found if isinstance(found, str) and re.fullmatch(r"[0-9a-f]{8}", found) \
             else None
     return _ONLY[key]
+
+
+def _only_model_of(task: ScriptMixin, spec: ModelSpec, model_name: str | None) -> str | None:
+    """:data:`mlprof.tasks.parameters.ONLY_MODEL`: the one model of ``spec``'s script as
+    ``task`` (its version, script arguments and depth) would discover it."""
+    kw = {} if model_name is None else {"model_name": model_name}
+    discovery = DiscoverModels(version=task.version, model_file=spec.file,
+                               script_args=task.script_args, max_depth=task.max_depth, **kw)
+    return only_model(discovery)
+
+
+parameters.ONLY_MODEL = _only_model_of

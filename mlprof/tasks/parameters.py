@@ -8,6 +8,7 @@ segment, ...), and the concrete task composes them with :mod:`mlprof.results.lay
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import law
@@ -249,6 +250,12 @@ class ModelLabelMixin(BaseTask):
         return None if self.model_label == law.NO_STR else self.model_label
 
 
+#: ``(task, script spec, --model-name) -> hash of the script's one model, or None``: set by
+#: :mod:`mlprof.tasks.discover` when it is imported (it makes a DiscoverModels, whose module
+#: imports this one; every module defining a task with :class:`ScriptMixin` imports it)
+ONLY_MODEL: Callable[[Any, ModelSpec, str | None], str | None] | None = None
+
+
 class ScriptMixin(BaseTask):
     """How model scripts run: ``--script-args`` and ``--max-depth``."""
 
@@ -274,12 +281,9 @@ class ScriptMixin(BaseTask):
         the --model-name that names the script's discovery."""
         if not spec.is_script or spec.model_hashes:
             return spec
-        from mlprof.tasks.discover import DiscoverModels, only_model
-
-        kw = {} if model_name is None else {"model_name": model_name}
-        discovery = DiscoverModels(version=self.version, model_file=spec.file,
-                                   script_args=self.script_args, max_depth=self.max_depth, **kw)
-        found = only_model(discovery)
+        if ONLY_MODEL is None:  # every module of a task with this mixin imports it
+            raise RuntimeError("mlprof.tasks.discover is not imported: no discovery")
+        found = ONLY_MODEL(self, spec, model_name)
         return spec if found is None else read_model_file(f"{spec.file}::{found}")
 
     def the_model(self, discovery: Any) -> dict:
