@@ -308,6 +308,8 @@ def _fmt(col: str, value: Any) -> str:
         return str(value)
     if col in ("change", "worst"):
         return f"{100 * num:+.1f}%"
+    if col == "max_rel_error" and num == float("inf"):  # an answer (outputs overflow, NaN)
+        return "inf"
     if col in ("cv", "max_rel_error"):  # max_rel_error: of the output's largest fp32 value
         return f"{100 * num:.1f}%" if col == "cv" or num >= 1e-3 else f"{100 * num:.2g}%"
     if col == "z":
@@ -1155,6 +1157,10 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
         r["gain"], r["speedup"] = r["speedup"], f"{r['speedup']:.2f}x"
         top1 = r.get("top1_agreement")
         r["top1"] = "" if top1 is None else f"{top1:.3f}"
+        if r.get("error_note"):  # an infinite error is an answer: "inf", "NaN outputs differ"
+            from mlprof.model.precision import NONFINITE
+
+            r["max_rel_error"] = NONFINITE.get(str(r["error_note"]), "inf")
     return out
 
 

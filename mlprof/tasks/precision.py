@@ -180,11 +180,13 @@ def format_precisions(rows: list[dict], model: str, runtime: str) -> str:
     lines = [f"{model} on {runtime}: speed-up over fp32 (interleaved, 95 % CI) and error",
              f"{'bs':>5}  {'precision':<13} {'median ms':>9}  {'speed-up':>8}  {'95% CI':<17}"
              f"{'max abs err':>11}  {'top-1':>5}"]
+    from mlprof.model.precision import NONFINITE  # an infinite error: "inf", "NaN outputs differ"
     from mlprof.report.dashboard_svg import readable  # never e-notation (21,670, not 2.167e+04)
 
     notes = []
     for r in rows:
-        err = "" if r.get("max_abs_error") is None else readable(r["max_abs_error"], 3)
+        err = "" if r.get("max_abs_error") is None else (
+            NONFINITE.get(r.get("error_note") or "", "") or readable(r["max_abs_error"], 3))
         top1 = "" if r.get("top1_agreement") is None else f"{r['top1_agreement']:.3f}"
         lines.append(f"{r['batch_size']:>5}  {r['precision']:<13} "
                      f"{readable(r['median_ms'], 4):>9}  "
