@@ -39,11 +39,12 @@ from mlprof.runtimes import (
     precision_problem,
     runtime_info,
 )
+from mlprof.runtimes.precisions import NATIVE_ISA as _NATIVE_ISA
 
 #: precisions that need instructions of their own on the CPU (any one of the flags), where a
 #: runtime would otherwise compute in fp32 without a word (OpenVINO's bf16 hint on an AVX2 CPU
-#: reads back as f32)
-NATIVE_ISA: dict[str, tuple[str, ...]] = {"bf16": ("avx512_bf16", "amx_bf16")}
+#: reads back as f32): from THE precision table
+NATIVE_ISA: dict[str, tuple[str, ...]] = _NATIVE_ISA
 
 #: calibration batches of int8-static (``--calibration-batches``, default
 #: :data:`DEFAULT_CALIBRATION_BATCHES`): each is one call of the

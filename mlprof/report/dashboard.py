@@ -1137,7 +1137,10 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
                        versions: Sequence[str] | None = None) -> list[dict]:
     """The ComparePrecisions rows to show (:func:`mlprof.report.collect.collect_precisions`):
     those of ``versions`` when given, else the newest table's row of each model, runtime,
-    settings, batch size and precision; sorted for reading."""
+    settings, batch size and precision; sorted for reading (the precisions in the order of
+    THE precision table, :mod:`mlprof.runtimes.precisions`)."""
+    from mlprof.runtimes.precisions import order as precision_order
+
     chosen: dict[tuple, dict] = {}
     for r in rows:
         if versions and r.get("version") not in versions:
@@ -1149,7 +1152,8 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
     fp32 = {k[:5]: r.get("median_ms") for k, r in chosen.items() if k[5] == "fp32"}
     out = sorted((r for k, r in chosen.items() if k[5] != "fp32"),  # fp32 is the reference
                  key=lambda r: (str(r.get("model")), str(r.get("runtime")),
-                                int(r.get("batch_size") or 0), str(r.get("precision"))))
+                                int(r.get("batch_size") or 0), precision_order(r.get("precision")),
+                                str(r.get("precision"))))
     for r in out:
         r["fp32_ms"] = fp32.get((r.get("model"), r.get("model_hash"), r.get("runtime"),
                                  r.get("settings_key"), r.get("batch_size")))

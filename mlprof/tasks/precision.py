@@ -14,6 +14,7 @@ from mlprof.errors import MLProfError
 from mlprof.report.precision import COLUMNS
 from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_CALIBRATION_BATCHES
+from mlprof.runtimes.precisions import BY_NAME as PRECISION_TABLE
 from mlprof.tasks.base import Requirements, failure_reason
 from mlprof.tasks.compare import CompareInterleaved, RoundsParameter
 from mlprof.tasks.parameters import (
@@ -98,7 +99,7 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
 
     def profile(self, precision: str, batch_size: int) -> ProfileRuntime:
         """The profile of one precision at one batch size."""
-        cal = self.calibration_batches if precision == "int8-static" else \
+        cal = self.calibration_batches if PRECISION_TABLE[precision].calibrated else \
             DEFAULT_CALIBRATION_BATCHES
         return self.reqs.ProfileRuntime.req(self, precision=precision, calibration_batches=cal,
                                             batch_sizes=(batch_size,), min_duration=0.5)

@@ -12,6 +12,7 @@ from mlprof.errors import MLProfError
 from mlprof.measure.quiet import verbose
 from mlprof.results import layout, records
 from mlprof.runtimes import TFAOT_MODEL
+from mlprof.runtimes.precisions import export_precision
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.export import ExportOnnx
@@ -146,7 +147,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
     def export_req(self, **params) -> ExportOnnx:
         """The ExportOnnx of this model: at fp16 when fp16 is measured (the export converts
         it), else at fp32 (the lower precisions are converted from it by QuantizeModel)."""
-        params.setdefault("precision", "fp16" if self.precision == "fp16" else "fp32")
+        params.setdefault("precision", export_precision(self.precision))
         return self.reqs.ExportOnnx.req(self, **params)
 
     @property
@@ -157,7 +158,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         from mlprof.model.precision import converted
 
         return converted(self.runtime, self.precision) and not (
-            self.measures_export and self.precision == "fp16")
+            self.measures_export and export_precision(self.precision) == self.precision)
 
     def measured_model_file(self, export: ExportOnnx | None = None) -> str:
         """The file a measurement child loads: the converted model of a lower precision, the
