@@ -107,7 +107,9 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
     @property
     def measures_export(self) -> bool:
         """Whether the fp32 model measured is a script's ONNX export."""
-        return self.is_script and self.runtime_info.needs_export
+        from mlprof.model.plan import measurement_plan
+
+        return measurement_plan(self.is_script, self.runtime).measures_export
 
     def store_parts(self) -> dict[str, str]:
         content = self.model_spec.content_hash
