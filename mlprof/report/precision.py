@@ -114,10 +114,15 @@ LAYOUT_OPS = frozenset({"Transpose", "Reshape", "aten::contiguous", "aten::permu
 def op_diff(fp32: Iterable[Any], low: Iterable[Any]) -> list[dict[str, Any]]:
     """Per operator type, milliseconds per call at fp32 and at the lower precision and their
     difference (``low - fp32``: positive where the lower precision spends more), largest
-    difference first. ``fp32``/``low``: rows with ``op_type`` and ``ms_per_call``
-    (:class:`mlprof.measure.profile.OpRow`)."""
-    a = _per_type(fp32)
-    b = _per_type(low)
+    difference first. ``fp32``/``low``: rows with ``op_type``, ``ms_per_call`` and
+    ``median_ms_per_call`` (:class:`mlprof.measure.profile.OpRow`): the medians over the
+    profiled calls where both profiles have them (one stalled call moves a mean by its
+    share: a 1,770 ms stall made ``+38.5 ms DynamicQuantizeMatMul`` of a 0.033 ms kernel),
+    else the means."""
+    fp32, low = list(fp32), list(low)
+    median = all(_field(r, "median_ms_per_call") is not None for r in (*fp32, *low))
+    a = _per_type(fp32, median)
+    b = _per_type(low, median)
     rows = [{"op_type": t, "fp32_ms": a.get(t, 0.0), "low_ms": b.get(t, 0.0),
              "delta_ms": b.get(t, 0.0) - a.get(t, 0.0),
              "kind": "new" if t not in a else "gone" if t not in b else "both"}
@@ -125,11 +130,15 @@ def op_diff(fp32: Iterable[Any], low: Iterable[Any]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (-r["delta_ms"], r["op_type"]))
 
 
-def _per_type(rows: Iterable[Any]) -> dict[str, float]:
+def _field(row: Any, key: str) -> Any:
+    return row.get(key) if isinstance(row, Mapping) else getattr(row, key, None)
+
+
+def _per_type(rows: Iterable[Any], median: bool = False) -> dict[str, float]:
     out: dict[str, float] = {}
     for r in rows:
-        op = r["op_type"] if isinstance(r, Mapping) else r.op_type
-        ms = r["ms_per_call"] if isinstance(r, Mapping) else r.ms_per_call
+        op = _field(r, "op_type")
+        ms = _field(r, "median_ms_per_call" if median else "ms_per_call")
         out[str(op)] = out.get(str(op), 0.0) + float(ms)
     return out
 
@@ -145,6 +154,20 @@ def _what(op: str) -> str:
     if op in LAYOUT_OPS:
         return "layout"
     return ""
+
+
+def marked_why(text: str, contended: Iterable[str]) -> str:
+    """``text`` (a :func:`why_not_faster` line) marked as the other tables mark a contended
+    measurement (:data:`mlprof.measure.trust.CONTENDED`, ``!``) when a profile it diffs was
+    contended (``contended``: their precisions): other processes used the CPUs while it was
+    profiled, so an operator's time may be theirs."""
+    from mlprof.measure.trust import CONTENDED
+
+    which = list(contended)
+    if not which:
+        return text
+    return (f"{CONTENDED} contended profile ({', '.join(which)}: other processes used the "
+            f"CPUs while profiling; profile again on a quiet machine): {text}")
 
 
 def why_not_faster(fp32: Iterable[Any], low: Iterable[Any], precision: str,

@@ -134,8 +134,9 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
         return text + "outputs:\n" + "\n".join(f"  {t.path}" for t in self.output().values())
 
     def run(self):
+        from mlprof.measure.contention import is_contended
         from mlprof.measure.profile import read_profile
-        from mlprof.report.precision import SLOW_GAIN, why_not_faster
+        from mlprof.report.precision import SLOW_GAIN, marked_why, why_not_faster
 
         rows = self.compared().rows()
         slow = [r for r in rows if r["precision"] != "fp32" and r["speedup"] < SLOW_GAIN]
@@ -146,13 +147,15 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
                                       (r["precision"], r["batch_size"]))}
             yield list(profiles.values())
             for r in slow:
-                ops = {}
+                ops, contended = {}, []
                 for p in ("fp32", r["precision"]):
                     coll = profiles[(p, r["batch_size"])].output()["collection"]
                     (target,) = coll.targets.values()
-                    ops[p], _ = read_profile(target["csv"].path, target["json"].path)
-                why[(r["batch_size"], r["precision"])] = why_not_faster(
-                    ops["fp32"], ops[r["precision"]], r["precision"])
+                    ops[p], prov = read_profile(target["csv"].path, target["json"].path)
+                    if is_contended(prov):
+                        contended.append(p)
+                why[(r["batch_size"], r["precision"])] = marked_why(why_not_faster(
+                    ops["fp32"], ops[r["precision"]], r["precision"]), contended)
         elif slow:
             for r in slow:
                 why[(r["batch_size"], r["precision"])] = (
