@@ -85,3 +85,19 @@ def slow_model(path, iterations: int, size: int = 256) -> str:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", size])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", size])], [w, trips, cond])
     return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+
+def inf_output_model(path, features: int = 16, units: int = 4) -> str:
+    """x[N, features] @ W -> y[N, units] whose first output is inf at fp32 for an input of ones
+    (two weights of 3e38 sum beyond float32), the others ``features``. Its fp16 conversion clamps
+    the weights to 65504 (a number where fp32 has inf: an infinite error); int8-dynamic keeps
+    the inf at the same position (no error there)."""
+    w = np.ones((features, units), np.float32)
+    w[0:2, 0] = 3e38
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])], "inf_output",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", features])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", units])],
+        [numpy_helper.from_array(w, "W")])
+    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)

@@ -8,7 +8,7 @@ layer  name                modules
 =====  ==================  ==============================================================
 0      base                ``errors``, ``util``, ``version``, ``parser``, ``ingest``
 1      runtime registry    ``runtimes`` (its ``__init__``), ``runtimes.base``,
-                           ``runtimes.batching``
+                           ``runtimes.batching``, ``runtimes.precisions``
 2      results             ``results`` (the store layout, records, store operations)
 3      library             ``model``, ``measure``, the runtime implementations
                            (``runtimes.onnxruntime``, ``runtimes.torch``, ...)
@@ -65,7 +65,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("mlprof.errors", "mlprof.util", "mlprof.version", "mlprof.parser",
               "mlprof.ingest")),
     ("runtime registry", ("=mlprof.runtimes", "mlprof.runtimes.base",
-                          "mlprof.runtimes.batching")),
+                          "mlprof.runtimes.batching", "mlprof.runtimes.precisions")),
     ("results", ("mlprof.results",)),
     ("library", ("mlprof.model", "mlprof.measure", "mlprof.runtimes")),
     ("pure functions", ("mlprof.report", "mlprof.plotting")),

@@ -146,7 +146,34 @@ def test_scores_that_are_not_classes_have_no_agreement():
 
     e = output_error([np.ones((4, 1), np.float32)], [np.ones((4, 1), np.float32)])
     assert e == {"max_abs_error": 0.0, "max_rel_error": 0.0, "top1_agreement": None,
-                 "top5_agreement": None}
+                 "top5_agreement": None, "nonfinite": None, "same_nonfinite": 0}
+
+
+def test_nan_at_the_same_positions_is_no_error_and_nan_elsewhere_is_an_answer():
+    """Identical NaNs (and infinities) at both precisions are no error; a NaN where fp32 has a
+    number, or an overflow to inf, is an infinite error with its reason, written as JSON
+    (which has no infinity) and read back as inf; NaNs are never subtracted."""
+    from mlprof.model.precision import error_note, error_number, output_error
+
+    nan, inf = np.nan, np.inf
+    ref = np.array([[1.0, nan, 3.0, -inf]], np.float32)
+    same = output_error([ref], [np.array([[1.5, nan, 3.0, -inf]], np.float32)])
+    assert same["max_abs_error"] == pytest.approx(0.5) and same["nonfinite"] is None
+    assert same["max_rel_error"] == pytest.approx(0.5 / 3.0) and same["same_nonfinite"] == 2
+    moved = output_error([ref], [np.array([[nan, 2.0, 3.0, -inf]], np.float32)])
+    overflow = output_error([np.array([1.0, 2.0], np.float32)],
+                            [np.array([1.0, inf], np.float32)])
+    other_inf = output_error([ref], [np.array([[1.0, nan, 3.0, inf]], np.float32)])
+    assert moved["nonfinite"] == "nan-mismatch" and error_note(moved) == "nan-mismatch"
+    assert overflow["nonfinite"] == other_inf["nonfinite"] == "inf"
+    for e in (moved, overflow, other_inf):
+        assert e["max_abs_error"] is None and e["max_rel_error"] is None
+        json.dumps(e, allow_nan=False)  # a record, no Infinity in it
+        assert error_number(e, "max_abs_error") == error_number(e, "max_rel_error") == inf
+    # records of older mlprof versions held Infinity itself
+    old = {"max_abs_error": inf, "max_rel_error": inf, "top1_agreement": 1.0}
+    assert error_number(old, "max_abs_error") == inf and error_note(old) == "inf"
+    assert error_note(same) == "" and error_number({}, "max_abs_error") is None
 
 
 def test_the_machine_s_instruction_sets_are_recorded():
@@ -357,10 +384,11 @@ def test_statistics_rows_carry_the_error_and_read_back(tmp_path):
 
 
 def _precision_table(path, why: str, speedup: str = "0.5") -> None:
-    from mlprof.report.precision import COLUMNS
+    """A table as mlprof wrote it before ``error_note`` (it still reads)."""
+    from mlprof.report.precision import COLUMNS_V1
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(",".join(COLUMNS) + "\n"
+    path.write_text(",".join(COLUMNS_V1) + "\n"
                     "8,fp32,2,1,1,1,reference,,,,\n"
                     f'8,int8-dynamic,4,{speedup},0.45,0.55,slower,0.01,0.002,0.875,"{why}"\n')
 
@@ -421,3 +449,80 @@ def test_the_text_table_writes_no_e_notation():
            "top1_agreement": None, "why": ""}
     text = format_precisions([row], "electra_small", "torch")
     assert "21,670" in text and "0.0000447" in text and "e+" not in text and "e-" not in text
+
+
+def test_an_infinite_error_is_an_answer_the_report_and_dashboard_show(tmp_path, caplog):
+    """A lower precision whose outputs overflow or turn NaN where fp32's do not: the table
+    says ``inf`` with the reason, reads back (never called damaged) and the dashboard shows
+    "inf" and "NaN outputs differ"; a reason beside finite errors is a damaged table."""
+    from mlprof.errors import CorruptResult
+    from mlprof.report import collect, to_frame
+    from mlprof.report.collect import collect_precisions
+    from mlprof.report.dashboard import build_dashboard
+    from mlprof.report.precision import COLUMNS, read_precision_table
+
+    store = tmp_path / "store"
+    base = store / "ComparePrecisions" / "dnn__0123abcd" / "onnxruntime-1.32.0__cpu"
+    settings = "calls10_events1_warmup1_mindur0_threads1_input-random__prec-fp32+fp16+int8-dynamic"
+    table = base / settings / "v1" / "precisions_bs_8_il6_budget60s.csv"
+    table.parent.mkdir(parents=True)
+    table.write_text(",".join(COLUMNS) + "\n"
+                     "8,fp32,2,1,1,1,reference,,,,,\n"
+                     "8,fp16,4,0.5,0.45,0.55,slower,inf,inf,1,inf,\n"
+                     "8,int8-dynamic,3,0.7,0.6,0.8,slower,inf,inf,0.5,nan-mismatch,\n")
+    with caplog.at_level("WARNING", logger="mlprof"):
+        rows = collect_precisions([store])
+    assert not caplog.text
+    assert [(r["precision"], r["error_note"]) for r in rows] == [
+        ("fp32", ""), ("fp16", "inf"), ("int8-dynamic", "nan-mismatch")]
+    assert rows[1]["max_abs_error"] == float("inf")
+    build_dashboard(to_frame(collect([store])), tmp_path / "site", precisions=rows)
+    html = (tmp_path / "site" / "index.html").read_text()
+    section = html.split('id="precisions"', 1)[1].split("</section>", 1)[0]
+    cells = section.split("<tbody>", 1)[1]
+    assert cells.count("<tr") == 2 and ">inf<" in cells and ">NaN outputs differ<" in cells
+    bad = tmp_path / "bad.csv"
+    bad.write_text(",".join(COLUMNS) + "\n8,fp16,4,0.5,0.45,0.55,slower,0.1,0.1,1,inf,\n")
+    with pytest.raises(CorruptResult, match="error_note in line 2"):
+        read_precision_table(bad)
+
+
+@pytest.mark.slow  # a law run of three tasks
+def test_compare_precisions_of_a_model_with_inf_outputs(store, tmp_path):
+    """A model whose fp32 output is inf through ComparePrecisions: fp16 (a number there) has an
+    infinite error with its reason, int8-dynamic (inf at the same position) a finite one; the
+    table is read back by the dashboard's reader without being called damaged, and the
+    end-of-run table says inf."""
+    from mlprof.report.precision import read_precision_table
+    from tests.onnx_factory import inf_output_model, write_yaml
+
+    inf_output_model(tmp_path / "big.onnx")
+    model = write_yaml(tmp_path / "big.yaml", "big.onnx", [{"name": "x", "shape": [16]}],
+                       name="inf_matmul")
+    r = law_run("ComparePrecisions", "--version", "v", "--model-file", model,
+                "--precisions", "fp32,fp16,int8-dynamic", "--batch-sizes", "2",
+                "--interleave", "6", "--n-calls", "5", "--warmup", "1", "--input-data", "ones",
+                "--time-budget", "2", store=store)
+    assert r.returncode == 0, r.stderr
+    (table,) = store.glob("ComparePrecisions/inf_matmul*/*/*/v/precisions_*.csv")
+    rows = read_precision_table(table)
+    assert [x["precision"] for x in rows] == ["fp32", "fp16", "int8-dynamic"]
+    assert rows[0]["max_abs_error"] is None and rows[0]["error_note"] == ""
+    assert rows[1]["max_abs_error"] == float("inf") and rows[1]["error_note"] == "inf"
+    assert rows[2]["max_abs_error"] == pytest.approx(16) and rows[2]["error_note"] == ""
+    fp16_line = next(line for line in r.stdout.splitlines() if " fp16 " in line)
+    assert " inf " in fp16_line + " "
+
+
+def test_an_infinite_error_in_the_statistics_reads_back_as_inf(tmp_path):
+    """MeasureRuntime's statistics of a lower precision whose outputs turned NaN: the error
+    is inf in the CSV, reads back and the end-of-run table says so."""
+    from mlprof.measure.stats import medians_table, read_stats_csv, summarize, write_stats_csv
+
+    fp32, low = tmp_path / "fp32.csv", tmp_path / "fp16.csv"
+    write_stats_csv(fp32, [summarize(np.array([2.0]), 1)])
+    write_stats_csv(low, [summarize(np.array([1.0]), 1, error={
+        "max_abs_error": None, "max_rel_error": None, "nonfinite": "nan-mismatch"})])
+    assert read_stats_csv(low)["max_rel_error"][0] == float("inf")
+    text = medians_table([("onnxruntime", fp32), ("onnxruntime fp16", low)])
+    assert text.split("error against fp32", 1)[1].splitlines()[3].split() == ["1", "inf"]

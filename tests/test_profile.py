@@ -42,6 +42,57 @@ def test_aggregate_sums_per_type_per_call():
     assert [r.share for r in rows] == [0.75, 0.25]
 
 
+def test_one_stalled_call_does_not_move_the_per_call_median():
+    """Injected samples: DynamicQuantizeMatMul at 0.033 ms in each of 20 calls, but 1,770 ms in
+    one (a stall). The mean says +88.5 ms per call; the median, what profiles are compared by,
+    stays 0.033 ms; a profiler that does not tell the calls apart gives means only."""
+    events = [("DynamicQuantizeMatMul", 1770.0 if i == 7 else 0.033, i) for i in range(20)]
+    events += [("Relu", 0.01, i) for i in range(0, 20, 2)]  # every other call: median 0.005
+    (dq, relu) = aggregate(events, n_calls=20)
+    assert dq.ms_per_call == pytest.approx((1770.0 + 19 * 0.033) / 20)
+    assert dq.median_ms_per_call == pytest.approx(0.033) and dq.typical_ms == dq.median_ms_per_call
+    assert relu.median_ms_per_call == pytest.approx(0.005)
+    without = aggregate([(name, ms) for name, ms, _ in events], n_calls=20)
+    assert all(r.median_ms_per_call is None for r in without)
+    assert without[0].typical_ms == without[0].ms_per_call
+
+
+def test_the_operator_diff_holds_under_a_stall_and_a_contended_profile_is_marked():
+    """ComparePrecisions' line from the medians: the stalled call of the int8 profile does
+    not become ``+88.6 ms DynamicQuantizeMatMul``; a contended profile's line is marked like
+    the other tables mark a contended measurement; means where a profile has no medians."""
+    from mlprof.measure.profile import OpRow
+    from mlprof.report.precision import marked_why, why_not_faster
+
+    fp32 = aggregate([("MatMul", 0.05, i) for i in range(20)], n_calls=20)
+    low = aggregate([("DynamicQuantizeMatMul", 1770.0 if i == 7 else 0.07, i)
+                     for i in range(20)], n_calls=20)
+    line = why_not_faster(fp32, low, "int8-dynamic")
+    assert line.startswith("+0.07 ms DynamicQuantizeMatMul (new)"), line
+    assert "saves 0.05 ms, most in MatMul (gone)" in line
+    old = [OpRow(r.op_type, r.calls, r.ms_per_call, r.share) for r in low]  # no medians
+    assert why_not_faster(fp32, old, "int8-dynamic").startswith("+88.6 ms DynamicQuantizeMatMul")
+    marked = marked_why(line, ["int8-dynamic"])
+    assert marked.startswith("! contended profile (int8-dynamic: ") and marked.endswith(line)
+    assert marked_why(line, []) == line
+
+
+def test_profiles_with_and_without_medians_read_back(tmp_path):
+    from mlprof.measure.profile import CSV_COLUMNS_V1, ProfileResult
+
+    prov = {"runtime": "onnxruntime", "runtime_version": "1", "profiler": "p", "batch_size": 1,
+            "n_profiled_calls": 20, "wall_ms": [1.0], "wall_ms_per_call": 1.0,
+            "op_ms_per_call": 1.0, "coverage": 1.0}
+    (tmp_path / "p.json").write_text(json.dumps(prov))
+    ops = aggregate([("Conv", 1770.0 if i == 7 else 0.5, i) for i in range(20)], n_calls=20)
+    (tmp_path / "p.csv").write_text(ProfileResult(1, ops, [1.0]).csv_text())
+    rows, _ = read_profile(str(tmp_path / "p.csv"), str(tmp_path / "p.json"))
+    assert rows[0].median_ms_per_call == pytest.approx(0.5)
+    (tmp_path / "old.csv").write_text(",".join(CSV_COLUMNS_V1) + "\nConv,1,1.5,1\n")
+    rows, _ = read_profile(str(tmp_path / "old.csv"), str(tmp_path / "p.json"))
+    assert rows[0].median_ms_per_call is None and rows[0].typical_ms == 1.5
+
+
 def _conv_model(path) -> str:
     """A 3x3 convolution, 128 -> 128 channels on 32x32 (151 M multiply-adds per event), then a
     global average pool: the output stays small, since session.run copies it into numpy
@@ -80,6 +131,12 @@ def test_onnxruntime_operators_add_up_to_the_wall_time(tmp_path):
         assert all(r.calls == 1 for r in result.ops)  # each node once per call
         assert p["profiler"] == "ONNX Runtime session profiling"
         assert 0.9 <= p["coverage"] <= 1.1, (bs, p["op_ms_per_call"], p["wall_ms_per_call"])
+        # every event names its call: each type has its median over the calls, and the
+        # profile records what else used the CPUs meanwhile
+        assert all(r.median_ms_per_call is not None for r in result.ops)
+        assert result.ops[0].median_ms_per_call == pytest.approx(
+            result.ops[0].ms_per_call, rel=0.5)
+        assert "contended" in p["environment"]
 
 
 def _binding_ms() -> float:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -76,9 +77,12 @@ TOO_FEW = "too few rounds to tell"
 
 TABLE_COLUMNS = ("batch_size", "config", "model", "runtime", "reference", "rounds", "median_ms",
                  "speedup", "ci_low", "ci_high", "significant", "verdict", "precision",
-                 "max_abs_error", "max_rel_error", "top1_agreement")
-#: the columns a table of an older mlprof may lack (read as empty)
-_NEWER_COLUMNS = ("precision", "max_abs_error", "max_rel_error", "top1_agreement")
+                 "max_abs_error", "max_rel_error", "top1_agreement", "error_note")
+#: the columns a table of an older mlprof may lack (read as empty); ``error_note``: why the
+#: errors are ``inf`` (:data:`mlprof.model.precision.NONFINITE`), empty when they are numbers
+_NEWER_COLUMNS = ("precision", "max_abs_error", "max_rel_error", "top1_agreement",
+                  "error_note")
+_ERROR_NUMBERS = ("max_abs_error", "max_rel_error", "top1_agreement")
 
 
 @dataclass(frozen=True)
@@ -292,7 +296,10 @@ def bootstrap_ci(ratios: Sequence[float], n_resamples: int = N_RESAMPLES, level:
 
 
 def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
-    """One row per configuration: speed-up over the first with its interval and verdict."""
+    """One row per configuration: speed-up over the first with its interval and verdict, and
+    a lower precision's error against fp32 (``inf`` with its ``error_note`` where infinite)."""
+    from mlprof.model.precision import error_note, error_number
+
     m = result.round_medians_ms
     ref = result.configs[0]
     rows = []
@@ -311,8 +318,8 @@ def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
                      "median_ms": float(np.median(m[:, j])), "speedup": est, "ci_low": low,
                      "ci_high": high, "significant": significant, "verdict": verdict,
                      "precision": _precision(c),
-                     **{k: error.get(k) for k in ("max_abs_error", "max_rel_error",
-                                                  "top1_agreement")}})
+                     **{k: error_number(error, k) for k in _ERROR_NUMBERS},
+                     "error_note": error_note(error)})
     return rows
 
 
@@ -358,8 +365,10 @@ def read_table(path: str) -> list[dict[str, Any]]:
             for k in _NEWER_COLUMNS:  # absent from older tables, empty at fp32
                 r.setdefault(k, "")
             r["precision"] = r["precision"] or "fp32"
-            for k in _NEWER_COLUMNS[1:]:
+            for k in _ERROR_NUMBERS:
                 r[k] = float(r[k]) if r[k] != "" else None
+            if r["error_note"] == "" and r["max_abs_error"] == math.inf:
+                r["error_note"] = "inf"  # a table of an older mlprof
         except (KeyError, TypeError, ValueError) as e:
             raise MLProfError(f"row {i + 2}: bad or missing field {e}", path) from None
     return rows
@@ -367,6 +376,8 @@ def read_table(path: str) -> list[dict[str, Any]]:
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """The table as text, one line per configuration and batch size."""
+    from mlprof.model.precision import NONFINITE
+
     errors = any(r.get("max_abs_error") is not None for r in rows)
     head = f"{'bs':>5}  {'config':<28} {'speed-up':>8}  {'95% CI':<17} {'verdict':<15}"
     if errors:
@@ -377,6 +388,8 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
                 f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]  {r['verdict']:<15}")
         if errors and r.get("max_abs_error") is not None:
             top1 = r.get("top1_agreement")
-            line += f" {r['max_abs_error']:>11.3g}  {'' if top1 is None else f'{top1:.3f}':>5}"
+            err = (NONFINITE.get(r.get("error_note") or "", "")
+                   or f"{r['max_abs_error']:.3g}")
+            line += f" {err:>11}  {'' if top1 is None else f'{top1:.3f}':>5}"
         lines.append(line.rstrip())
     return "\n".join(lines)

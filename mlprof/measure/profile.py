@@ -34,10 +34,12 @@ import io
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.measure.contention import environment, snapshot
 from mlprof.measure.harness import ProgressFn, _needs_torch, events_in_call
 from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
@@ -47,13 +49,19 @@ from mlprof.measure.settings import MeasureSettings
 from mlprof.measure.sysinfo import system_info
 from mlprof.results import records
 from mlprof.runtimes import get_runtime, runtime_info, runtime_names
-from mlprof.runtimes.base import RUNTIME_OVERHEAD
+from mlprof.runtimes.base import RUNTIME_OVERHEAD, OpEvent
 from mlprof.util import git_commit, write_json_atomic, write_text_atomic
 from mlprof.version import __version__
 
 #: the columns of a profile's CSV: operator type, runs per profiled call, milliseconds per
-#: profiled call, share of the profiled time (the operators' and the runtime's overhead)
-CSV_COLUMNS = ("op_type", "calls", "ms_per_call", "share")
+#: profiled call (the mean: the columns add up to the profiled time), share of the profiled
+#: time (the operators' and the runtime's overhead), and the median over the profiled calls of
+#: the type's milliseconds in each call (empty where the profiler does not tell the calls
+#: apart: torch.profiler). The median is what profiles are compared by: one stalled call
+#: (1,770 ms of a kernel whose median is 0.033 ms) moves the mean by its share, not the median
+CSV_COLUMNS = ("op_type", "calls", "ms_per_call", "share", "median_ms_per_call")
+#: the columns of profiles written before the median (still read; their median is None)
+CSV_COLUMNS_V1 = CSV_COLUMNS[:4]
 #: what a profile's provenance must hold (checked by :func:`read_profile`)
 PROVENANCE_FIELDS = ("runtime", "runtime_version", "profiler", "batch_size", "n_profiled_calls",
                      "wall_ms", "wall_ms_per_call", "op_ms_per_call", "coverage")
@@ -67,6 +75,14 @@ class OpRow:
     calls: float
     ms_per_call: float
     share: float
+    #: the median over the profiled calls of the type's milliseconds in each call (0 in a
+    #: call that did not run it); None where the profiler does not tell the calls apart
+    median_ms_per_call: float | None = None
+
+    @property
+    def typical_ms(self) -> float:
+        """Milliseconds per call to compare: the median where known, else the mean."""
+        return self.ms_per_call if self.median_ms_per_call is None else self.median_ms_per_call
 
 
 @dataclass
@@ -79,12 +95,13 @@ class ProfileResult:
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def csv_text(self) -> str:
-        """``op_type,calls,ms_per_call,share``, the most expensive first."""
+        """``op_type,calls,ms_per_call,share,median_ms_per_call``, the most expensive first."""
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(CSV_COLUMNS)
         for r in self.ops:
-            w.writerow([r.op_type, f"{r.calls:g}", f"{r.ms_per_call:.6f}", f"{r.share:.6f}"])
+            w.writerow([r.op_type, f"{r.calls:g}", f"{r.ms_per_call:.6f}", f"{r.share:.6f}",
+                        "" if r.median_ms_per_call is None else f"{r.median_ms_per_call:.6f}"])
         return out.getvalue()
 
 
@@ -99,18 +116,30 @@ def check_profilable(runtime: str) -> None:
                           f"{can}", field="--runtime")
 
 
-def aggregate(events: list[tuple[str, float]], n_calls: int) -> list[OpRow]:
+def aggregate(events: Sequence[OpEvent], n_calls: int) -> list[OpRow]:
     """Sum ``(operator type, ms)`` events per type, per profiled call; the most expensive
-    first (ties by name)."""
+    first (ties by name). Where every event names its call (``(type, ms, call)``), each type's
+    median over the calls of its milliseconds in each call, too (0 in a call without it)."""
+    import numpy as np
+
     if n_calls < 1:
         raise ValueError(f"n_calls must be >= 1, got {n_calls}")
     totals: dict[str, list[float]] = {}
-    for name, ms in events:
+    per_call: dict[str, np.ndarray] | None = {}
+    for event in events:
+        name, ms = event[0], event[1]
         t = totals.setdefault(name, [0, 0.0])
         t[0] += 1
         t[1] += ms
+        call = event[2] if len(event) > 2 else None
+        if per_call is not None:
+            if call is None or not 0 <= call < n_calls:
+                per_call = None  # not every event names its call: means only
+            else:
+                per_call.setdefault(name, np.zeros(n_calls))[call] += ms
     whole = sum(t[1] for t in totals.values())
-    rows = [OpRow(name, count / n_calls, ms / n_calls, ms / whole if whole > 0 else 0.0)
+    rows = [OpRow(name, count / n_calls, ms / n_calls, ms / whole if whole > 0 else 0.0,
+                  None if per_call is None else float(np.median(per_call[name])))
             for name, (count, ms) in totals.items()]
     return sorted(rows, key=lambda r: (-r.ms_per_call, r.op_type))
 
@@ -170,6 +199,8 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         min_ns = int(s.min_duration * 1e9)
         fewest = max(MIN_PROFILED_CALLS, len(calls))
         cut = warmed < s.warmup
+        # CPU counters around the profiled calls, never inside them (as the harness does)
+        cpu_before = snapshot()
         profiler.start()
         begin = pc()
         done = False
@@ -189,6 +220,7 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         # the budget stopped it, unless that was where the settings end anyway
         cut = cut or (done and not (len(walls) % (s.n_calls * len(calls)) == 0
                                     and pc() - begin >= min_ns))
+        cpu_after = snapshot()
         events = profiler.stop(len(walls))
         rep.phase(f"{len(walls)} calls profiled", 1.0)
 
@@ -232,6 +264,9 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         "n_op_types": len(ops),
         "pid": os.getpid(),
     }
+    # what else used the CPUs during the profiled calls (mlprof.measure.contention): a
+    # contended profile's operator differences are marked where they are shown
+    prov["environment"] = environment(cpu_before, cpu_after)
     return ProfileResult(s.batch_size, ops, wall_ms, prov)
 
 
@@ -280,18 +315,21 @@ def read_profile(csv_path: str, json_path: str) -> tuple[list[OpRow], dict[str, 
     try:
         with open(csv_path, newline="") as f:
             reader = csv.DictReader(f)
-            if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+            if tuple(reader.fieldnames or ()) not in (CSV_COLUMNS, CSV_COLUMNS_V1):
                 raise MLProfError(f"columns {reader.fieldnames}, expected {list(CSV_COLUMNS)}",
                                   csv_path, "header")
             for i, r in enumerate(reader, start=2):
                 for col in CSV_COLUMNS[1:]:
+                    if col == "median_ms_per_call" and not r.get(col):
+                        continue  # an older profile, or a profiler without the calls
                     try:
                         float(r[col])
                     except (TypeError, ValueError):
                         raise MLProfError(f"line {i}: not a number: {r[col]!r}", csv_path,
                                           col) from None
+                median = r.get("median_ms_per_call")
                 rows.append(OpRow(r["op_type"], float(r["calls"]), float(r["ms_per_call"]),
-                                  float(r["share"])))
+                                  float(r["share"]), float(median) if median else None))
     except OSError as e:
         raise MLProfError(f"cannot read the profile: {e}", csv_path) from None
     return rows, prov

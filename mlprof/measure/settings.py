@@ -27,6 +27,7 @@ from mlprof.errors import MLProfError
 from mlprof.ingest import ascii_float, ascii_int, printable
 from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
 from mlprof.runtimes.batching import MAX_BATCH_SIZE, normalized_rules
+from mlprof.runtimes.precisions import DEFAULT_PRECISION, listed
 
 # Bounds of the settings that are multiplied into memory or time (issue 22): a value beyond
 # them is a typo or an attack, and is refused up front, in one line, before any branch runs
@@ -167,8 +168,8 @@ class MeasureSettings:
         "random", help="random, incremental, zeros, ones, or a .npz/.npy file",
         flag="--input-data", validator=_input_data, cli=True)
     precision: str = _setting(
-        "fp32", help="the precision to measure at: fp32, fp16, bf16, int8-dynamic or "
-        "int8-static, where the runtime can (a converted model is measured as its own file, "
+        DEFAULT_PRECISION, help=f"the precision to measure at: {listed()}, where the runtime "
+        "can (a converted model is measured as its own file, "
         "the runtime applies the others)", flag="--precision", validator=_precision, cli=True)
     seed: int = _setting(0, help="seed of random input data", min=0)
     tfaot_batch_rules: str = _setting(

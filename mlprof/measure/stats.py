@@ -99,10 +99,11 @@ def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
     row["gflop_per_call"] = gflop
     row["gflops_per_s"] = gflop / (row["median_ms"] / 1e3) if row["median_ms"] > 0 \
         else float("nan")
-    for key in ERROR_COLUMNS:
-        value = (error or {}).get(key)
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        row[key] = float(value) if ok else float("nan")  # type: ignore[arg-type]
+    from mlprof.model.precision import error_number
+
+    for key in ERROR_COLUMNS:  # inf where the error is infinite (its record says why)
+        value = error_number(dict(error or {}), key)
+        row[key] = float("nan") if value is None else value
     return row
 
 
@@ -257,7 +258,7 @@ def _errors_table(columns: Sequence[tuple[str, Any]]) -> str:
     size its max relative error and, for class scores, the top-1 agreement; empty when no
     curve has an error (fp32 only, or statistics from before the error columns)."""
     with_error = [(label, st) for label, st in columns if "max_rel_error" in st
-                  and np.isfinite(np.asarray(st["max_rel_error"], dtype=float)).any()]
+                  and (~np.isnan(np.asarray(st["max_rel_error"], dtype=float))).any()]
     if not with_error:
         return ""
     sizes = sorted({int(b) for _, st in with_error for b in st["batch_size"]})
@@ -269,7 +270,8 @@ def _errors_table(columns: Sequence[tuple[str, Any]]) -> str:
             rel = float(st["max_rel_error"][at[0]]) if at else math.nan
             top1 = float(st["top1_agreement"][at[0]]) if at and "top1_agreement" in st \
                 else math.nan
-            cell = "-" if not math.isfinite(rel) else f"{100 * rel:.2g}%" + (
+            cell = "-" if math.isnan(rel) else "inf" if math.isinf(rel) else \
+                f"{100 * rel:.2g}%" + (
                 f", top-1 {top1:.3f}" if math.isfinite(top1) else "")
             row.append(cell)
         rows.append(row)

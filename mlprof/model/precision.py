@@ -21,6 +21,7 @@ BF16) that :func:`mlprof.measure.sysinfo.isa` records in every provenance.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -38,11 +39,12 @@ from mlprof.runtimes import (
     precision_problem,
     runtime_info,
 )
+from mlprof.runtimes.precisions import NATIVE_ISA as _NATIVE_ISA
 
 #: precisions that need instructions of their own on the CPU (any one of the flags), where a
 #: runtime would otherwise compute in fp32 without a word (OpenVINO's bf16 hint on an AVX2 CPU
-#: reads back as f32)
-NATIVE_ISA: dict[str, tuple[str, ...]] = {"bf16": ("avx512_bf16", "amx_bf16")}
+#: reads back as f32): from THE precision table
+NATIVE_ISA: dict[str, tuple[str, ...]] = _NATIVE_ISA
 
 #: calibration batches of int8-static (``--calibration-batches``, default
 #: :data:`DEFAULT_CALIBRATION_BATCHES`): each is one call of the
@@ -272,12 +274,25 @@ def as_arrays(result: Any) -> list[np.ndarray]:
     return [np.asarray(result)]
 
 
+#: ``nonfinite`` of an error against fp32 (:func:`output_error`): why its ``max_abs_error`` and
+#: ``max_rel_error`` are infinite (None in a record: JSON has no infinity). ``"inf"``: an
+#: output is infinite where fp32's is a number or the other infinity (an fp16 overflow);
+#: ``"nan-mismatch"``: an output is NaN where fp32's is not, or the other way round. A model
+#: whose outputs are NaN or infinite at the same positions at both precisions has no error
+#: there (those positions are left out, counted in ``same_nonfinite``).
+NONFINITE = {"inf": "inf", "nan-mismatch": "NaN outputs differ"}
+
+
 def output_error(reference: Sequence[np.ndarray], got: Sequence[np.ndarray]) -> dict[str, Any]:
     """The error of ``got`` against the fp32 ``reference`` outputs (same inputs, same order).
 
     - ``max_abs_error``: the largest ``|got - reference|`` over every output element;
     - ``max_rel_error``: per output, its largest absolute error over its largest ``|reference|``
       (an element-wise ratio explodes where the reference is near 0), the largest of these;
+    - ``nonfinite``: None, or why the error is infinite (:data:`NONFINITE`: ``"inf"``,
+      ``"nan-mismatch"``); the two errors are then None (JSON has no infinity; read them with
+      :func:`error_number`, which gives ``inf``). NaN and infinite values at the same positions
+      in both are no error (``same_nonfinite`` counts them); NaNs are never subtracted;
     - for outputs that look like class scores (2-D floats, batch x at least 2 classes):
       ``top1_agreement``, the fraction of rows whose arg-max is the reference's, and with at
       least 6 classes ``top5_agreement``, the fraction whose reference arg-max is among the
@@ -288,6 +303,8 @@ def output_error(reference: Sequence[np.ndarray], got: Sequence[np.ndarray]) -> 
                           field="--precision")
     max_abs = 0.0
     max_rel = 0.0
+    nonfinite: str | None = None
+    same = 0
     top1 = top5 = None
     for ref, out in zip(reference, got, strict=True):
         ref = np.asarray(ref)
@@ -298,23 +315,66 @@ def output_error(reference: Sequence[np.ndarray], got: Sequence[np.ndarray]) -> 
         if not np.issubdtype(ref.dtype, np.number) or ref.size == 0:
             continue
         r = ref.astype(np.float64)
-        d = np.abs(out.astype(np.float64) - r)
-        if not np.all(np.isfinite(d)):
-            max_abs = max_rel = float("inf")
-            continue
-        err = float(d.max())
-        scale = float(np.abs(r).max())
+        o = np.asarray(out, dtype=np.float64)
+        r_nan, o_nan = np.isnan(r), np.isnan(o)
+        both_nan = r_nan & o_nan
+        # an infinity equal at both (same sign, same position) is no error; any other
+        # infinity is an infinite one
+        both_inf = np.isinf(r) & (o == r)
+        finite = np.isfinite(r) & np.isfinite(o)
+        same += int(both_nan.sum() + both_inf.sum())
+        if np.any(r_nan != o_nan):
+            nonfinite = "nan-mismatch"
+        elif not np.all(finite | both_nan | both_inf) and nonfinite is None:
+            nonfinite = "inf"
+        d = np.abs(o[finite] - r[finite])
+        err = float(d.max()) if d.size else 0.0
+        scale = float(np.abs(r[np.isfinite(r)]).max()) if np.isfinite(r).any() else 0.0
         max_abs = max(max_abs, err)
         max_rel = max(max_rel, err / scale if scale > 0 else (0.0 if err == 0 else np.inf))
         if top1 is None and ref.ndim == 2 and ref.shape[1] >= 2 and \
                 np.issubdtype(ref.dtype, np.floating):
             want = r.argmax(axis=1)
-            top1 = float(np.mean(out.argmax(axis=1) == want))
+            top1 = float(np.mean(o.argmax(axis=1) == want))
             if ref.shape[1] >= 6:
-                best5 = np.argsort(-out.astype(np.float64), axis=1)[:, :5]
+                best5 = np.argsort(-o, axis=1)[:, :5]
                 top5 = float(np.mean(np.any(best5 == want[:, None], axis=1)))
-    return {"max_abs_error": max_abs, "max_rel_error": max_rel, "top1_agreement": top1,
-            "top5_agreement": top5}
+    if nonfinite is not None:  # the outputs: both errors infinite
+        max_abs = max_rel = math.inf
+    elif not (math.isfinite(max_abs) and math.isfinite(max_rel)):
+        nonfinite = "inf"  # a difference beyond float64, or an error of a zero reference
+    return {"max_abs_error": max_abs if math.isfinite(max_abs) else None,
+            "max_rel_error": max_rel if math.isfinite(max_rel) else None,
+            "top1_agreement": top1, "top5_agreement": top5, "nonfinite": nonfinite,
+            "same_nonfinite": same}
+
+
+def error_number(error: Any, key: str) -> float | None:
+    """``error[key]`` (an error against fp32, :func:`output_error`) as a float: ``inf`` for
+    the two errors of an error whose ``nonfinite`` says why (and of older records, which held
+    ``Infinity``), None where there is no number (fp32, no class scores, a damaged value)."""
+    if not isinstance(error, dict):
+        return None
+    value = error.get(key)
+    if key in ("max_abs_error", "max_rel_error") and value is None and \
+            error.get("nonfinite") in NONFINITE:
+        return float("inf")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return None if value != value else value
+
+
+def error_note(error: Any) -> str:
+    """Why an error against fp32 is infinite (a key of :data:`NONFINITE`), "" when it is not:
+    from ``nonfinite``, or from an infinite ``max_abs_error`` of an older record."""
+    if not isinstance(error, dict):
+        return ""
+    note = error.get("nonfinite")
+    if note in NONFINITE:
+        return str(note)
+    value = error_number(error, "max_abs_error")
+    return "inf" if value is not None and math.isinf(value) else ""
 
 
 def quantize_model(spec_file: str, source: str, out_onnx: str, precision: str,

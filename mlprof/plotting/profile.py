@@ -57,8 +57,9 @@ def top_types(profiles: Sequence[Profile], top: int) -> list[str]:
 
 def stacked(profiles: Sequence[Profile], top: int, column: str) -> dict[str, np.ndarray]:
     """Per shown type (the top ones, then :data:`OTHER` if any remain, then the runtime's
-    overhead if the profiles have it, drawn on top): ``column`` (``share`` or
-    ``ms_per_call``) per batch size, in the order of ``profiles``."""
+    overhead if the profiles have it, drawn on top): ``column`` (``share``, ``ms_per_call``,
+    or ``typical_ms``: the median over the profiled calls where the profile has it) per batch
+    size, in the order of ``profiles``."""
     types = top_types(profiles, top)
     out = {t: np.zeros(len(profiles)) for t in types}
     overhead = np.zeros(len(profiles))
@@ -103,9 +104,10 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
     per event (``bs_normalized``) or per batch, stacked, with the median wall time of the
     profiled calls and its 16-84 percentile range as a ``band`` or ``bars`` (``error_style``):
     the band's own centre, so the line always lies in its band (a mean, pulled up by a few
-    slow calls, was drawn above its 84th percentile). The operators' times are means over the
-    profiled calls (a profiler gives no per-call split), so where the calls' times are skewed
-    the stack may reach past the median line. Where the profiler records the runtime's call
+    slow calls, was drawn above its 84th percentile). The operators' times are their medians
+    over the profiled calls where the profiler tells the calls apart (ONNX Runtime, OpenVINO:
+    one stalled call does not move them), else means (torch.profiler), which where the calls'
+    times are skewed may reach past the median line. Where the profiler records the runtime's call
     (ONNX Runtime), the call's time outside operators is a hatched gray part of its own on top
     of the stack, and the gap up to the wall time is what the profile does not see (the
     Python binding); otherwise the gap is all the time outside operators. ``y_log``,
@@ -122,7 +124,7 @@ def plot_profile(profiles: Sequence[Profile], *, top: int = 8, x_log: bool = Tru
     norm = np.array([p.events for p in profiles], dtype=float) if bs_normalized \
         else np.ones(len(x))
     shares = stacked(profiles, top, "share")
-    times = {k: v / norm for k, v in stacked(profiles, top, "ms_per_call").items()}
+    times = {k: v / norm for k, v in stacked(profiles, top, "typical_ms").items()}
     walls = [np.asarray(p.wall_ms, dtype=float) for p in profiles]
     mid = np.array([np.median(w) for w in walls]) / norm
     lo = np.array([np.percentile(w, 16) for w in walls]) / norm

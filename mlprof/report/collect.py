@@ -49,7 +49,8 @@ REPORT_COLUMNS = [
     "device", "cpu_model", "host", "threads", "batch_size",
     *[c for c in STAT_COLUMNS if c != "batch_size" and c not in ERROR_COLUMNS],
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
-    "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement", "isa",
+    "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement",
+    "error_note", "isa",
     "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
     "version", "timestamp", "git_commit", "mlprof_version", "settings_key", "stage", "store",
     "path",
@@ -160,18 +161,14 @@ def _precision_fields(prov: dict) -> dict:
     """The precision measured at, its error against fp32 (None at fp32, and where a record
     holds no number) and the CPU's instruction sets, as report columns."""
     precision: dict = prov["precision"] if isinstance(prov.get("precision"), dict) else {}
+    from mlprof.model.precision import error_note, error_number
+
     error = precision_error(prov)
-
-    def number(key: str) -> float | None:
-        value = error.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return None
-        return float(value)
-
     isa = prov.get("isa")
     return {"precision": str(precision.get("precision") or "fp32"),
-            **{k: number(k) for k in ("max_abs_error", "max_rel_error", "top1_agreement",
-                                      "top5_agreement")},
+            **{k: error_number(error, k) for k in ("max_abs_error", "max_rel_error",
+                                                   "top1_agreement", "top5_agreement")},
+            "error_note": error_note(error) or None,
             "isa": ", ".join(str(x) for x in isa) if isinstance(isa, list) else None}
 
 

@@ -308,6 +308,8 @@ def _fmt(col: str, value: Any) -> str:
         return str(value)
     if col in ("change", "worst"):
         return f"{100 * num:+.1f}%"
+    if col == "max_rel_error" and num == float("inf"):  # an answer (outputs overflow, NaN)
+        return "inf"
     if col in ("cv", "max_rel_error"):  # max_rel_error: of the output's largest fp32 value
         return f"{100 * num:.1f}%" if col == "cv" or num >= 1e-3 else f"{100 * num:.2g}%"
     if col == "z":
@@ -1135,7 +1137,10 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
                        versions: Sequence[str] | None = None) -> list[dict]:
     """The ComparePrecisions rows to show (:func:`mlprof.report.collect.collect_precisions`):
     those of ``versions`` when given, else the newest table's row of each model, runtime,
-    settings, batch size and precision; sorted for reading."""
+    settings, batch size and precision; sorted for reading (the precisions in the order of
+    THE precision table, :mod:`mlprof.runtimes.precisions`)."""
+    from mlprof.runtimes.precisions import order as precision_order
+
     chosen: dict[tuple, dict] = {}
     for r in rows:
         if versions and r.get("version") not in versions:
@@ -1147,7 +1152,8 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
     fp32 = {k[:5]: r.get("median_ms") for k, r in chosen.items() if k[5] == "fp32"}
     out = sorted((r for k, r in chosen.items() if k[5] != "fp32"),  # fp32 is the reference
                  key=lambda r: (str(r.get("model")), str(r.get("runtime")),
-                                int(r.get("batch_size") or 0), str(r.get("precision"))))
+                                int(r.get("batch_size") or 0), precision_order(r.get("precision")),
+                                str(r.get("precision"))))
     for r in out:
         r["fp32_ms"] = fp32.get((r.get("model"), r.get("model_hash"), r.get("runtime"),
                                  r.get("settings_key"), r.get("batch_size")))
@@ -1155,6 +1161,10 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
         r["gain"], r["speedup"] = r["speedup"], f"{r['speedup']:.2f}x"
         top1 = r.get("top1_agreement")
         r["top1"] = "" if top1 is None else f"{top1:.3f}"
+        if r.get("error_note"):  # an infinite error is an answer: "inf", "NaN outputs differ"
+            from mlprof.model.precision import NONFINITE
+
+            r["max_rel_error"] = NONFINITE.get(str(r["error_note"]), "inf")
     return out
 
 

@@ -21,14 +21,22 @@ from typing import Any
 #: 1.2x": lower precision is chosen for speed, and 1.2x is about what a runtime upgrade gives)
 SLOW_GAIN = 1.2
 
-#: ComparePrecisions' table columns (``precisions_<bs>.csv``)
+#: ComparePrecisions' table columns (``precisions_<bs>.csv``). ``max_abs_error`` and
+#: ``max_rel_error`` are ``inf`` where the error is infinite, and ``error_note`` then says why
+#: (:data:`mlprof.model.precision.NONFINITE`: ``inf``, ``nan-mismatch``); a lower precision
+#: whose outputs overflow or turn NaN is an answer, not a damaged table
 COLUMNS = ("batch_size", "precision", "median_ms", "speedup", "ci_low", "ci_high", "verdict",
-           "max_abs_error", "max_rel_error", "top1_agreement", "why")
+           "max_abs_error", "max_rel_error", "top1_agreement", "error_note", "why")
+#: the columns of tables written before ``error_note`` (still read; an ``inf`` error in them
+#: reads as ``error_note`` ``inf``)
+COLUMNS_V1 = tuple(c for c in COLUMNS if c != "error_note")
 #: numeric columns of the table and the columns that may be empty (fp32 has no error; a CNN
 #: output without class scores no agreement)
 _NUMBERS = ("median_ms", "speedup", "ci_low", "ci_high", "max_abs_error", "max_rel_error",
             "top1_agreement")
 _MAY_BE_EMPTY = ("max_abs_error", "max_rel_error", "top1_agreement")
+#: the columns that may be ``inf`` (an infinite error is an answer)
+_MAY_BE_INF = ("max_abs_error", "max_rel_error")
 #: the largest table read (a few batch sizes x five precisions, a line of reasons each)
 MAX_TABLE_BYTES = 1 << 20
 #: the longest "why" kept (one line of operators)
@@ -39,11 +47,14 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
     """The rows of a ComparePrecisions table, checked: a regular file of at most
     :data:`MAX_TABLE_BYTES` read through :mod:`mlprof.ingest`, the header :data:`COLUMNS`,
     batch sizes positive integers, medians and speed-ups positive finite numbers, errors
-    finite or empty, agreements in [0, 1]. A damaged table raises
+    numbers >= 0, ``inf`` (with ``error_note`` saying why) or empty, agreements in [0, 1].
+    Tables of older mlprof versions (:data:`COLUMNS_V1`) read with ``error_note`` from their
+    errors. A damaged table raises
     :class:`~mlprof.errors.CorruptResult` naming the file and the line: it never becomes a
     number on the dashboard."""
     from mlprof import ingest
     from mlprof.errors import CorruptResult, MLProfError
+    from mlprof.model.precision import NONFINITE
 
     try:
         text = ingest.read_text(path, MAX_TABLE_BYTES, what="a precision table")
@@ -51,14 +62,15 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         raise CorruptResult(e.message, path) from None
     reader = csv.reader(text.splitlines())
     header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
+    if header is None or tuple(header) not in (COLUMNS, COLUMNS_V1):
         raise CorruptResult("header is not ComparePrecisions' columns", path)
+    columns = tuple(header)
     rows = []
     for i, fields in enumerate(reader, start=2):
-        if len(fields) != len(COLUMNS):
-            raise CorruptResult(f"line {i} has {len(fields)} fields, expected {len(COLUMNS)}",
+        if len(fields) != len(columns):
+            raise CorruptResult(f"line {i} has {len(fields)} fields, expected {len(columns)}",
                                 path)
-        row: dict[str, Any] = dict(zip(COLUMNS, fields, strict=True))
+        row: dict[str, Any] = {"error_note": "", **dict(zip(columns, fields, strict=True))}
         for key in ("batch_size", *_NUMBERS):
             value = row[key]
             if value == "" and key in _MAY_BE_EMPTY:
@@ -69,13 +81,21 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
             except ValueError:
                 raise CorruptResult(f"{key} in line {i} is {value[:20]!r}, not a number",
                                     path) from None
-            bad = not math.isfinite(number) or (
+            bad = (not math.isfinite(number) and not (
+                key in _MAY_BE_INF and number == math.inf)) or (
                 key == "batch_size" and (number < 1 or not number.is_integer())) or (
                 key in ("median_ms", "speedup", "ci_low", "ci_high") and number <= 0) or (
                 key == "top1_agreement" and not 0 <= number <= 1) or number < 0
             if bad:
                 raise CorruptResult(f"{key} in line {i} is {value[:20]}, not plausible", path)
             row[key] = int(number) if key == "batch_size" else number
+        infinite = any(row[k] == math.inf for k in _MAY_BE_INF)
+        if row["error_note"] == "" and infinite:
+            row["error_note"] = "inf"  # a table of an older mlprof
+        elif row["error_note"] != "" and (row["error_note"] not in NONFINITE or not infinite):
+            raise CorruptResult(f"error_note in line {i} is {row['error_note'][:20]!r} beside "
+                                "errors that are " + ("infinite" if infinite else "numbers"),
+                                path)
         row["why"] = row["why"][:MAX_WHY_CHARS]
         rows.append(row)
     return rows
@@ -94,10 +114,15 @@ LAYOUT_OPS = frozenset({"Transpose", "Reshape", "aten::contiguous", "aten::permu
 def op_diff(fp32: Iterable[Any], low: Iterable[Any]) -> list[dict[str, Any]]:
     """Per operator type, milliseconds per call at fp32 and at the lower precision and their
     difference (``low - fp32``: positive where the lower precision spends more), largest
-    difference first. ``fp32``/``low``: rows with ``op_type`` and ``ms_per_call``
-    (:class:`mlprof.measure.profile.OpRow`)."""
-    a = _per_type(fp32)
-    b = _per_type(low)
+    difference first. ``fp32``/``low``: rows with ``op_type``, ``ms_per_call`` and
+    ``median_ms_per_call`` (:class:`mlprof.measure.profile.OpRow`): the medians over the
+    profiled calls where both profiles have them (one stalled call moves a mean by its
+    share: a 1,770 ms stall made ``+38.5 ms DynamicQuantizeMatMul`` of a 0.033 ms kernel),
+    else the means."""
+    fp32, low = list(fp32), list(low)
+    median = all(_field(r, "median_ms_per_call") is not None for r in (*fp32, *low))
+    a = _per_type(fp32, median)
+    b = _per_type(low, median)
     rows = [{"op_type": t, "fp32_ms": a.get(t, 0.0), "low_ms": b.get(t, 0.0),
              "delta_ms": b.get(t, 0.0) - a.get(t, 0.0),
              "kind": "new" if t not in a else "gone" if t not in b else "both"}
@@ -105,11 +130,15 @@ def op_diff(fp32: Iterable[Any], low: Iterable[Any]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (-r["delta_ms"], r["op_type"]))
 
 
-def _per_type(rows: Iterable[Any]) -> dict[str, float]:
+def _field(row: Any, key: str) -> Any:
+    return row.get(key) if isinstance(row, Mapping) else getattr(row, key, None)
+
+
+def _per_type(rows: Iterable[Any], median: bool = False) -> dict[str, float]:
     out: dict[str, float] = {}
     for r in rows:
-        op = r["op_type"] if isinstance(r, Mapping) else r.op_type
-        ms = r["ms_per_call"] if isinstance(r, Mapping) else r.ms_per_call
+        op = _field(r, "op_type")
+        ms = _field(r, "median_ms_per_call" if median else "ms_per_call")
         out[str(op)] = out.get(str(op), 0.0) + float(ms)
     return out
 
@@ -125,6 +154,20 @@ def _what(op: str) -> str:
     if op in LAYOUT_OPS:
         return "layout"
     return ""
+
+
+def marked_why(text: str, contended: Iterable[str]) -> str:
+    """``text`` (a :func:`why_not_faster` line) marked as the other tables mark a contended
+    measurement (:data:`mlprof.measure.trust.CONTENDED`, ``!``) when a profile it diffs was
+    contended (``contended``: their precisions): other processes used the CPUs while it was
+    profiled, so an operator's time may be theirs."""
+    from mlprof.measure.trust import CONTENDED
+
+    which = list(contended)
+    if not which:
+        return text
+    return (f"{CONTENDED} contended profile ({', '.join(which)}: other processes used the "
+            f"CPUs while profiling; profile again on a quiet machine): {text}")
 
 
 def why_not_faster(fp32: Iterable[Any], low: Iterable[Any], precision: str,

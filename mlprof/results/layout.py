@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlprof.errors import MLProfError
+from mlprof.runtimes.precisions import PRECISIONS
 from mlprof.util import float_tag, short_hash
 
 # --- the store ----------------------------------------------------------------------------------
@@ -397,7 +398,9 @@ def precision_segment(key: PrecisionKey) -> str:
     return tag
 
 
-_PREC = r"(?:fp32|fp16|bf16|int8-dynamic|int8-static)"
+#: the precision names of THE precision table (:mod:`mlprof.runtimes.precisions`), longest
+#: first so that none is cut short
+_PREC = "(?:" + "|".join(re.escape(p) for p in sorted(PRECISIONS, key=len, reverse=True)) + ")"
 _PRECISION_SEG = re.compile(rf"prec-({_PREC}(?:\+{_PREC})*)(?:-cal(\d+))?")
 
 

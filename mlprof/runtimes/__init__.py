@@ -19,6 +19,8 @@ import importlib
 from dataclasses import dataclass
 
 from mlprof.errors import MLProfError
+from mlprof.runtimes import precisions as _precisions
+from mlprof.runtimes.precisions import runtime_precisions
 
 #: model kinds: ONNX models (a YAML spec or an ``.onnx`` file), Python model scripts, and
 #: TensorFlow models (``inference_engine: tf``: a frozen graph or a SavedModel; ``tfaot``: a
@@ -32,19 +34,12 @@ _KIND_TEXT = {ONNX_MODEL: "ONNX/YAML models", SCRIPT_MODEL: "Python model script
               TF_MODEL: "TensorFlow models (inference_engine: tf)",
               TFAOT_MODEL: "AOT TensorFlow models (inference_engine: tfaot)"}
 #: the precisions mlprof measures at (``--precision``), by these names so that scripts and
-#: experiment files can rely on them: fp32 (the model as it is), fp16 and bf16 (half-precision
-#: weights and arithmetic), int8-dynamic (int8 weights, activations quantized at run time) and
-#: int8-static (int8 weights and activations, their scales calibrated beforehand)
-PRECISIONS = ("fp32", "fp16", "bf16", "int8-dynamic", "int8-static")
-DEFAULT_PRECISION = "fp32"
-#: int8-static's calibration batches by default (``--calibration-batches``; the reasons for
-#: the count and its bound are at :data:`mlprof.model.precision.MAX_CALIBRATION_BATCHES`)
-DEFAULT_CALIBRATION_BATCHES = 16
-#: what people type for a precision that is not one of :data:`PRECISIONS`
-_PRECISION_HINTS = {"int8": "int8-dynamic or int8-static", "float32": "fp32", "float": "fp32",
-                    "f32": "fp32", "float16": "fp16", "half": "fp16", "f16": "fp16",
-                    "bfloat16": "bf16", "qint8": "int8-dynamic or int8-static",
-                    "dynamic": "int8-dynamic", "static": "int8-static"}
+#: experiment files can rely on them, with int8-static's calibration default and what people
+#: type for them: from THE precision table, :mod:`mlprof.runtimes.precisions`
+PRECISIONS = _precisions.PRECISIONS
+DEFAULT_PRECISION = _precisions.DEFAULT_PRECISION
+DEFAULT_CALIBRATION_BATCHES = _precisions.DEFAULT_CALIBRATION_BATCHES
+_PRECISION_HINTS = _precisions.HINTS
 
 
 def check_precision(value: object, field: str = "--precision") -> str:
@@ -193,13 +188,12 @@ register(RuntimeInfo(
     package="onnxruntime", aliases=("ort",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="onnxruntime", label="ONNX Runtime",
     profiler="ONNX Runtime session profiling", peak_benchmark=True,
-    precisions=("fp32", "fp16", "int8-dynamic", "int8-static"),
-    converted_precisions=("fp16", "int8-dynamic", "int8-static")))
+    **runtime_precisions("onnxruntime")))
 register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
     model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch",
-    profiler="torch.profiler", precisions=("fp32", "bf16", "int8-dynamic")))
+    profiler="torch.profiler", **runtime_precisions("torch")))
 register(RuntimeInfo(
     name="torch-compile", target="mlprof.runtimes.torch:TorchCompileRuntime",
     package="torch", aliases=("torch-compiled", "inductor", "compile"), devices=("cpu",),
@@ -211,8 +205,7 @@ register(RuntimeInfo(
     package="openvino", aliases=("ov",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="openvino", label="OpenVINO", extra="openvino",
     profiler="OpenVINO performance counters",
-    precisions=("fp32", "fp16", "bf16", "int8-dynamic", "int8-static"),
-    converted_precisions=("fp16", "int8-dynamic", "int8-static"), native_precisions=("bf16",)))
+    **runtime_precisions("openvino")))
 register(RuntimeInfo(
     name="tensorflow", target="mlprof.runtimes.tensorflow:TensorFlowRuntime",
     package="tensorflow-cpu", aliases=("tf",), devices=("cpu",), model_kinds=(TF_MODEL,),

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 #: size 1: 30 of 63 µs profiled)
 RUNTIME_OVERHEAD = "(runtime overhead)"
 
+#: one operator run of a profile: ``(operator type, milliseconds)``, or with the index of the
+#: profiled call it belongs to (0 to n_calls - 1), from which the per-call median of each
+#: operator type is computed (one stalled call moves a mean, never a median)
+OpEvent = tuple[str, float] | tuple[str, float, int]
+
 
 class OpProfiler(ABC):
     """A runtime's own per-operator profiler, driven by :func:`mlprof.measure.profile.profile`:
@@ -36,11 +41,12 @@ class OpProfiler(ABC):
         return None
 
     @abstractmethod
-    def stop(self, n_calls: int) -> list[tuple[str, float]]:
+    def stop(self, n_calls: int) -> list[OpEvent]:
         """Stop; ``(operator type, milliseconds)`` of every operator run by the last
         ``n_calls`` calls, outermost operators only (their times never overlap), plus, where
         the profiler records the runtime's call itself, one :data:`RUNTIME_OVERHEAD` event per
-        call: the call's time outside its operators."""
+        call: the call's time outside its operators. A profiler that knows which call an
+        event belongs to adds its index (:data:`OpEvent`)."""
 
 
 class Runtime(ABC):

@@ -14,7 +14,7 @@ import onnxruntime as ort
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
 from mlprof.model.onnx_graph import ResolvedModel, resolve, with_symbolic_batch
-from mlprof.runtimes.base import RUNTIME_OVERHEAD, OpProfiler, Runtime
+from mlprof.runtimes.base import RUNTIME_OVERHEAD, OpEvent, OpProfiler, Runtime
 
 _PROVIDERS = {"cpu": "CPUExecutionProvider"}
 
@@ -120,7 +120,7 @@ class _OrtProfiler(OpProfiler):
     def __init__(self, rt: OnnxRuntime) -> None:
         self.rt = rt
 
-    def stop(self, n_calls: int) -> list[tuple[str, float]]:
+    def stop(self, n_calls: int) -> list[OpEvent]:
         import bisect
 
         assert self.rt.session is not None and self.rt._profile_prefix, "load() first"
@@ -140,7 +140,7 @@ class _OrtProfiler(OpProfiler):
         runs = runs[len(runs) - n_calls:] if n_calls else []
         starts = [r[0] for r in runs]
         inside = [0.0] * len(runs)
-        out = []
+        out: list[OpEvent] = []
         for e in events:
             if e.get("cat") != "Node" or not str(e.get("name", "")).endswith("_kernel_time"):
                 continue
@@ -148,9 +148,9 @@ class _OrtProfiler(OpProfiler):
             if i < 0 or e["ts"] > runs[i][1]:
                 continue  # the first call's and the warm-up's, or outside any call
             inside[i] += e["dur"]
-            out.append((str(e["args"]["op_name"]), e["dur"] / 1e3))
-        out.extend((RUNTIME_OVERHEAD, max(end - start - k, 0) / 1e3)
-                   for (start, end), k in zip(runs, inside, strict=True))
+            out.append((str(e["args"]["op_name"]), e["dur"] / 1e3, i))
+        out.extend((RUNTIME_OVERHEAD, max(end - start - k, 0) / 1e3, i)
+                   for i, ((start, end), k) in enumerate(zip(runs, inside, strict=True)))
         return out
 
 

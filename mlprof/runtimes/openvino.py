@@ -10,7 +10,7 @@ import numpy as np
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
 from mlprof.model.onnx_graph import ResolvedModel, resolve
-from mlprof.runtimes.base import OpProfiler, Runtime
+from mlprof.runtimes.base import OpEvent, OpProfiler, Runtime
 
 try:
     import openvino as ov
@@ -155,7 +155,7 @@ class _OvProfiler(OpProfiler):
     def __init__(self, rt: OpenVinoRuntime) -> None:
         self.rt = rt
 
-    def stop(self, n_calls: int) -> list[tuple[str, float]]:
+    def stop(self, n_calls: int) -> list[OpEvent]:
         requests = [request for request, _ in self.rt._keep]
         if not requests or n_calls <= 0:
             return []
@@ -167,9 +167,9 @@ class _OvProfiler(OpProfiler):
                 if ms > 0 and info.status.name == "EXECUTED":
                     ops.append((_op_type(str(info.node_type), str(info.exec_type)), ms))
             per_request.append(ops)
-        out: list[tuple[str, float]] = []
+        out: list[OpEvent] = []
         for i in range(n_calls):  # the harness calls each request n_calls times in turn
-            out.extend(per_request[(i * len(per_request)) // n_calls])
+            out.extend((op, ms, i) for op, ms in per_request[(i * len(per_request)) // n_calls])
         return out
 
 

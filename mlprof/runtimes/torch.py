@@ -18,7 +18,7 @@ from mlprof.errors import MLProfError
 from mlprof.model.script import capture, discover, positional_ok, select
 from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype, read_model_file
 from mlprof.runtimes import check_model_kind
-from mlprof.runtimes.base import OpProfiler, Runtime
+from mlprof.runtimes.base import OpEvent, OpProfiler, Runtime
 
 
 @dataclass
@@ -226,7 +226,9 @@ class _TorchProfiler(OpProfiler):
         self._prof = profile(activities=[ProfilerActivity.CPU])
         self._prof.__enter__()
 
-    def stop(self, n_calls: int) -> list[tuple[str, float]]:
+    def stop(self, n_calls: int) -> list[OpEvent]:
+        """The events without their call (torch.profiler's clock is not the calls' one): the
+        profile's per-operator figures are means over the calls."""
         assert self._prof is not None, "start() first"
         self._prof.__exit__(None, None, None)
         return [(e.name, e.cpu_time_total / 1e3) for e in self._prof.events()

@@ -10,6 +10,7 @@ import luigi
 from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
+from mlprof.runtimes.precisions import DEFAULT_PRECISION, EXPORT_PRECISIONS
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.parameters import ExportMixin, ModelMixin, ScriptMixin
@@ -34,7 +35,7 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
     graph is made once, where it is needed, and has its own directory, ``...-bs<N>``).
     """
 
-    precision = luigi.ChoiceParameter(default="fp32", choices=("fp32", "fp16"),
+    precision = luigi.ChoiceParameter(default=DEFAULT_PRECISION, choices=EXPORT_PRECISIONS,
                                       description="precision of the exported graph (the other "
                                       "precisions are converted from the fp32 export by "
                                       "QuantizeModel)")

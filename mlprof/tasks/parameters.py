@@ -27,6 +27,16 @@ from mlprof.runtimes import (
     runtime_info,
     runtime_version,
 )
+from mlprof.runtimes.precisions import (
+    BY_NAME as PRECISION_TABLE,
+)
+from mlprof.runtimes.precisions import (
+    CALIBRATED_PRECISIONS,
+    DEFAULT_PRECISION,
+    PRECISIONS,
+    export_precision,
+    listed,
+)
 from mlprof.tasks.base import BaseTask
 from mlprof.util import float_tag, short_hash
 
@@ -368,11 +378,11 @@ class ExportMixin(BaseTask):
                 raise MLProfError(f"must be a finite number >= 0, got {value!r}", field=flag)
         return self.atol, self.rtol
 
-    def export_key(self, precision: str = "fp32") -> layout.ExportKey:
+    def export_key(self, precision: str = DEFAULT_PRECISION) -> layout.ExportKey:
         """The export settings as the layout keys them, for a measurement at ``precision``
         (the task's own, passed by the task that has one): the export is fp16 when fp16 is
         measured, which the export converts to itself, else fp32."""
-        return layout.ExportKey(self.resolved_opset, "fp16" if precision == "fp16" else "fp32",
+        return layout.ExportKey(self.resolved_opset, export_precision(precision),
                                 bool(self.ort_optimize),
                                 layout.tolerances_tag(*self.tolerances()))
 
@@ -401,11 +411,12 @@ class PrecisionMixin(BaseTask):
 
     exclude_index = True
 
-    precision = PrecisionParameter(default="fp32", description="precision to measure at: "
-                                   "fp32, fp16, bf16, int8-dynamic or int8-static (what a "
-                                   "runtime supports: `mlprof system-info`); default: fp32")
+    precision = PrecisionParameter(default=DEFAULT_PRECISION, description="precision to "
+                                   f"measure at: {listed()} (what a runtime supports: "
+                                   f"`mlprof system-info`); default: {DEFAULT_PRECISION}")
     calibration_batches = AsciiIntParameter(default=DEFAULT_CALIBRATION_BATCHES,
-                                            description="int8-static only: batches of 8 "
+                                            description=f"{listed(CALIBRATED_PRECISIONS)} "
+                                            "only: batches of 8 "
                                             "random events that calibrate the activations' "
                                             "ranges, 1 to 1000; default: "
                                             f"{DEFAULT_CALIBRATION_BATCHES}")
@@ -420,10 +431,10 @@ class PrecisionMixin(BaseTask):
         precision it is refused: it would change nothing)."""
         from mlprof.model.precision import check_calibration_batches
 
-        if self.precision != "int8-static":
+        if not PRECISION_TABLE[self.precision].calibrated:
             if self.calibration_batches != DEFAULT_CALIBRATION_BATCHES:
-                raise MLProfError("applies to --precision int8-static only",
-                                  field="--calibration-batches")
+                raise MLProfError(f"applies to --precision {listed(CALIBRATED_PRECISIONS)} "
+                                  "only", field="--calibration-batches")
             return 0
         return check_calibration_batches(self.calibration_batches)
 
@@ -438,9 +449,10 @@ class PrecisionsMixin(BaseTask):
 
     exclude_index = True
 
-    precisions = PrecisionsParameter(default=("fp32",), description="comma-separated "
-                                     "precisions, a curve each (crossed with --runtimes): fp32, "
-                                     "fp16, bf16, int8-dynamic, int8-static; default: fp32")
+    precisions = PrecisionsParameter(default=(DEFAULT_PRECISION,), description="comma-"
+                                     "separated precisions, a curve each (crossed with "
+                                     f"--runtimes): {', '.join(PRECISIONS)}; default: "
+                                     f"{DEFAULT_PRECISION}")
     calibration_batches = PrecisionMixin.calibration_batches
 
     def __init__(self, *args, **kwargs):
@@ -449,25 +461,28 @@ class PrecisionsMixin(BaseTask):
 
         if not self.precisions:
             raise MLProfError("give at least one precision", field="--precisions")
-        if "int8-static" not in self.precisions and \
-                self.calibration_batches != DEFAULT_CALIBRATION_BATCHES:
-            raise MLProfError("applies to int8-static only (not in --precisions)",
-                              field="--calibration-batches")
+        if not self.calibrated() and self.calibration_batches != DEFAULT_CALIBRATION_BATCHES:
+            raise MLProfError(f"applies to {listed(CALIBRATED_PRECISIONS)} only (not in "
+                              "--precisions)", field="--calibration-batches")
         check_calibration_batches(self.calibration_batches)
 
     def precision_overrides(self) -> list[dict[str, object]]:
         """The parameters of each precision's measurement: ``precision`` and, for
         int8-static, ``calibration_batches``."""
-        return [{"precision": p, "calibration_batches":
-                 self.calibration_batches if p == "int8-static" else DEFAULT_CALIBRATION_BATCHES}
+        return [{"precision": p, "calibration_batches": self.calibration_batches
+                 if PRECISION_TABLE[p].calibrated else DEFAULT_CALIBRATION_BATCHES}
                 for p in self.precisions]
+
+    def calibrated(self) -> bool:
+        """Whether one of the precisions is calibrated (``--calibration-batches`` applies)."""
+        return any(PRECISION_TABLE[p].calibrated for p in self.precisions)
 
     def precisions_part(self) -> str:
         """The precisions as a path part: "" for fp32 alone, ``prec-int8-dynamic``,
         ``prec-fp32+int8-static-cal16`` (the calibration when int8-static is among them)."""
-        if tuple(self.precisions) == ("fp32",):
+        if tuple(self.precisions) == (DEFAULT_PRECISION,):
             return ""
-        cal = self.calibration_batches if "int8-static" in self.precisions else 0
+        cal = self.calibration_batches if self.calibrated() else 0
         return layout.precision_segment(layout.PrecisionKey("+".join(self.precisions), cal))
 
 

@@ -244,15 +244,15 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
         # model is not measured by ONNX Runtime); with the default --runtimes, a model no
         # default runtime measures goes to its engine's runtime (tf -> tensorflow)
 
-        default = tuple(self.runtimes) == (DEFAULT_RUNTIME,)
-        self._model_pairs = []
-        for s in self._specs:
-            pairs = [p for p in self._pairs if runtime_info(p[0]).measures(s.model_kind)]
-            if not pairs and default:
-                pairs = [(engine_runtime(s.model_kind), "")]
-            if not pairs:  # no runtime of --runtimes measures it: one line (exit 40)
-                check_model_kind(self.runtimes[0], s.model_kind, s.spec_file)
-            self._model_pairs.append(pairs)
+        from mlprof.model.plan import curve_plan
+
+        self._curves = curve_plan([s.model_kind for s in self._specs], self._pairs,
+                                  self.runtimes, tuple(self.runtimes) == (DEFAULT_RUNTIME,),
+                                  engine_runtime)
+        for i in self._curves.unmeasured[:1]:  # no runtime of --runtimes measures it: one line
+            check_model_kind(self.runtimes[0], self._specs[i].model_kind,  # (exit 40)
+                             self._specs[i].spec_file)
+        self._model_pairs = [list(ps) for ps in self._curves.per_model]
         aot = [s for s in self._specs if s.model_kind == TFAOT_MODEL]
         if not aot:
             if isinstance(getattr(type(self), "tfaot_batch_rules", None), luigi.Parameter):
@@ -376,7 +376,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
 
     def _all_pairs(self) -> list[tuple[str, str]]:
         """Every (runtime, version) of some curve, in order."""
-        return list(dict.fromkeys(p for ps in self._model_pairs for p in ps))
+        return list(self._curves.pairs)
 
     def _expands(self, i: int) -> bool:
         """Whether model file ``i`` is a script whose models are found by discovery."""
@@ -473,10 +473,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
     def skipped_runtimes(self) -> tuple[str, ...]:
         """The runtimes of --runtimes that measure none of the models (skipped, one line each
         when the task is made)."""
-        if tuple(self.runtimes) == (DEFAULT_RUNTIME,):
-            return ()
-        used = {rt for rt, _ in self._all_pairs()}
-        return tuple(rt for rt in self.runtimes if rt not in used)
+        return self._curves.skipped
 
     def _merges(self) -> list[tuple[str, MergeRuntimes]]:
         """(curve label, MergeRuntimes) per curve (scripts' models once discovered); with

@@ -14,6 +14,7 @@ from mlprof.errors import MLProfError
 from mlprof.report.precision import COLUMNS
 from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_CALIBRATION_BATCHES
+from mlprof.runtimes.precisions import BY_NAME as PRECISION_TABLE
 from mlprof.tasks.base import Requirements, failure_reason
 from mlprof.tasks.compare import CompareInterleaved, RoundsParameter
 from mlprof.tasks.parameters import (
@@ -98,7 +99,7 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
 
     def profile(self, precision: str, batch_size: int) -> ProfileRuntime:
         """The profile of one precision at one batch size."""
-        cal = self.calibration_batches if precision == "int8-static" else \
+        cal = self.calibration_batches if PRECISION_TABLE[precision].calibrated else \
             DEFAULT_CALIBRATION_BATCHES
         return self.reqs.ProfileRuntime.req(self, precision=precision, calibration_batches=cal,
                                             batch_sizes=(batch_size,), min_duration=0.5)
@@ -106,7 +107,9 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
     @property
     def measures_export(self) -> bool:
         """Whether the fp32 model measured is a script's ONNX export."""
-        return self.is_script and self.runtime_info.needs_export
+        from mlprof.model.plan import measurement_plan
+
+        return measurement_plan(self.is_script, self.runtime).measures_export
 
     def store_parts(self) -> dict[str, str]:
         export = self.export_key() if self.measures_export else None
@@ -128,8 +131,9 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
         return text + "outputs:\n" + "\n".join(f"  {t.path}" for t in self.output().values())
 
     def run(self):
+        from mlprof.measure.contention import is_contended
         from mlprof.measure.profile import read_profile
-        from mlprof.report.precision import SLOW_GAIN, why_not_faster
+        from mlprof.report.precision import SLOW_GAIN, marked_why, why_not_faster
 
         rows = self.compared().rows()
         slow = [r for r in rows if r["precision"] != "fp32" and r["speedup"] < SLOW_GAIN]
@@ -140,13 +144,15 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
                                       (r["precision"], r["batch_size"]))}
             yield list(profiles.values())
             for r in slow:
-                ops = {}
+                ops, contended = {}, []
                 for p in ("fp32", r["precision"]):
                     coll = profiles[(p, r["batch_size"])].output()["collection"]
                     (target,) = coll.targets.values()
-                    ops[p], _ = read_profile(target["csv"].path, target["json"].path)
-                why[(r["batch_size"], r["precision"])] = why_not_faster(
-                    ops["fp32"], ops[r["precision"]], r["precision"])
+                    ops[p], prov = read_profile(target["csv"].path, target["json"].path)
+                    if is_contended(prov):
+                        contended.append(p)
+                why[(r["batch_size"], r["precision"])] = marked_why(why_not_faster(
+                    ops["fp32"], ops[r["precision"]], r["precision"]), contended)
         elif slow:
             for r in slow:
                 why[(r["batch_size"], r["precision"])] = (
@@ -177,11 +183,13 @@ def format_precisions(rows: list[dict], model: str, runtime: str) -> str:
     lines = [f"{model} on {runtime}: speed-up over fp32 (interleaved, 95 % CI) and error",
              f"{'bs':>5}  {'precision':<13} {'median ms':>9}  {'speed-up':>8}  {'95% CI':<17}"
              f"{'max abs err':>11}  {'top-1':>5}"]
+    from mlprof.model.precision import NONFINITE  # an infinite error: "inf", "NaN outputs differ"
     from mlprof.report.dashboard_svg import readable  # never e-notation (21,670, not 2.167e+04)
 
     notes = []
     for r in rows:
-        err = "" if r.get("max_abs_error") is None else readable(r["max_abs_error"], 3)
+        err = "" if r.get("max_abs_error") is None else (
+            NONFINITE.get(r.get("error_note") or "", "") or readable(r["max_abs_error"], 3))
         top1 = "" if r.get("top1_agreement") is None else f"{r['top1_agreement']:.3f}"
         lines.append(f"{r['batch_size']:>5}  {r['precision']:<13} "
                      f"{readable(r['median_ms'], 4):>9}  "

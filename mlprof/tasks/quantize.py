@@ -8,6 +8,7 @@ import logging
 from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
+from mlprof.runtimes.precisions import CONVERTED_PRECISIONS, listed
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.export import ExportOnnx
 from mlprof.tasks.parameters import (
@@ -22,8 +23,8 @@ from mlprof.util import write_json_atomic, write_text_atomic
 
 logger = logging.getLogger("mlprof")
 
-#: the precisions a converted model is made for
-CONVERTED = ("fp16", "int8-dynamic", "int8-static")
+#: the precisions a converted model is made for (THE precision table's)
+CONVERTED = CONVERTED_PRECISIONS
 
 
 class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
@@ -42,7 +43,7 @@ class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
     reqs = Requirements(ExportOnnx=ExportOnnx)
 
     precision = PrecisionParameter(default="int8-dynamic", description="the precision to "
-                                   "convert to: fp16, int8-dynamic or int8-static; default: "
+                                   f"convert to: {listed(CONVERTED_PRECISIONS)}; default: "
                                    "int8-dynamic")
 
     def __init__(self, *args, **kwargs):

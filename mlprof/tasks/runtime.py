@@ -10,8 +10,20 @@ import law
 
 from mlprof.errors import MLProfError
 from mlprof.measure.quiet import verbose
+from mlprof.model.plan import (
+    CONVERTED,
+    EXPORT,
+    MODEL_FILE,
+    REFERENCE_EXPORT,
+    SCRIPT,
+    FileOf,
+    MeasurementPlan,
+    chosen_file,
+    measurement_plan,
+)
 from mlprof.results import layout, records
 from mlprof.runtimes import TFAOT_MODEL
+from mlprof.runtimes.precisions import DEFAULT_PRECISION
 from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.export import ExportOnnx
@@ -117,9 +129,14 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         return {k: (defaults[k] if k in drop else v) for k, v in params.items()}
 
     @property
+    def plan(self) -> MeasurementPlan:
+        """What is measured and made first (:func:`mlprof.model.plan.measurement_plan`)."""
+        return measurement_plan(self.is_script, self.runtime, self.precision)
+
+    @property
     def measures_export(self) -> bool:
         """Whether the measured file is this script model's ONNX export."""
-        return self.is_script and self.runtime_info.needs_export
+        return self.plan.measures_export
 
     def model_identity(self) -> records.ModelIdentity:
         """The model as the user named it (never an export's spec): recorded with each result,
@@ -143,7 +160,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
     def export_req(self, **params) -> ExportOnnx:
         """The ExportOnnx of this model: at fp16 when fp16 is measured (the export converts
         it), else at fp32 (the lower precisions are converted from it by QuantizeModel)."""
-        params.setdefault("precision", "fp16" if self.precision == "fp16" else "fp32")
+        params.setdefault("precision", self.plan.export_precision or DEFAULT_PRECISION)
         return self.reqs.ExportOnnx.req(self, **params)
 
     @property
@@ -151,36 +168,45 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         """Whether the measured file is a converted model (QuantizeModel): a precision the
         runtime measures on a converted graph, except a script's fp16, which its export
         converts itself."""
-        from mlprof.model.precision import converted
+        return self.plan.converted
 
-        return converted(self.runtime, self.precision) and not (
-            self.measures_export and self.precision == "fp16")
+    def plan_files(self, export: ExportOnnx | None = None) -> dict[str, FileOf]:
+        """The files of the plan (:data:`mlprof.model.plan.SOURCES`), each made when asked:
+        the YAML/ONNX file, the script's ONNX export (``export``, default this task's), the
+        converted model, ``script::HASH`` for the runtimes that run the script's model, and
+        the fp32 export a script's lower precision is compared with."""
+        reqs = self.requires()
+
+        def script() -> str:
+            model = self.the_model(reqs["discover"])
+            return f"{self.model_spec.file}::{model['hash']}"
+
+        return {MODEL_FILE: self.model_spec.spec_file,
+                EXPORT: lambda: (export or reqs["export"]).output()["onnx"].path,
+                CONVERTED: lambda: reqs["quantize"].measured(),
+                SCRIPT: script,
+                REFERENCE_EXPORT: lambda: reqs["reference"].output()["onnx"].path}
 
     def measured_model_file(self, export: ExportOnnx | None = None) -> str:
-        """The file a measurement child loads: the converted model of a lower precision, the
-        YAML/ONNX file, the script's ONNX export (``export``, default this task's), or
-        ``script::HASH`` for the runtimes that run the script's model."""
-        if self.measures_converted:
-            return self.requires()["quantize"].measured()
-        if not self.is_script:
-            return self.model_spec.spec_file
-        if self.measures_export:
-            return (export or self.export_req()).output()["onnx"].path
-        model = self.the_model(self.requires()["discover"])
-        return f"{self.model_spec.file}::{model['hash']}"
+        """The file a measurement child loads (:func:`mlprof.model.plan.measurement_plan`):
+        the converted model of a lower precision, the YAML/ONNX file, the script's ONNX export
+        (``export``, default this task's), or ``script::HASH`` for the runtimes that run the
+        script's model."""
+        return chosen_file(self.plan.source, self.plan_files(export))
 
     def model_requirements(self) -> dict:
         """Script models: the ONNX export, or the discovery for runtimes that run the script;
         a converted model for a lower precision, and then the fp32 export its error is
         measured against."""
+        plan = self.plan
         reqs: dict = {}
-        if self.is_script and self.measures_export:
+        if plan.measures_export:
             reqs["export"] = self.export_req()
-            if self.precision != "fp32":
-                reqs["reference"] = self.export_req(precision="fp32")
-        elif self.is_script:
+            if plan.reference == REFERENCE_EXPORT:
+                reqs["reference"] = self.export_req(precision=DEFAULT_PRECISION)
+        if plan.discover:
             reqs["discover"] = self.reqs.DiscoverModels.req(self)
-        if self.measures_converted:
+        if plan.converted:
             reqs["quantize"] = self.reqs.QuantizeModel.req(self)
         return reqs
 
@@ -271,28 +297,18 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         return self.static_export() or self.requires()["export"]
 
     def measured_file(self) -> str:
-        """What the harness measures: the YAML/ONNX file, the export, the converted model of a
-        lower precision, or script::HASH."""
-        reqs = self.requires()
-        if "quantize" in reqs:
-            return reqs["quantize"].measured()
-        if not self.is_script:
-            return self.model_spec.spec_file
-        if "export" in reqs:
-            return self.measured_export().output()["onnx"].path
-        model = self.the_model(reqs["discover"])
-        return f"{self.model_spec.file}::{model['hash']}"
+        """What the harness measures: the YAML/ONNX file, the export (its static graph of this
+        branch's batch size where it has them), the converted model of a lower precision, or
+        script::HASH."""
+        plan = self.plan
+        export = self.measured_export() if plan.source == EXPORT else None
+        return chosen_file(plan.source, self.plan_files(export))
 
     def reference_file(self) -> str | None:
-        """The fp32 model a lower precision's outputs are compared with (None at fp32)."""
-        if self.precision == "fp32":
-            return None
-        reqs = self.requires()
-        if "reference" in reqs:
-            return reqs["reference"].output()["onnx"].path
-        if not self.is_script:
-            return self.model_spec.spec_file
-        return self.measured_file()  # a script run by torch: the same script, in fp32
+        """The fp32 model a lower precision's outputs are compared with (None at fp32): a
+        script's fp32 export, the model file, or the script run by torch, in fp32."""
+        reference = self.plan.reference
+        return None if reference is None else chosen_file(reference, self.plan_files())
 
     def failure_path(self) -> str:
         """One failure record per batch size (the branches share a directory)."""
