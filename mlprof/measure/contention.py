@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from mlprof.measure import causes as _causes
 from mlprof.measure.isolate import _descendants
 
 #: other processes using more CPU than this (in cores, averaged over the timed loop) mark a
@@ -60,7 +61,8 @@ _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 @dataclass(frozen=True)
 class Snapshot:
-    """CPU counters at one moment: wall time, busy and steal jiffies of ``cpus``, own jiffies."""
+    """CPU counters at one moment: wall time, busy and steal jiffies of ``cpus``, own jiffies,
+    and the counters of the causes (:class:`mlprof.measure.causes.Counters`; None: not read)."""
 
     wall: float
     cpus: tuple[int, ...]
@@ -68,6 +70,7 @@ class Snapshot:
     steal: int
     own: int
     mhz: float | None
+    causes: _causes.Counters | None = None
 
 
 def _affinity() -> set[int] | None:
@@ -125,21 +128,25 @@ def _mean_mhz(cpus: tuple[int, ...]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def snapshot() -> Snapshot | None:
+def snapshot(probe: bool = True) -> Snapshot | None:
     """This moment's counters for the current process (None where ``/proc/stat`` is missing).
 
     Own time is the process (all threads) with its waited-for children, plus the processes
     below it now (a model's workers), so that what the measurement itself starts is not
-    "other".
+    "other"; the causes' counters (:func:`mlprof.measure.causes.counters`) count the threads
+    of the same processes, and run the drift probe first unless ``probe`` is False.
     """
 
-    read = _cpu_jiffies(_affinity())
+    affinity = _affinity()
+    kids = _descendants(os.getpid())
+    extra = _causes.counters([os.getpid(), *kids], len(affinity) if affinity else None, probe)
+    read = _cpu_jiffies(affinity)
     if read is None:
         return None
     cpus, busy, steal = read
     own = _proc_jiffies("self", children=True)
-    own += sum(_proc_jiffies(k) for k in _descendants(os.getpid()))
-    return Snapshot(time.monotonic(), cpus, busy, steal, own, _mean_mhz(cpus))
+    own += sum(_proc_jiffies(k) for k in kids)
+    return Snapshot(time.monotonic(), cpus, busy, steal, own, _mean_mhz(cpus), extra)
 
 
 def _loadavg() -> list[float] | None:
@@ -158,9 +165,13 @@ def environment(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any]:
         "steal_share": None, "loadavg": _loadavg(), "cpu_mhz": None, "contended": None,
         "contended_threshold_cores": CONTENDED_CORES,
     }
-    if start is None or end is None or start.cpus != end.cpus or end.wall <= start.wall:
+    ok = not (start is None or end is None or start.cpus != end.cpus or end.wall <= start.wall)
+    wall = end.wall - start.wall if ok and start is not None and end is not None else 0.0
+    rec.update(_causes.signals(start.causes if ok and start else None,
+                               end.causes if ok and end else None, wall))
+    rec.update(causes=None, cause_thresholds=_causes.thresholds(CONTENDED_CORES))
+    if not ok or start is None or end is None:
         return rec
-    wall = end.wall - start.wall
     busy, own = end.busy - start.busy, end.own - start.own
     other = max(0.0, (busy - own) / _HZ / wall)
     mhz = [m for m in (start.mhz, end.mhz) if m is not None]
@@ -168,9 +179,23 @@ def environment(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any]:
         window_s=round(wall, 4), cpus=len(end.cpus), other_cpu_cores=round(other, 3),
         own_cpu_cores=round(own / _HZ / wall, 3),
         steal_share=round((end.steal - start.steal) / _HZ / wall / len(end.cpus), 4),
-        cpu_mhz=round(sum(mhz) / len(mhz), 1) if mhz else None,
-        contended=other > CONTENDED_CORES if wall >= MIN_WINDOW_S else None)
+        cpu_mhz=round(sum(mhz) / len(mhz), 1) if mhz else None)
+    if wall >= MIN_WINDOW_S:
+        rec["causes"] = _causes.named_causes(rec, CONTENDED_CORES)
+        rec["contended"] = bool(rec["causes"])
     return rec
+
+
+def causes_of(provenance: dict[str, Any]) -> list[str]:
+    """The causes a branch's provenance names (empty for records from before them; a record
+    from before the causes but contended names ``others``, the only rule it had)."""
+    env = provenance.get("environment")
+    if not isinstance(env, dict):
+        return []
+    named = env.get("causes")
+    if isinstance(named, list):
+        return [str(c) for c in named]
+    return ["others"] if env.get("contended") is True else []
 
 
 def is_contended(provenance: dict[str, Any]) -> bool:
@@ -226,13 +251,16 @@ def system_checks(root: str = "/sys/devices/system/cpu") -> list[str]:
 
 def contended_warning(name: str, rows: list[dict[str, Any]],
                       runtime: str | None = None) -> str | None:
-    """A warning naming the model (``name``), the ``runtime`` and the batch sizes measured under
-    contention (None if none), so that the line says which curve to measure again."""
+    """A warning naming the model (``name``), the ``runtime``, the batch sizes measured under
+    contention and the cause(s) at each (rows' ``causes``, :func:`causes_of`; None if none is
+    contended), so that the line says which curve to measure again and what disturbed it."""
+    from mlprof.measure.trust import cause_line
+
     hit = [str(r["batch_size"]) for r in rows if r.get("contended")]
     if not hit:
         return None
     where = f"{name} on {runtime}" if runtime else name
-    return (f"{where}: measured under contention (other processes used more than "
-            f"{CONTENDED_CORES:g} of a core) at batch size(s) {', '.join(hit)}: their "
-            "latencies may be too high; measure again on a quiet machine (see the provenance's "
-            "environment record)")
+    return (f"{where}: measured under contention at batch size(s) {', '.join(hit)} "
+            f"({cause_line(rows)}): their latencies may be too high; measure again on a quiet "
+            "machine (docs/noise.md: what each cause means; the provenance's environment "
+            "record: its signals)")

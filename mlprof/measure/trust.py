@@ -8,10 +8,14 @@ Report's summary) append a marker to the number, as asv and pyperf mark the resu
 not trust:
 
 - ``~`` unstable: the calls spread widely; the median is robust, but may move between runs;
-- ``!`` contended: the latency may be too high; measure again on a quiet machine.
+- ``!`` contended: something disturbed the measurement, and the record names what
+  (:mod:`mlprof.measure.causes`: ``cpu-wait``, ``others``, ``gc``, ...); the latency may be too
+  high; measure again on a quiet machine.
 
-A table that shows a marker prints :func:`legend` under it (and only then). The API's result
-has the same markers in its ``flags`` column.
+A table that shows a marker prints :func:`legend` under it (and only then); where the causes
+are known, :func:`cause_line` says which cause disturbed which batch sizes
+(``contended: cpu-wait at batch size(s) 8, 32``). The API's result has the same markers in its
+``flags`` column.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ CONTENDED = "!"
 
 _MEANING = {
     UNSTABLE: f"unstable (CV > {100 * CV_UNSTABLE:.0f}%)",
-    CONTENDED: "contended (other processes used the CPUs while measuring)",
+    CONTENDED: "contended (disturbed while measuring: other processes, CPU wait, GC, ...)",
 }
+
+#: the cause of a contended point whose record names none (from before the causes)
+UNEXPLAINED = "unexplained"
 
 
 def _true(value: Any) -> bool:
@@ -106,3 +113,21 @@ def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | N
                      "columns)")
     text = f"{len(hit)} marked point(s)\n" + "\n".join(lines)
     return with_legend(text, [m for _, m in hit])
+
+
+def cause_line(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """Which cause disturbed which batch sizes, over the contended ``rows`` (each with
+    ``batch_size``, ``contended`` and ``causes``, a list: see
+    :func:`mlprof.measure.contention.causes_of`): ``contended: cpu-wait at batch size(s) 8, 32;
+    gc at batch size(s) 32``; a contended row without causes counts as ``unexplained``. None
+    when no row is contended."""
+    at: dict[str, list[str]] = {}
+    for r in rows:
+        if not _true(r.get("contended")):
+            continue
+        for cause in r.get("causes") or [UNEXPLAINED]:
+            at.setdefault(str(cause), []).append(str(r.get("batch_size", "?")))
+    if not at:
+        return None
+    return "contended: " + "; ".join(f"{c} at batch size(s) {', '.join(b)}"
+                                     for c, b in at.items())
