@@ -210,7 +210,7 @@ def test_signals_and_causes_arithmetic():
     assert sig["invol_ctx_switches"] == 4 and sig["major_faults"] == 30
     assert sig["gc_pause_s"] == 0.02 and sig["drift_pct"] == 50.0
     assert sig["probe_us"] == [100.0, 150.0]
-    rec = {**sig, "window_s": 1.0, "other_cpu_cores": 0.6, "steal_share": 0.03}
+    rec = {**sig, "window_s": 1.0, "other_cpu_cores": 0.6, "steal_share": 0.06}
     assert named_causes(rec, CONTENDED_CORES) == list(CAUSES[:-2]) + ["drift"]
     rec.update(runnable_threads=2.6)
     assert named_causes(rec, CONTENDED_CORES) == list(CAUSES)

@@ -40,43 +40,50 @@ from dataclasses import dataclass
 from typing import Any
 
 #: run-queue wait above this share of the time our threads wanted a CPU names ``cpu-wait``.
-#: Measured here (a 0.6 s single-thread loop, 2 CPUs shared with other test runs): quiet-ish
-#: 0.2-3 %; beside 3 busy loops pinned to our CPUs 45-70 %; beside 3 ``nice -n 19`` busy
-#: loops 1-6 % (CFS gives a nice-19 task 1.5 % of a nice-0 one's share: they barely disturb).
-#: 5 % of the loop's time spent waiting shifts the mean by up to 5 %, above the runtimes'
-#: differences this tool is meant to show.
+#: 5 % of the loop spent waiting shifts its mean by up to 5 %, more than the differences
+#: between runtimes this tool is meant to show. Measured on this 2-core VM (a 0.5 s busy
+#: loop pinned to one CPU, 5 times each, loadavg 3.4-4.5 from other test runs): nothing else
+#: pinned there 1-34 % (other processes landing on that CPU: 0.02-0.34 cores, below the
+#: ``others`` threshold); beside one busy loop pinned there 51-67 %, three 75-83 %, three
+#: ``nice -n 19`` ones 5.3-53 % (5.3-6.6 % when nothing else came: CFS gives a nice-19 task
+#: 1.5 % of a nice-0 one's weight). The quick start's onnxruntime loop (1 thread, 0.6 s)
+#: read 1.2-1.6 % while other processes used the other CPU (1.0 core), 30-42 % at 1.3 cores.
 RUN_WAIT_SHARE = 0.05
 #: PSI ``memory some`` above this share of the window names ``memory``: 5 % of the window
-#: some task waited for memory (reclaim, swap-in, refaults). 0.0 % here over every window read,
-#: the VM never reclaims.
+#: some task waited for memory (reclaim, swap-in, refaults). 0.0 % here in every window read
+#: (this VM never reclaimed).
 PSI_MEMORY_SHARE = 0.05
 #: PSI ``io some`` above this share names ``io``. It is the machine's, not ours: other test
-#: runs writing files read 0-4 % here; reading a file of 16 MB page by page after dropping it
+#: runs writing files read 0-0.3 % here; reading a 16 MB file page by page after dropping it
 #: from the page cache (4096 major faults, 63 us each) read 50 %.
 PSI_IO_SHARE = 0.10
 #: major page faults per second of the window above this name ``memory``: one costs 63 us here
-#: (a file's page read back from the VM's disk; 5-10 ms on a spinning disk), so 20/s are 0.13 %
-#: of the time here and 10-20 % on a disk. A warm loop takes none.
+#: (a page read back from the VM's disk; 5-10 ms on a spinning disk), so 20/s are 0.13 % of
+#: the time here and 10-20 % on a disk. A warm loop takes none (0 in every loop here).
 MAJOR_FAULTS_PER_S = 20.0
-#: steal above this share of the CPUs' time names ``steal``: 0.0-0.3 % here over every window.
-STEAL_SHARE = 0.02
-#: time the cgroup's quota held us back above this share of the window names ``throttled``
-#: (no quota on this VM: never measured, the parsing is tested on cgroup-shaped trees).
+#: steal above this share of the CPUs' time names ``steal`` (as ``cpu-wait``: 5 % lost shifts
+#: up to 5 %). Here 0 in most windows, 0.8-2 % in some, 8-16 % in some while three or more
+#: busy loops kept both vCPUs busy (the host took them back).
+STEAL_SHARE = 0.05
+#: time the cgroup's quota held us back above this share of the window names ``throttled``:
+#: a throttled cgroup stops for the rest of its period (100 ms by default), a whole sample's
+#: worth; no quota on this VM, so never measured here (the parsing is tested on cgroup trees).
 THROTTLED_SHARE = 0.01
 #: GC pauses above this share of the loop name ``gc``: a collection stops every thread of the
-#: interpreter, and lands in the samples it interrupts. A loop of onnxruntime calls takes none
-#: (0.000 s); a loop allocating cyclic garbage 5-30 %.
+#: interpreter and lands in the samples it interrupts. The onnxruntime loop takes none here
+#: (0.000 s in all 16 loops); a loop allocating cyclic garbage spent 61 % in GC pauses.
 GC_SHARE = 0.01
 #: our threads runnable on average above the usable CPUs plus this many name
-#: ``oversubscribed``: a single-thread onnxruntime loop reads 1.0-1.02 runnable threads here,
-#: 4 spinning threads on 2 CPUs 4.0; half a thread is far from both.
+#: ``oversubscribed``: a single-thread onnxruntime loop reads 0.84-1.0 runnable threads here,
+#: three hashing threads on one CPU 3.0; half a thread is far from both.
 OVERSUBSCRIBED_MARGIN = 0.5
 #: the probe's time after the loop differing from before by more than this many percent names
-#: ``drift``. The probe sees ~0.7 ms of the machine: on this VM its speed changes by ~45 %
-#: from one moment to the next (the probe is bimodal, 32 or 48 us a repetition, whichever
-#: host core runs the vCPU): |drift| was above 20 % in 7-15 % of 100 quiet before/after pairs
-#: 0.2 s apart, above 40 % in 5 %. A frequency or thermal change of that size moves every
-#: sample; below it the probe cannot tell drift from its own noise here.
+#: ``drift``. The probe sees ~0.7 ms of the machine, whose speed on this VM changes by up to
+#: ~60 % from one moment to the next (the probe is bimodal: 32-38 or 50-60 us a repetition):
+#: over 100 before/after pairs 0.2 s apart |drift| exceeded 20 % in 2-15 and 40 % in 1-5 of
+#: them (p5-p95 -2 to +2 % in the calmest run); beside the quick start's loop with other
+#: processes busy, 5 of 16 loops read 40-70 %. A change of the CPU's speed that large moves
+#: every sample; below it the probe cannot tell drift from its own noise here.
 DRIFT_PCT = 40.0
 
 #: every cause a record may name, in the order they are listed
@@ -297,8 +304,8 @@ def _work(n: int) -> int:
     return s
 
 
-#: the probe: the fastest of this many repetitions of a fixed pure-Python loop (~35 us each
-#: here, ~0.7 ms in all): the fastest is what the CPU can do, a preemption hits one repetition
+#: the probe: the fastest of this many repetitions of a fixed pure-Python loop (32-38 us each
+#: here, 0.71 ms in all): the fastest is what the CPU can do, a preemption hits one repetition
 PROBE_REPS = 20
 PROBE_N = 1000
 
@@ -321,10 +328,25 @@ def counters(pids: Iterable[int | str], affinity: int | None, run_probe: bool = 
     ``affinity`` CPUs; the probe first (so that it is outside an end snapshot's reads)."""
     probe_ns = probe() if run_probe else None
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    dirs = cpu_cgroup_dirs()
+    dirs, quota = _cgroup()
+    cpus = quota if affinity is None else (
+        float(affinity) if quota is None else min(float(affinity), quota))
     return Counters(tasks=_tasks(pids), psi=_psi(), throttled=throttling(dirs),
                     nivcsw=usage.ru_nivcsw, majflt=usage.ru_majflt, gc_ns=gc_pause_ns(),
-                    usable_cpus=usable_cpus(affinity, dirs), probe_ns=probe_ns)
+                    usable_cpus=cpus, probe_ns=probe_ns)
+
+
+_cgroups: dict[int, tuple[list[str], float | None]] = {}
+
+
+def _cgroup() -> tuple[list[str], float | None]:
+    """This process' CPU cgroup directories and quota, read once per process (150 us: a
+    process does not change its cgroup or quota while it measures)."""
+    pid = os.getpid()
+    if pid not in _cgroups:
+        dirs = cpu_cgroup_dirs()
+        _cgroups[pid] = (dirs, quota_cpus(dirs))
+    return _cgroups[pid]
 
 
 def _share(value: float, of: float, digits: int = 4) -> float:

@@ -2,8 +2,9 @@
 
 What competed with a measurement for the machine is measured, not guessed: the harness takes a
 :func:`snapshot` just before its timed loop and one just after, never inside it (one snapshot
-costs ~0.1 ms, 118 us on this busy 2-core VM; twice per batch size, outside ``loop_wall_s``),
-and :func:`environment` turns the two into the provenance's ``environment`` record:
+costs 1.0 ms on this busy 2-core VM: 0.23 ms of counters, 0.71 ms of drift probe; twice per
+batch size, outside ``loop_wall_s``: 0.4 % of a 0.5 s loop's wall time), and
+:func:`environment` turns the two into the provenance's ``environment`` record:
 
 - ``other_cpu_cores``: CPU time used by every other process on the CPUs this process may run on
   (its affinity), per wall second, in cores: the busy jiffies of those CPUs in ``/proc/stat``
@@ -15,8 +16,16 @@ and :func:`environment` turns the two into the provenance's ``environment`` reco
 - ``loadavg``: ``/proc/loadavg`` (1, 5 and 15 minutes) after the loop (it counts this process);
 - ``cpu_mhz``: the mean ``scaling_cur_freq`` of those CPUs before and after the loop, None
   where there is no cpufreq (most VMs, this one included);
-- ``contended``: ``other_cpu_cores`` above :data:`CONTENDED_CORES`; None (not judged) for a
-  loop shorter than :data:`MIN_WINDOW_S`.
+- the cause record (:mod:`mlprof.measure.causes`): our threads' run-queue wait
+  (``run_wait_s``, ``run_wait_share``), ``runnable_threads``, ``threads``, ``usable_cpus``, PSI
+  (``psi_cpu_share``, ``psi_memory_share``, ``psi_io_share``), cgroup throttling
+  (``throttled_s``, ``nr_throttled``), ``invol_ctx_switches``, ``major_faults``, ``gc_pause_s``
+  (None unless the harness watched the GC), ``probe_us`` and ``drift_pct``;
+- ``causes``: the causes whose signal crossed its threshold (``cause_thresholds``), in
+  :data:`mlprof.measure.causes.CAUSES` order; ``others`` is the rule ``contended`` had before
+  them: ``other_cpu_cores`` above :data:`CONTENDED_CORES`;
+- ``contended``: a cause was named; None (not judged, ``causes`` None) for a loop shorter than
+  :data:`MIN_WINDOW_S`.
 
 ``contended`` is a property of the machine during the measurement, separate from ``unstable``
 (the samples' CV): a busy neighbour often leaves the CV low and shifts every sample instead.
