@@ -316,6 +316,10 @@ def test_end_of_run_table_marks_a_contended_point(store, burners):
         assert "!" in cells[-1], (bs, table)  # "0.123 !" or "0.123 ~!"
     legend = lines[head + 5]
     assert legend.startswith("markers: ") and "! contended" in legend, lines[head:head + 7]
+    # under it, which cause at which batch sizes (three busy loops: cpu-wait, others)
+    causes = lines[head + 6]
+    assert re.match(r"contended: \S+ at batch size\(s\) 1", causes), lines[head:head + 8]
+    assert "cpu-wait at batch size(s) 1, 2" in causes or "others at batch size(s) 1, 2" in causes
     # the warning says which model, runtime and batch sizes
     assert re.search(r"WARNING: mlprof - \S+ on onnxruntime: measured under contention "
                      r"at batch size\(s\) 1, 2 \(contended: \S+ at batch size\(s\) 1",
