@@ -91,6 +91,19 @@ def with_legend(table: str, shown: Iterable[str]) -> str:
     return f"{table}\n{line}" if line else table
 
 
+def _causes_text(row: Mapping[str, Any]) -> str:
+    """A row's causes (a list, or the Report's comma-separated ``contended_causes``) as
+    ``cpu-wait, gc``; ``unexplained`` when none is recorded (NaN in a CSV is none)."""
+    value = row.get("causes", row.get("contended_causes"))
+    if isinstance(value, str):
+        names = [v.strip() for v in value.split(",") if v.strip()]
+    elif isinstance(value, (list, tuple)):
+        names = [str(v) for v in value]
+    else:
+        names = []
+    return ", ".join(names) or UNEXPLAINED
+
+
 def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | None:
     """The points of ``rows`` (statistics or report rows with ``model``, ``runtime``,
     ``batch_size`` and ``median_ms``) that carry a marker, as a table with the marked medians
@@ -104,6 +117,12 @@ def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | N
     cells = [["model", "runtime", "batch", "median [ms]"]]
     cells += [[str(r.get("model", "")), str(r.get("runtime", "")), str(r.get("batch_size", "")),
                marked(f"{float(r['median_ms']):.4g}", m)] for r, m in hit[:limit]]
+    # what disturbed a contended point (the Report's ``contended_causes``), where known
+    named = [_causes_text(r) if CONTENDED in m else "" for r, m in hit[:limit]]
+    if any(named):
+        cells[0].append("contended by")
+        for row, text in zip(cells[1:], named, strict=True):
+            row.append(text)
     widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip()
              for c in cells]
