@@ -117,12 +117,20 @@ def test_busy_loops_on_our_cpu_name_cpu_wait():
 
 
 def test_more_threads_than_cpus_names_oversubscribed():
-    """Three hashing threads on one CPU: 3 runnable threads on average, 1 usable CPU; one
-    thread on one CPU is not oversubscribed."""
+    """Three hashing threads on one CPU: 3 runnable threads on average, 1 usable CPU, each
+    waiting two thirds of its time for the others (67 % measured here): ``oversubscribed``,
+    and ``cpu-wait`` only for the wait beyond that (nothing else ran there). One thread on one
+    CPU is not oversubscribed; three planned (a load point's streams) neither."""
     over = _child(HASHING, 3, 1)
     assert over["usable_cpus"] == 1.0, over
     assert over["runnable_threads"] >= 2.5, over
-    assert "oversubscribed" in over["causes"] and "cpu-wait" in over["causes"], over
+    assert "oversubscribed" in over["causes"] and over["contended"] is True, over
+    assert over["run_wait_share"] >= 0.5, over
+    rec = {**over, "run_wait_share": causes.own_wait_share(3.0, 1.0) + 0.01}
+    assert named_causes(rec, CONTENDED_CORES) == ["oversubscribed"]
+    assert named_causes(rec, CONTENDED_CORES, planned_threads=3) == []
+    rec["run_wait_share"] += causes.RUN_WAIT_SHARE
+    assert named_causes(rec, CONTENDED_CORES, planned_threads=3) == ["cpu-wait"]
     fits = _child(HASHING, 1, 1)
     assert fits["runnable_threads"] <= 1.3, fits
     assert "oversubscribed" not in fits["causes"], fits
@@ -212,7 +220,9 @@ def test_signals_and_causes_arithmetic():
     assert sig["probe_us"] == [100.0, 150.0]
     rec = {**sig, "window_s": 1.0, "other_cpu_cores": 0.6, "steal_share": 0.06}
     assert named_causes(rec, CONTENDED_CORES) == list(CAUSES[:-2]) + ["drift"]
-    rec.update(runnable_threads=2.6)
+    rec.update(runnable_threads=2.6)  # own wait 1 - 2/2.6 = 23 %: 13 % is no longer cpu-wait
+    assert named_causes(rec, CONTENDED_CORES) == [c for c in CAUSES if c != "cpu-wait"]
+    rec.update(run_wait_share=1 - 2 / 2.6 + 0.06)
     assert named_causes(rec, CONTENDED_CORES) == list(CAUSES)
     quiet = {"window_s": 1.0, "other_cpu_cores": 0.1, "steal_share": 0.0,
              **dict.fromkeys(sig, 0), "runnable_threads": 1.0, "usable_cpus": 2.0}

@@ -10,7 +10,8 @@ do about it:
 - ``others``: other processes used more than :data:`~mlprof.measure.contention.CONTENDED_CORES`
   of our CPUs (the rule ``contended`` had before the causes);
 - ``cpu-wait``: our threads were runnable but waited for a CPU (``/proc/<pid>/task/*/schedstat``,
-  2nd field), whoever held it: other processes, other cgroups, our own other threads;
+  2nd field) held by other processes or other cgroups: beyond the wait our own threads cause
+  each other when more of them are runnable than there are CPUs (that is ``oversubscribed``);
 - ``throttled``: the cgroup's CPU quota stopped us (``cpu.stat`` ``throttled_time`` /
   ``throttled_usec``, v1 and v2, our cgroup and its ancestors);
 - ``steal``: the hypervisor ran another guest on our CPUs (``/proc/stat`` steal);
@@ -359,12 +360,14 @@ def signals(start: Counters | None, end: Counters | None, wall_s: float) -> dict
 
     ``run_wait_s`` (our threads' run-queue wait), ``run_wait_share`` (that over the time our
     threads were runnable, running or waiting: per wall second per runnable thread),
-    ``runnable_threads`` (our threads runnable on average), ``threads`` (our threads at the
-    end), ``usable_cpus``, ``psi_{cpu,memory,io}_share`` (``some`` per wall second),
-    ``throttled_s``, ``nr_throttled``, ``invol_ctx_switches``, ``major_faults``,
-    ``gc_pause_s``, ``probe_us`` (before, after) and ``drift_pct``."""
+    ``own_wait_share`` (the part of it our own threads cause each other, beyond the usable
+    CPUs: :func:`own_wait_share`), ``runnable_threads`` (our threads runnable on average),
+    ``threads`` (our threads at the end), ``usable_cpus``, ``psi_{cpu,memory,io}_share``
+    (``some`` per wall second), ``throttled_s``, ``nr_throttled``, ``invol_ctx_switches``,
+    ``major_faults``, ``gc_pause_s``, ``probe_us`` (before, after) and ``drift_pct``."""
     rec: dict[str, Any] = dict.fromkeys(
-        ("run_wait_s", "run_wait_share", "runnable_threads", "threads", "usable_cpus",
+        ("run_wait_s", "run_wait_share", "own_wait_share", "runnable_threads", "threads",
+         "usable_cpus",
          *(f"psi_{r}_share" for r in _PSI), "throttled_s", "nr_throttled",
          "invol_ctx_switches", "major_faults", "gc_pause_s", "probe_us", "drift_pct"))
     if start is None or end is None or wall_s <= 0:
@@ -378,6 +381,8 @@ def signals(start: Counters | None, end: Counters | None, wall_s: float) -> dict
         rec.update(run_wait_s=round(wait / 1e9, 5), run_wait_share=_share(wait, run + wait),
                    runnable_threads=round((run + wait) / wall_ns, 3), threads=len(end.tasks))
     rec["usable_cpus"] = end.usable_cpus
+    if rec["runnable_threads"] is not None:
+        rec["own_wait_share"] = round(own_wait_share(rec["runnable_threads"], end.usable_cpus), 4)
     if start.psi and end.psi:
         for r in _PSI:
             if r in start.psi and r in end.psi:
@@ -403,14 +408,33 @@ def _above(rec: Mapping[str, Any], key: str, threshold: float, per: float = 1.0)
             and value / per > threshold)
 
 
-def named_causes(rec: Mapping[str, Any], others_cores: float) -> list[str]:
+def own_wait_share(runnable: Any, cpus: Any) -> float:
+    """The run-queue wait share our own threads cause each other: with ``runnable`` threads
+    runnable on average and ``cpus`` usable CPUs, at least ``1 - cpus / runnable`` of their
+    runnable time is spent waiting, whatever else runs (0 when they fit, or unknown)."""
+    if (isinstance(runnable, (int, float)) and isinstance(cpus, (int, float)) and cpus > 0
+            and runnable > cpus):
+        return 1.0 - cpus / runnable
+    return 0.0
+
+
+def named_causes(rec: Mapping[str, Any], others_cores: float,
+                 planned_threads: float | None = None) -> list[str]:
     """The causes (:data:`CAUSES`, in that order) whose signal in the ``environment`` record
-    ``rec`` crossed its threshold; ``others_cores``: the ``others`` threshold in cores."""
+    ``rec`` crossed its threshold; ``others_cores``: the ``others`` threshold in cores.
+
+    ``cpu-wait`` counts the wait beyond what our own threads cause each other
+    (:func:`own_wait_share`: that is ``oversubscribed``'s); ``planned_threads``: the threads a
+    measurement runs on purpose (a load point's streams x threads), which oversubscribe the CPUs
+    without disturbing it (None: any runnable thread beyond the CPUs is a disturbance)."""
     wall = rec.get("window_s") or 0.0
+    runnable, cpus = rec.get("runnable_threads"), rec.get("usable_cpus")
     causes = []
     if _above(rec, "other_cpu_cores", others_cores):
         causes.append("others")
-    if _above(rec, "run_wait_share", RUN_WAIT_SHARE):
+    wait = rec.get("run_wait_share")
+    if (isinstance(wait, (int, float)) and not isinstance(wait, bool)
+            and wait - own_wait_share(runnable, cpus) > RUN_WAIT_SHARE):
         causes.append("cpu-wait")
     if wall and _above(rec, "throttled_s", THROTTLED_SHARE, wall):
         causes.append("throttled")
@@ -423,9 +447,8 @@ def named_causes(rec: Mapping[str, Any], others_cores: float) -> list[str]:
         causes.append("io")
     if wall and _above(rec, "gc_pause_s", GC_SHARE, wall):
         causes.append("gc")
-    runnable, cpus = rec.get("runnable_threads"), rec.get("usable_cpus")
     if (isinstance(runnable, (int, float)) and isinstance(cpus, (int, float))
-            and runnable > cpus + OVERSUBSCRIBED_MARGIN):
+            and runnable > max(cpus, planned_threads or 0) + OVERSUBSCRIBED_MARGIN):
         causes.append("oversubscribed")
     drift = rec.get("drift_pct")
     if isinstance(drift, (int, float)) and abs(drift) > DRIFT_PCT:

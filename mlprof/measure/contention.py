@@ -166,9 +166,13 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def environment(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any]:
+def environment(start: Snapshot | None, end: Snapshot | None,
+                planned_threads: float | None = None) -> dict[str, Any]:
     """The ``environment`` record of the window between two snapshots (see the module
-    docstring); its numbers are None where they could not be read."""
+    docstring); its numbers are None where they could not be read. ``planned_threads``: the
+    threads the measurement runs on purpose (a load point's streams x threads: more than the
+    CPUs is then its experiment, not ``oversubscribed``; see
+    :func:`mlprof.measure.causes.named_causes`)."""
     rec: dict[str, Any] = {
         "window_s": None, "cpus": None, "other_cpu_cores": None, "own_cpu_cores": None,
         "steal_share": None, "loadavg": _loadavg(), "cpu_mhz": None, "contended": None,
@@ -178,7 +182,8 @@ def environment(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any]:
     wall = end.wall - start.wall if ok and start is not None and end is not None else 0.0
     rec.update(_causes.signals(start.causes if ok and start else None,
                                end.causes if ok and end else None, wall))
-    rec.update(causes=None, cause_thresholds=_causes.thresholds(CONTENDED_CORES))
+    rec.update(causes=None, cause_thresholds=_causes.thresholds(CONTENDED_CORES),
+               planned_threads=planned_threads)
     if not ok or start is None or end is None:
         return rec
     busy, own = end.busy - start.busy, end.own - start.own
@@ -190,7 +195,7 @@ def environment(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any]:
         steal_share=round((end.steal - start.steal) / _HZ / wall / len(end.cpus), 4),
         cpu_mhz=round(sum(mhz) / len(mhz), 1) if mhz else None)
     if wall >= MIN_WINDOW_S:
-        rec["causes"] = _causes.named_causes(rec, CONTENDED_CORES)
+        rec["causes"] = _causes.named_causes(rec, CONTENDED_CORES, planned_threads)
         rec["contended"] = bool(rec["causes"])
     return rec
 
