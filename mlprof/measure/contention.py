@@ -17,10 +17,10 @@ batch size, outside ``loop_wall_s``: 0.4 % of a 0.5 s loop's wall time), and
 - ``cpu_mhz``: the mean ``scaling_cur_freq`` of those CPUs before and after the loop, None
   where there is no cpufreq (most VMs, this one included);
 - the cause record (:mod:`mlprof.measure.causes`): our threads' run-queue wait
-  (``run_wait_s``, ``run_wait_share``), ``runnable_threads``, ``threads``, ``usable_cpus``, PSI
-  (``psi_cpu_share``, ``psi_memory_share``, ``psi_io_share``), cgroup throttling
-  (``throttled_s``, ``nr_throttled``), ``invol_ctx_switches``, ``major_faults``, ``gc_pause_s``
-  (None unless the harness watched the GC), ``probe_us`` and ``drift_pct``;
+  (``run_wait_s``, ``run_wait_share``, ``own_wait_share``), ``runnable_threads``, ``threads``,
+  ``usable_cpus``, PSI (``psi_cpu_share``, ``psi_memory_share``, ``psi_io_share``), cgroup
+  throttling (``throttled_s``, ``nr_throttled``), ``invol_ctx_switches``, ``major_faults``,
+  ``gc_pause_s`` (None unless the harness watched the GC), ``probe_us`` and ``drift_pct``;
 - ``causes``: the causes whose signal crossed its threshold (``cause_thresholds``), in
   :data:`mlprof.measure.causes.CAUSES` order; ``others`` is the rule ``contended`` had before
   them: ``other_cpu_cores`` above :data:`CONTENDED_CORES`;
