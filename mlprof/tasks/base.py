@@ -18,7 +18,6 @@ from mlprof.util import write_json_atomic
 logger = logging.getLogger("mlprof")
 
 
-
 def contended_causes(curves: list[tuple[str, Any]]) -> list[str]:
     """Under the medians table, which cause disturbed which batch sizes of each curve
     (``(label, MergeRuntimes)``), read from its merged provenance
