@@ -182,7 +182,10 @@ def test_contended_in_stats_report_and_old_records_still_read(tmp_path: Path):
     assert [r["contended"] for r in rows] == [True, False]
     st = read_stats_csv(out["stats"])
     assert st["contended"].tolist() == [True, False] and st["unstable"].dtype == bool
-    assert "batch size(s) 1:" in (contended_warning("dnn", rows) or "")
+    # a record from before the causes, contended by the old rule, names ``others``
+    assert [r["causes"] for r in rows] == [["others"], []]
+    assert ("at batch size(s) 1 (contended: others at batch size(s) 1):"
+            in (contended_warning("dnn", rows) or ""))
     assert contended_warning("dnn", rows[1:]) is None
     assert (contended_warning("dnn", rows, "onnxruntime") or "").startswith(
         "dnn on onnxruntime: measured under contention")
@@ -313,16 +316,23 @@ def test_end_of_run_table_marks_a_contended_point(store, burners):
         assert "!" in cells[-1], (bs, table)  # "0.123 !" or "0.123 ~!"
     legend = lines[head + 5]
     assert legend.startswith("markers: ") and "! contended" in legend, lines[head:head + 7]
+    # under it, which cause at which batch sizes (three busy loops: cpu-wait, others)
+    causes = lines[head + 6]
+    assert re.match(r"contended: \S+ at batch size\(s\) 1", causes), lines[head:head + 8]
+    assert "cpu-wait at batch size(s) 1, 2" in causes or "others at batch size(s) 1, 2" in causes
     # the warning says which model, runtime and batch sizes
-    assert re.search(r"WARNING: mlprof - \S+ on onnxruntime: measured under contention .* "
-                     r"at batch size\(s\) 1, 2", proc.stderr), proc.stderr[-3000:]
+    assert re.search(r"WARNING: mlprof - \S+ on onnxruntime: measured under contention "
+                     r"at batch size\(s\) 1, 2 \(contended: \S+ at batch size\(s\) 1",
+                     proc.stderr), proc.stderr[-3000:]
 
     report = law_run("Report", "--version", "r1", store=store)
     assert report.returncode == 0, report.stderr[-3000:]
     (summary,) = store.glob("Report/**/summary.txt")
     text = summary.read_text()
     assert "2 marked point(s)" in text and "! contended" in text, text
-    assert re.search(r"^\S+ +onnxruntime +1 +[\d.e+-]+ ~?!$", text, re.M), text
+    # each marked median, and what disturbed it (three busy loops: others, cpu-wait, ...)
+    assert re.search(r"^\S+ +onnxruntime +1 +[\d.e+-]+ ~?! +(others|cpu-wait)", text, re.M), text
+    assert "contended by" in text, text
 
     import mlprof
 
@@ -347,7 +357,7 @@ def test_tables_without_a_marked_point_print_no_marker_or_legend(tmp_path: Path)
     assert plain.splitlines()[-1].split() == ["2", "1"]
     text = medians_table([("a ort", quiet), ("a torch", busy)]).splitlines()
     assert text[-2].split() == ["2", "1", "1", "~!"]  # unstable (CV 85 %) and contended
-    assert text[-1] == ("markers: ~ unstable (CV > 10%); ! contended (other processes used "
-                        "the CPUs while measuring)")
+    assert text[-1] == ("markers: ~ unstable (CV > 10%); ! contended (disturbed while "
+                        "measuring: other processes, CPU wait, GC, ...)")
     assert marks(False, True) == "!" and marks("True", "False") == "~"
     assert legend(["", ""]) is None

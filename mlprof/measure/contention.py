@@ -2,8 +2,9 @@
 
 What competed with a measurement for the machine is measured, not guessed: the harness takes a
 :func:`snapshot` just before its timed loop and one just after, never inside it (one snapshot
-costs ~0.1 ms, 118 us on this busy 2-core VM; twice per batch size, outside ``loop_wall_s``),
-and :func:`environment` turns the two into the provenance's ``environment`` record:
+costs 1.0 ms on this busy 2-core VM: 0.23 ms of counters, 0.71 ms of drift probe; twice per
+batch size, outside ``loop_wall_s``: 0.4 % of a 0.5 s loop's wall time), and
+:func:`environment` turns the two into the provenance's ``environment`` record:
 
 - ``other_cpu_cores``: CPU time used by every other process on the CPUs this process may run on
   (its affinity), per wall second, in cores: the busy jiffies of those CPUs in ``/proc/stat``
@@ -15,8 +16,16 @@ and :func:`environment` turns the two into the provenance's ``environment`` reco
 - ``loadavg``: ``/proc/loadavg`` (1, 5 and 15 minutes) after the loop (it counts this process);
 - ``cpu_mhz``: the mean ``scaling_cur_freq`` of those CPUs before and after the loop, None
   where there is no cpufreq (most VMs, this one included);
-- ``contended``: ``other_cpu_cores`` above :data:`CONTENDED_CORES`; None (not judged) for a
-  loop shorter than :data:`MIN_WINDOW_S`.
+- the cause record (:mod:`mlprof.measure.causes`): our threads' run-queue wait
+  (``run_wait_s``, ``run_wait_share``, ``own_wait_share``), ``runnable_threads``, ``threads``,
+  ``usable_cpus``, PSI (``psi_cpu_share``, ``psi_memory_share``, ``psi_io_share``), cgroup
+  throttling (``throttled_s``, ``nr_throttled``), ``invol_ctx_switches``, ``major_faults``,
+  ``gc_pause_s`` (None unless the harness watched the GC), ``probe_us`` and ``drift_pct``;
+- ``causes``: the causes whose signal crossed its threshold (``cause_thresholds``), in
+  :data:`mlprof.measure.causes.CAUSES` order; ``others`` is the rule ``contended`` had before
+  them: ``other_cpu_cores`` above :data:`CONTENDED_CORES`;
+- ``contended``: a cause was named; None (not judged, ``causes`` None) for a loop shorter than
+  :data:`MIN_WINDOW_S`.
 
 ``contended`` is a property of the machine during the measurement, separate from ``unstable``
 (the samples' CV): a busy neighbour often leaves the CV low and shifts every sample instead.
@@ -34,6 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from mlprof.measure import causes as _causes
 from mlprof.measure.isolate import _descendants
 
 #: other processes using more CPU than this (in cores, averaged over the timed loop) mark a
@@ -60,7 +70,8 @@ _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 @dataclass(frozen=True)
 class Snapshot:
-    """CPU counters at one moment: wall time, busy and steal jiffies of ``cpus``, own jiffies."""
+    """CPU counters at one moment: wall time, busy and steal jiffies of ``cpus``, own jiffies,
+    and the counters of the causes (:class:`mlprof.measure.causes.Counters`; None: not read)."""
 
     wall: float
     cpus: tuple[int, ...]
@@ -68,6 +79,7 @@ class Snapshot:
     steal: int
     own: int
     mhz: float | None
+    causes: _causes.Counters | None = None
 
 
 def _affinity() -> set[int] | None:
@@ -125,21 +137,25 @@ def _mean_mhz(cpus: tuple[int, ...]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def snapshot() -> Snapshot | None:
+def snapshot(probe: bool = True) -> Snapshot | None:
     """This moment's counters for the current process (None where ``/proc/stat`` is missing).
 
     Own time is the process (all threads) with its waited-for children, plus the processes
     below it now (a model's workers), so that what the measurement itself starts is not
-    "other".
+    "other"; the causes' counters (:func:`mlprof.measure.causes.counters`) count the threads
+    of the same processes, and run the drift probe first unless ``probe`` is False.
     """
 
-    read = _cpu_jiffies(_affinity())
+    affinity = _affinity()
+    kids = _descendants(os.getpid())
+    extra = _causes.counters([os.getpid(), *kids], len(affinity) if affinity else None, probe)
+    read = _cpu_jiffies(affinity)
     if read is None:
         return None
     cpus, busy, steal = read
     own = _proc_jiffies("self", children=True)
-    own += sum(_proc_jiffies(k) for k in _descendants(os.getpid()))
-    return Snapshot(time.monotonic(), cpus, busy, steal, own, _mean_mhz(cpus))
+    own += sum(_proc_jiffies(k) for k in kids)
+    return Snapshot(time.monotonic(), cpus, busy, steal, own, _mean_mhz(cpus), extra)
 
 
 def _loadavg() -> list[float] | None:
@@ -150,17 +166,26 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def environment(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any]:
+def environment(start: Snapshot | None, end: Snapshot | None,
+                planned_threads: float | None = None) -> dict[str, Any]:
     """The ``environment`` record of the window between two snapshots (see the module
-    docstring); its numbers are None where they could not be read."""
+    docstring); its numbers are None where they could not be read. ``planned_threads``: the
+    threads the measurement runs on purpose (a load point's streams x threads: more than the
+    CPUs is then its experiment, not ``oversubscribed``; see
+    :func:`mlprof.measure.causes.named_causes`)."""
     rec: dict[str, Any] = {
         "window_s": None, "cpus": None, "other_cpu_cores": None, "own_cpu_cores": None,
         "steal_share": None, "loadavg": _loadavg(), "cpu_mhz": None, "contended": None,
         "contended_threshold_cores": CONTENDED_CORES,
     }
-    if start is None or end is None or start.cpus != end.cpus or end.wall <= start.wall:
+    ok = not (start is None or end is None or start.cpus != end.cpus or end.wall <= start.wall)
+    wall = end.wall - start.wall if ok and start is not None and end is not None else 0.0
+    rec.update(_causes.signals(start.causes if ok and start else None,
+                               end.causes if ok and end else None, wall))
+    rec.update(causes=None, cause_thresholds=_causes.thresholds(CONTENDED_CORES),
+               planned_threads=planned_threads)
+    if not ok or start is None or end is None:
         return rec
-    wall = end.wall - start.wall
     busy, own = end.busy - start.busy, end.own - start.own
     other = max(0.0, (busy - own) / _HZ / wall)
     mhz = [m for m in (start.mhz, end.mhz) if m is not None]
@@ -168,9 +193,23 @@ def environment(start: Snapshot | None, end: Snapshot | None) -> dict[str, Any]:
         window_s=round(wall, 4), cpus=len(end.cpus), other_cpu_cores=round(other, 3),
         own_cpu_cores=round(own / _HZ / wall, 3),
         steal_share=round((end.steal - start.steal) / _HZ / wall / len(end.cpus), 4),
-        cpu_mhz=round(sum(mhz) / len(mhz), 1) if mhz else None,
-        contended=other > CONTENDED_CORES if wall >= MIN_WINDOW_S else None)
+        cpu_mhz=round(sum(mhz) / len(mhz), 1) if mhz else None)
+    if wall >= MIN_WINDOW_S:
+        rec["causes"] = _causes.named_causes(rec, CONTENDED_CORES, planned_threads)
+        rec["contended"] = bool(rec["causes"])
     return rec
+
+
+def causes_of(provenance: dict[str, Any]) -> list[str]:
+    """The causes a branch's provenance names (empty for records from before them; a record
+    from before the causes but contended names ``others``, the only rule it had)."""
+    env = provenance.get("environment")
+    if not isinstance(env, dict):
+        return []
+    named = env.get("causes")
+    if isinstance(named, list):
+        return [str(c) for c in named]
+    return ["others"] if env.get("contended") is True else []
 
 
 def is_contended(provenance: dict[str, Any]) -> bool:
@@ -226,13 +265,16 @@ def system_checks(root: str = "/sys/devices/system/cpu") -> list[str]:
 
 def contended_warning(name: str, rows: list[dict[str, Any]],
                       runtime: str | None = None) -> str | None:
-    """A warning naming the model (``name``), the ``runtime`` and the batch sizes measured under
-    contention (None if none), so that the line says which curve to measure again."""
+    """A warning naming the model (``name``), the ``runtime``, the batch sizes measured under
+    contention and the cause(s) at each (rows' ``causes``, :func:`causes_of`; None if none is
+    contended), so that the line says which curve to measure again and what disturbed it."""
+    from mlprof.measure.trust import cause_line
+
     hit = [str(r["batch_size"]) for r in rows if r.get("contended")]
     if not hit:
         return None
     where = f"{name} on {runtime}" if runtime else name
-    return (f"{where}: measured under contention (other processes used more than "
-            f"{CONTENDED_CORES:g} of a core) at batch size(s) {', '.join(hit)}: their "
-            "latencies may be too high; measure again on a quiet machine (see the provenance's "
-            "environment record)")
+    return (f"{where}: measured under contention at batch size(s) {', '.join(hit)} "
+            f"({cause_line(rows)}): their latencies may be too high; measure again on a quiet "
+            "machine (docs/noise.md: what each cause means; the provenance's environment "
+            "record: its signals)")

@@ -130,6 +130,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     (:func:`mlprof.model.precision.output_error`, recorded under ``precision`` in the
     provenance).
     """
+    from mlprof.measure.causes import gc_watch
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.progress import Progress
@@ -202,7 +203,9 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         buf: list[int] = []
         rounds = 0
         k = 0  # calls made (the next sample's index)
-        # CPU counters around the timed loop, never inside it (mlprof.measure.contention)
+        # CPU counters around the timed loop, never inside it (mlprof.measure.contention);
+        # Python's GC pauses inside it (mlprof.measure.causes)
+        gc_pauses = gc_watch()
         cpu_before = snapshot()
         loop_start = mark = pc()
         while True:
@@ -227,6 +230,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
                 break
         loop_ns = pc() - loop_start
         cpu_after = snapshot()
+        gc_pauses.stop()
         finished_unix = time.time()
         precision: dict[str, Any] = {"precision": s.precision}
         if reference_file and s.precision != "fp32":

@@ -20,7 +20,7 @@ import numpy as np
 
 from mlprof import ingest
 from mlprof.errors import CorruptResult, MLProfError
-from mlprof.measure.contention import is_contended
+from mlprof.measure.contention import causes_of, is_contended
 from mlprof.measure.stats import (
     CV_UNSTABLE,
     MAX_SAMPLE_MS,
@@ -383,6 +383,7 @@ def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, 
                               gflop_per_call=(costs[-1] or {}).get("gflop_per_call"),
                               events_per_call=events_per_call(prov),
                               error=precision_error(prov)))
+        rows[-1]["causes"] = causes_of(prov)  # for the warning (not a column of the CSV)
     with atomic_path(outputs["raw"]) as tmp, open(tmp, "w") as out:
         out.write(RAW_HEADER + "\n")
         for b in branches:

@@ -8,10 +8,14 @@ Report's summary) append a marker to the number, as asv and pyperf mark the resu
 not trust:
 
 - ``~`` unstable: the calls spread widely; the median is robust, but may move between runs;
-- ``!`` contended: the latency may be too high; measure again on a quiet machine.
+- ``!`` contended: something disturbed the measurement, and the record names what
+  (:mod:`mlprof.measure.causes`: ``cpu-wait``, ``others``, ``gc``, ...); the latency may be too
+  high; measure again on a quiet machine.
 
-A table that shows a marker prints :func:`legend` under it (and only then). The API's result
-has the same markers in its ``flags`` column.
+A table that shows a marker prints :func:`legend` under it (and only then); where the causes
+are known, :func:`cause_line` says which cause disturbed which batch sizes
+(``contended: cpu-wait at batch size(s) 8, 32``). The API's result has the same markers in its
+``flags`` column.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ CONTENDED = "!"
 
 _MEANING = {
     UNSTABLE: f"unstable (CV > {100 * CV_UNSTABLE:.0f}%)",
-    CONTENDED: "contended (other processes used the CPUs while measuring)",
+    CONTENDED: "contended (disturbed while measuring: other processes, CPU wait, GC, ...)",
 }
+
+#: the cause of a contended point whose record names none (from before the causes)
+UNEXPLAINED = "unexplained"
 
 
 def _true(value: Any) -> bool:
@@ -84,6 +91,19 @@ def with_legend(table: str, shown: Iterable[str]) -> str:
     return f"{table}\n{line}" if line else table
 
 
+def _causes_text(row: Mapping[str, Any]) -> str:
+    """A row's causes (a list, or the Report's comma-separated ``contended_causes``) as
+    ``cpu-wait, gc``; ``unexplained`` when none is recorded (NaN in a CSV is none)."""
+    value = row.get("causes", row.get("contended_causes"))
+    if isinstance(value, str):
+        names = [v.strip() for v in value.split(",") if v.strip()]
+    elif isinstance(value, (list, tuple)):
+        names = [str(v) for v in value]
+    else:
+        names = []
+    return ", ".join(names) or UNEXPLAINED
+
+
 def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | None:
     """The points of ``rows`` (statistics or report rows with ``model``, ``runtime``,
     ``batch_size`` and ``median_ms``) that carry a marker, as a table with the marked medians
@@ -97,6 +117,12 @@ def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | N
     cells = [["model", "runtime", "batch", "median [ms]"]]
     cells += [[str(r.get("model", "")), str(r.get("runtime", "")), str(r.get("batch_size", "")),
                marked(f"{float(r['median_ms']):.4g}", m)] for r, m in hit[:limit]]
+    # what disturbed a contended point (the Report's ``contended_causes``), where known
+    named = [_causes_text(r) if CONTENDED in m else "" for r, m in hit[:limit]]
+    if any(named):
+        cells[0].append("contended by")
+        for row, text in zip(cells[1:], named, strict=True):
+            row.append(text)
     widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
     lines = ["  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)).rstrip()
              for c in cells]
@@ -106,3 +132,21 @@ def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | N
                      "columns)")
     text = f"{len(hit)} marked point(s)\n" + "\n".join(lines)
     return with_legend(text, [m for _, m in hit])
+
+
+def cause_line(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """Which cause disturbed which batch sizes, over the contended ``rows`` (each with
+    ``batch_size``, ``contended`` and ``causes``, a list: see
+    :func:`mlprof.measure.contention.causes_of`): ``contended: cpu-wait at batch size(s) 8, 32;
+    gc at batch size(s) 32``; a contended row without causes counts as ``unexplained``. None
+    when no row is contended."""
+    at: dict[str, list[str]] = {}
+    for r in rows:
+        if not _true(r.get("contended")):
+            continue
+        for cause in r.get("causes") or [UNEXPLAINED]:
+            at.setdefault(str(cause), []).append(str(r.get("batch_size", "?")))
+    if not at:
+        return None
+    return "contended: " + "; ".join(f"{c} at batch size(s) {', '.join(b)}"
+                                     for c, b in at.items())

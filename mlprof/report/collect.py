@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mlprof import ingest
 from mlprof.errors import CorruptResult, MLProfError
-from mlprof.measure.contention import is_contended
+from mlprof.measure.contention import causes_of, is_contended
 from mlprof.measure.results import (
     events_per_call,
     precision_error,
@@ -52,8 +52,8 @@ REPORT_COLUMNS = [
     "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement",
     "error_note", "isa",
     "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
-    "version", "timestamp", "git_commit", "mlprof_version", "settings_key", "stage", "store",
-    "path",
+    "contended_causes", "version", "timestamp", "git_commit", "mlprof_version", "settings_key",
+    "stage", "store", "path",
 ]
 
 #: the statuses of a row: a result, a failed measurement, a damaged record
@@ -151,6 +151,8 @@ def _branch_row(js: Path, store: Path) -> dict:
         session_creation_ms=prov.get("session_creation_ms"),
         first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
         other_cpu_cores=env.get("other_cpu_cores"),
+        # what disturbed a contended point (mlprof.measure.causes), comma-separated
+        contended_causes=",".join(causes_of(prov)) if is_contended(prov) else "",
         timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
         mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
         stage="measure", **_precision_fields(prov))

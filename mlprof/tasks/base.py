@@ -18,6 +18,31 @@ from mlprof.util import write_json_atomic
 logger = logging.getLogger("mlprof")
 
 
+def contended_causes(curves: list[tuple[str, Any]]) -> list[str]:
+    """Under the medians table, which cause disturbed which batch sizes of each curve
+    (``(label, MergeRuntimes)``), read from its merged provenance
+    (:func:`mlprof.measure.trust.cause_line`: ``contended: cpu-wait at batch size(s) 8,
+    32``), the label first when there are several curves; nothing for a curve without a
+    contended point or whose provenance cannot be read (the table says what it can)."""
+    from mlprof.measure.contention import causes_of, is_contended
+    from mlprof.measure.results import read_merged_provenance
+    from mlprof.measure.trust import cause_line
+
+    lines = []
+    for label, merge in curves:
+        try:
+            prov = read_merged_provenance(merge.output()["provenance"].path)
+        except (MLProfError, OSError):
+            continue
+        rows = [{"batch_size": (m.get("settings") or {}).get("batch_size", "?"),
+                 "contended": is_contended(m), "causes": causes_of(m)}
+                for m in prov["measurements"]]
+        line = cause_line(rows)
+        if line:
+            lines.append(f"{label}: {line}" if len(curves) > 1 else line)
+    return lines
+
+
 class Requirements(dict):
     """The upstream task classes of a task, declared in one place (columnflow's idea).
 
@@ -132,7 +157,8 @@ class BaseTask(law.Task):
             return f"{self.task_family}: not complete: {failure_reason(self)}"
         table = medians_table([(label, merge.output()["stats"].path)
                                for label, merge in curves])
-        return table + "\noutputs:\n" + "\n".join(f"  {p}" for p in outputs)
+        causes = "".join(f"\n{line}" for line in contended_causes(curves))
+        return table + causes + "\noutputs:\n" + "\n".join(f"  {p}" for p in outputs)
 
     def store_parts(self) -> dict[str, str]:
         """This task's path segments (see :data:`mlprof.results.layout.LAYOUTS`)."""

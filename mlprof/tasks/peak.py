@@ -70,12 +70,15 @@ class MeasurePeak(ThreadsMixin):
 
         record = measure_peak_isolated(self.runtime, self.threads)
         write_json_atomic(self.output().path, records.stamp(record, "peak"))
+        from mlprof.measure.contention import causes_of
+
         tries = len(record.get("attempts", [])) or 1
+        causes = ", ".join(causes_of(record)) or "unexplained"  # mlprof.measure.causes
         self.publish_message(
             f"peak: {record['peak_gflops']:.1f} GFLOP/s (spread {100 * record['spread']:.1f} %, "
             f"n={record['n']}, {tries} attempt(s))"
-            + (": every attempt contended (other processes used the CPUs); used, and flagged "
-               "in the plots" if record.get("contended") else ""))
+            + (f": every attempt contended ({causes}: docs/noise.md); used, and flagged in the "
+               "plots" if record.get("contended") else ""))
 
 
 def peak_task(task) -> MeasurePeak | None:
