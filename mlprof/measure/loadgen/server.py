@@ -233,11 +233,13 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
                   rate: float, *, max_batch: int, max_wait_ms: float, duration_s: float,
                   latency_bound_ms: float | None, percentile: float, seed: int, events: int,
                   min_planned: int = 0,
-                  thread_context: Callable[[], Any] = contextlib.nullcontext
+                  thread_context: Callable[[], Any] = contextlib.nullcontext,
+                  planned_threads: float | None = None
                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """One rate: the served requests' rows and the point's summary (and verdict, with a
     bound). It plans at least ``min_planned`` requests, at least the percentile's minimum
-    (:func:`min_requests`) and ``rate x duration_s``."""
+    (:func:`min_requests`) and ``rate x duration_s``. ``planned_threads``: the workers'
+    threads in all (run on purpose: not ``oversubscribed``)."""
     planned = max(min_requests(percentile), min_planned, int(math.ceil(rate * duration_s)), 64)
     planned = min(planned, MAX_REQUESTS // 4)
     n_max = planned * 4  # an undecided point runs on, to twice and four times as many
@@ -311,7 +313,7 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
         "stopped": served.stopped or "all requests served",
         # what else used the CPUs meanwhile: a p99 of a fast model misses its bound on one
         # stall, so a contended point is flagged wherever it is shown
-        "environment": environment(before, after),
+        "environment": environment(before, after, planned_threads=planned_threads),
     }
     if latency_bound_ms is not None:
         point.update(bound_ms=latency_bound_ms, percentile=percentile, overs=overs,
@@ -397,7 +399,8 @@ def measure_server(model_file: str, settings: MeasureSettings, load: LoadSetting
                                     max_wait_ms=max_wait_ms, duration_s=s.min_duration,
                                     latency_bound_ms=latency_bound_ms, percentile=percentile,
                                     seed=next(seeds), events=events, min_planned=least,
-                                    thread_context=m.runtime_cls.thread_context)
+                                    thread_context=m.runtime_cls.thread_context,
+                                    planned_threads=workers * s.threads)
             rows["point"] = np.full(rows["rate"].size, len(all_rows), dtype=np.int64)
             all_rows.append(rows)
             p["decisive"] = decisive

@@ -29,13 +29,15 @@ from mlprof.measure.settings import MeasureSettings
 
 def run_streams(calls: Sequence[tuple[Callable[..., Any], tuple]], duration_s: float,
                 min_calls: int, warmup: int, events: int, max_calls: int = MAX_REQUESTS,
-                thread_context: Callable[[], Any] = contextlib.nullcontext
+                thread_context: Callable[[], Any] = contextlib.nullcontext,
+                threads_per_stream: int = 1
                 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Call each of ``calls`` (one per stream) back to back in its own thread, all starting
     together after ``warmup`` untimed calls each, until ``duration_s`` have passed and each made
     ``min_calls`` (at most ``max_calls``); the CSV rows and the point's summary.
     ``thread_context()`` is entered in each stream's thread (the runtime's
-    :meth:`~mlprof.runtimes.base.Runtime.thread_context`)."""
+    :meth:`~mlprof.runtimes.base.Runtime.thread_context`); ``threads_per_stream``: each
+    session's intra-op threads (streams x threads run on purpose: not ``oversubscribed``)."""
     pc = time.perf_counter_ns
     n = len(calls)
     barrier = threading.Barrier(n + 1)
@@ -91,7 +93,7 @@ def run_streams(calls: Sequence[tuple[Callable[..., Any], tuple]], duration_s: f
     if errors:
         raise MLProfError(f"a stream's call failed: {errors[0]}")
     return _streams_summary(starts, ends, t0_box[0], events, wall_s, cpu_s,
-                            environment(before, after))
+                            environment(before, after, planned_threads=n * threads_per_stream))
 
 
 def _streams_summary(starts: Sequence[Sequence[int]], ends: Sequence[Sequence[int]], t0: int,
@@ -253,7 +255,8 @@ def run_stream_processes(model_file: str, settings: MeasureSettings,
             p.wait()
     rows, summary = _streams_summary([d[0] for d in done], [d[1] for d in done], t0, events,
                                      wall_s, sum(d[2] for d in done),
-                                     environment(before, after))
+                                     environment(before, after,
+                                                 planned_threads=streams * settings.threads))
     summary["runtime_settings"] = infos[0] if infos else {}
     return rows, summary
 
@@ -293,7 +296,8 @@ def measure_streams(model_file: str, settings: MeasureSettings, load: LoadSettin
                 _first_call(*calls[-1], m.resolved.spec.spec_file, bs, rt)
             rep.phase(f"{streams} stream(s) for {s.min_duration:g} s")
             rows, summary = run_streams(calls, s.min_duration, s.n_calls, s.warmup, events,
-                                        thread_context=m.runtime_cls.thread_context)
+                                        thread_context=m.runtime_cls.thread_context,
+                                        threads_per_stream=s.threads)
         rep.phase(f"{summary['calls']} calls measured", 1.0)
         point = {"scenario": "streams", "streams": streams, "threads": s.threads,
                  "sessions": sessions, "batch_size": bs, **summary}
