@@ -60,3 +60,205 @@ def test_identity_fields_of_other_types_are_dropped():
     prov = {"model_identity": {"name": "m", "label": ["<b>"], "file": 3, "hash": {"a": 1}}}
     got = records.model_identity(prov, model_hash="01234567")
     assert got == records.ModelIdentity("m", "m", None, "01234567")
+
+
+# --- load records (issue 35): every field checked, a damaged record costs only its row ----------
+
+def _set(path: str, value):
+    """A damage: the field at ``path`` (``points.0.streams``) set to ``value``."""
+    def damage(rec: dict) -> None:
+        *where, last = path.split(".")
+        obj = rec
+        for k in where:
+            obj = obj[int(k)] if k.isdigit() else obj[k]
+        obj[int(last) if last.isdigit() else last] = value
+    return damage
+
+
+def _drop(path: str):
+    """A damage: the field at ``path`` removed."""
+    def damage(rec: dict) -> None:
+        *where, last = path.split(".")
+        obj = rec
+        for k in where:
+            obj = obj[int(k)] if k.isdigit() else obj[k]
+        del obj[last]
+    return damage
+
+
+#: (name, damage, the field the warning names): each field a reader formats or shows, of the
+#: wrong type, missing, out of range; NaN and Infinity as JSON writes them, and as strings
+LOAD_DAMAGES = [
+    ("batch-1e308", _set("points.0.batch_size", 1e308), "points[0].batch_size"),
+    ("record-batch-1e308", _set("batch_size", 1e308), "batch_size"),
+    ("streams-half", _set("points.0.streams", 0.5), "points[0].streams"),
+    ("streams-zero", _set("points.0.streams", 0), "points[0].streams"),
+    ("streams-missing", _drop("points.0.streams"), "points[0].streams"),
+    ("threads-text", _set("points.0.threads", "two"), "points[0].threads"),
+    ("threads-missing", _drop("points.0.threads"), "points[0].threads"),
+    ("threads-bool", _set("points.0.threads", True), "points[0].threads"),
+    ("max-batch-text", _set("points.0.max_batch", "8"), "points[0].max_batch"),
+    ("max-batch-huge", _set("points.0.max_batch", 10 ** 9), "points[0].max_batch"),
+    ("max-wait-nan-text", _set("points.0.max_wait_ms", "NaN"), "points[0].max_wait_ms"),
+    ("percentile-bool", _set("points.0.percentile", True), "points[0].percentile"),
+    ("percentile-100", _set("points.0.percentile", 100.0), "points[0].percentile"),
+    ("bound-text", _set("load.latency_bound_ms", "5"), "load.latency_bound_ms"),
+    ("load-percentile-nan", _set("load.percentile", float("nan")), "load.percentile"),
+    ("load-max-batch-zero", _set("load.max_batch", 0), "load.max_batch"),
+    ("settings-list", _set("settings", [1, 2]), "settings"),
+    ("settings-threads-text", _set("settings.threads", "x"), "settings.threads"),
+    ("rate-negative", _set("points.0.rate", -100.0), "points[0].rate"),
+    ("rates-negative", _set("load.rates", [-1.0]), "load.rates[0]"),
+    ("events-nan-text", _set("points.0.events_per_s", "NaN"), "points[0].events_per_s"),
+    ("events-infinite", _set("points.0.events_per_s", float("inf")),
+     "points[0].events_per_s"),
+    ("p99-list", _set("points.0.p99_ms", [3.0]), "points[0].p99_ms"),
+    ("verdict-number", _set("points.0.verdict", 3), "points[0].verdict"),
+    ("environment-text", _set("points.0.environment", "quiet"), "points[0].environment"),
+    ("busy-negative", _set("points.0.busy", -0.5), "points[0].busy"),
+    ("best-rate-text", _set("load.search", {"best_rate": "fast"}), "load.search.best_rate"),
+    ("host-number", _set("host", 5), "host"),
+    ("timestamp-list", _set("timestamp", []), "timestamp"),
+    ("load-missing", _drop("load"), "load"),
+    ("point-a-list", _set("points.0", [1]), "points[0]"),
+    ("sessions-other", _set("points.0.sessions", "many"), "points[0].sessions"),
+]
+
+
+@pytest.fixture(scope="module")
+def load_record(tmp_path_factory) -> Path:
+    """A server load record written by a real ``law run MeasureLoad`` (one rate, a bound)."""
+    from tests.helpers import DNN, files_in, law_run
+
+    store = tmp_path_factory.mktemp("load") / "store"
+    r = law_run("MeasureLoad", "--version", "v1", "--model-file", str(DNN), "--scenario",
+                "server", "--rates", "2000", "--latency-bound-ms", "5", "--min-duration",
+                "0.2", "--n-calls", "10", "--warmup", "1", store=store,
+                env={"MLP_NO_LOCK": "1"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    (path,) = [p for p in files_in(store) if p.suffix == ".json" and p.name.startswith("load_")]
+    return path
+
+
+@pytest.mark.slow  # a real MeasureLoad point (module fixture)
+def test_a_real_load_record_reads_back_every_field(load_record):
+    raw = json.loads(load_record.read_text())
+    rec = records.LoadRecord.from_json(raw, str(load_record))
+    assert rec.to_json() == raw
+    assert rec.load.scenario == "server" and rec.load.latency_bound_ms == 5.0
+    (point,) = rec.points
+    assert point.streams == 1 and point.rate == 2000.0 and point.batch_size == 1
+    assert rec.header.mlprof_version and rec.header.settings["threads"] == 1
+
+
+@pytest.mark.slow  # a real MeasureLoad point (module fixture)
+def test_an_older_load_record_is_upgraded(load_record):
+    """Format 0 (no ``format_version``, no ``record``), points without their scenario and
+    batch size: read as today's."""
+    raw = json.loads(load_record.read_text())
+    old = {k: v for k, v in raw.items() if k not in ("format_version", "record")}
+    old["points"] = [{k: v for k, v in p.items() if k not in ("scenario", "batch_size")}
+                     for p in raw["points"]]
+    got = records.LoadRecord.from_json(old, "old.json").to_json()
+    assert got["format_version"] == records.FORMAT_VERSION and got["record"] == "load"
+    assert got["points"][0]["scenario"] == "server" and got["points"][0]["batch_size"] == 1
+
+
+def test_the_load_bounds_are_those_of_the_options():
+    from mlprof.measure import load as L
+
+    assert records.LOAD_SCENARIOS == L.SCENARIOS and records.LOAD_SESSIONS == L.SESSIONS
+    assert (records.LOAD_MAX_STREAMS, records.LOAD_MAX_RATE, records.LOAD_MAX_BOUND_MS,
+            records.LOAD_PERCENTILE_RANGE, records.LOAD_MAX_BATCH, records.LOAD_MAX_WAIT_MS) \
+        == (L.MAX_STREAMS, L.MAX_RATE, L.MAX_BOUND_MS, L.PERCENTILE_RANGE, L.MAX_BATCH,
+            L.MAX_WAIT_MS)
+
+
+@pytest.mark.slow  # a real MeasureLoad point (module fixture), then fast
+@pytest.mark.parametrize("name, damage, field", LOAD_DAMAGES, ids=[d[0] for d in LOAD_DAMAGES])
+def test_a_damaged_load_record_is_refused_naming_its_field(load_record, name, damage, field):
+    from mlprof.measure.load import read_load
+
+    raw = json.loads(load_record.read_text())
+    damage(raw)
+    with pytest.raises(CorruptResult) as e:
+        records.LoadRecord.from_json(raw, "f.json")
+    assert e.value.field == field and e.value.file == "f.json", str(e.value)
+    assert "\n" not in str(e.value)
+    # read_load, as every reader reads it: the same error (JSON writes NaN and Infinity)
+    path = load_record.parent / f"damaged_{name}.json"
+    path.write_text(json.dumps(raw))
+    try:
+        with pytest.raises(CorruptResult) as e:
+            read_load(str(path))
+        assert e.value.field == field
+    finally:
+        path.unlink()
+
+
+@pytest.fixture(scope="module")
+def hostile_load_store(load_record, tmp_path_factory) -> tuple[Path, Path, dict[str, Path]]:
+    """A store of the good record (version ``good``) and each damaged one in a version
+    directory of its own (named after the damage)."""
+    import shutil
+
+    store = tmp_path_factory.mktemp("hostile") / "store"
+    version_dir = load_record.parent
+    rel = version_dir.relative_to(version_dir.parents[4])  # MeasureLoad/<model>/<rt>/<set>/v1
+    good = store / rel.parent / "good"
+    good.mkdir(parents=True)
+    for f in version_dir.iterdir():
+        if f.name.startswith("load_"):
+            shutil.copy(f, good / f.name)
+    bad: dict[str, Path] = {}
+    for name, damage, field in LOAD_DAMAGES:
+        where = store / rel.parent / name
+        shutil.copytree(good, where)
+        raw = json.loads(load_record.read_text())
+        damage(raw)
+        (where / load_record.name).write_text(json.dumps(raw))
+        bad[field + " " + name] = where / load_record.name
+    return store, good / load_record.name, bad
+
+
+def _one_warning_each(output: str, bad: dict[str, Path]) -> None:
+    for key, path in bad.items():
+        field = key.split(" ")[0]
+        lines = [line for line in output.splitlines() if str(path) in line]
+        assert len(lines) == 1, (key, lines)
+        assert field in lines[0], (key, lines[0])
+
+
+@pytest.mark.slow  # one law run each over 33 records
+@pytest.mark.parametrize("task", ["Report", "PlotHistory", "Dashboard"])
+def test_hostile_load_records_cost_only_their_row(hostile_load_store, tmp_path, task):
+    """``law run Report``, ``PlotHistory`` and ``Dashboard`` over the good record and every
+    damaged one: exit 0, one warning per damaged record naming its file and field, the good
+    record's row there."""
+    import pandas as pd
+
+    from tests.helpers import files_in, law_run
+
+    store, good, bad = hostile_load_store
+    out = tmp_path / "out"
+    r = law_run(task, "--version", "x1", "--stores", str(store), store=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    _one_warning_each(r.stdout + r.stderr, bad)
+    if task == "Report":
+        (csv,) = [p for p in files_in(out) if p.name == "load.csv"]
+        df = pd.read_csv(csv)
+        assert list(df["path"]) == [str(good)]
+    elif task == "Dashboard":
+        (index,) = [p for p in files_in(out) if p.name == "index.html"]
+        assert "1 load point" in index.read_text()
+
+
+@pytest.mark.slow  # a real MeasureLoad point (module fixture)
+def test_collect_loads_keeps_the_good_row(hostile_load_store, caplog):
+    from mlprof.report.collect import collect_loads
+
+    store, good, bad = hostile_load_store
+    with caplog.at_level("WARNING", logger="mlprof"):
+        rows = collect_loads([store])
+    assert [r["path"] for r in rows] == [str(good)]
+    _one_warning_each(caplog.text, bad)

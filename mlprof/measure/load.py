@@ -1137,9 +1137,10 @@ def write_load(result: LoadResult, paths: Mapping[str, str], **extra: Any) -> No
 
 
 def read_load(json_path: str) -> dict[str, Any]:
-    """A load record, checked: a JSON object of at most the record size, of a format this code
-    reads, whose ``points`` are objects with finite, non-negative numbers where numbers belong;
-    a one-line :class:`~mlprof.errors.CorruptResult` naming the file and the field."""
+    """A load record, checked: a JSON object of at most the record size whose every field
+    :class:`mlprof.results.records.LoadRecord` checks (type and range), of a format this code
+    reads, as JSON of this format (an older record upgraded); a one-line
+    :class:`~mlprof.errors.CorruptResult` naming the file and the field."""
     from mlprof import ingest
     from mlprof.errors import CorruptResult
     from mlprof.results import records
@@ -1148,44 +1149,4 @@ def read_load(json_path: str) -> dict[str, Any]:
         rec = ingest.load_json(json_path)
     except MLProfError as e:
         raise CorruptResult(e.message, json_path) from None
-    if not isinstance(rec, dict):
-        raise CorruptResult("not a JSON object", json_path)
-    records.format_version(rec, json_path)
-    if rec.get("record") != "load":
-        raise CorruptResult(f"record is {rec.get('record')!r}, not 'load'", json_path, "record")
-    load = rec.get("load")
-    if not isinstance(load, dict) or load.get("scenario") not in SCENARIOS:
-        raise CorruptResult("no scenario", json_path, "load.scenario")
-    points = rec.get("points")
-    if not isinstance(points, list):
-        raise CorruptResult("not a list", json_path, "points")
-    for i, p in enumerate(points):
-        if not isinstance(p, dict):
-            raise CorruptResult("not an object", json_path, f"points[{i}]")
-        for k in (*POINT_FIELDS, "rate", "streams", "threads", "percentile_ms", "bound_ms",
-                  "busy"):
-            if k not in p:
-                if k in POINT_FIELDS or k == "streams":
-                    raise CorruptResult("missing", json_path, f"points[{i}].{k}")
-                continue
-            v = p[k]
-            if v is None and k not in ("events_per_s", "streams"):
-                continue
-            if isinstance(v, bool) or not isinstance(v, int | float) or \
-                    not math.isfinite(v) or v < 0 or v > 1e12:
-                raise CorruptResult(f"not a finite number >= 0: {v!r}", json_path,
-                                    f"points[{i}].{k}")
-    search_ = load.get("search")
-    if search_ is not None:  # which point is the answer: Report and the plots mark it
-        if not isinstance(search_, dict):
-            raise CorruptResult("not an object", json_path, "load.search")
-        best = search_.get("best_rate")
-        if best is not None and (isinstance(best, bool) or not isinstance(best, int | float)
-                                 or not math.isfinite(best) or not 0 < best <= MAX_RATE):
-            raise CorruptResult(f"not a rate: {best!r}", json_path, "load.search.best_rate")
-        at = search_.get("best_point")
-        if at is not None and (isinstance(at, bool) or not isinstance(at, int)
-                               or not 0 <= at < len(points)):
-            raise CorruptResult(f"not the index of one of the {len(points)} points: {at!r}",
-                                json_path, "load.search.best_point")
-    return rec
+    return records.LoadRecord.from_json(rec, json_path).to_json()

@@ -281,38 +281,44 @@ def collect_loads(stores: Iterable[str | os.PathLike]) -> list[dict]:
     """One row per MeasureLoad record in ``stores``: its model, runtime, settings and version,
     the load point (``point``, its file tag), the configuration, the chosen point's
     throughput and latency, whether any point was contended, and the answer in one line
-    (:func:`mlprof.report.load.answer`). A damaged record is logged and left out
-    (:func:`mlprof.measure.load.read_load`), never read as numbers."""
-    from mlprof.measure.load import read_load
-    from mlprof.report.load import answer, config_label, no_rate_lines, points_table
-
+    (:func:`mlprof.report.load.answer`). A damaged record costs only its row: it is logged in
+    one line naming the file and the field (:func:`mlprof.measure.load.read_load`, which
+    checks every field the row is made of) and left out, never read as numbers."""
     out: list[dict] = []
     for store in unique_stores(stores):
         for path in _result_files(store, "MeasureLoad", "load_*.json"):
             try:
-                rec = read_load(str(path))
-                mtime = path.stat().st_mtime
-                where = _split(path, store)
+                out.append(_load_row(path, store))
             except (CorruptResult, OSError, ValueError) as e:  # ValueError: a path off the layout
                 logger.warning("%s", e)
-                continue
-            df = points_table([rec])
-            chosen = df[df["chosen"]]
-            best = chosen.iloc[0] if len(chosen) else None
-            load = rec.get("load") or {}
-            first = df.iloc[0] if len(df) else None
-            out.append({
-                **where, "point": path.stem.removeprefix("load_"),
-                "scenario": load.get("scenario"),
-                "config": config_label(first) if first is not None else "",
-                "events_per_s": None if best is None else best["events_per_s"],
-                "p99_ms": None if best is None else best["p99_ms"],
-                "bound_ms": load.get("latency_bound_ms"),
-                "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
-                "host": rec.get("host"), "timestamp": rec.get("timestamp"),
-                "answer": answer(df, no_rate_lines([rec])),
-                "path": str(path), "mtime": mtime})
     return out
+
+
+def _load_row(path: Path, store: Path) -> dict:
+    """The row of one load record (:func:`collect_loads`); a :class:`CorruptResult` naming
+    the file and the field for a record that does not read."""
+    from mlprof.measure.load import read_load
+    from mlprof.report.load import answer, config_label, no_rate_lines, points_table
+
+    rec = read_load(str(path))  # every field checked: what follows formats checked values
+    mtime = path.stat().st_mtime
+    where = _split(path, store)
+    df = points_table([rec])
+    chosen = df[df["chosen"]]
+    best = chosen.iloc[0] if len(chosen) else None
+    load = rec["load"]
+    first = df.iloc[0] if len(df) else None
+    return {
+        **where, "point": path.stem.removeprefix("load_"),
+        "scenario": load.get("scenario"),
+        "config": config_label(first) if first is not None else "",
+        "events_per_s": None if best is None else best["events_per_s"],
+        "p99_ms": None if best is None else best["p99_ms"],
+        "bound_ms": load.get("latency_bound_ms"),
+        "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
+        "host": rec.get("host"), "timestamp": rec.get("timestamp"),
+        "answer": answer(df, no_rate_lines([rec])),
+        "path": str(path), "mtime": mtime}
 
 
 def _with_cause(row: dict) -> dict:
