@@ -262,3 +262,60 @@ def test_collect_loads_keeps_the_good_row(hostile_load_store, caplog):
         rows = collect_loads([store])
     assert [r["path"] for r in rows] == [str(good)]
     _one_warning_each(caplog.text, bad)
+
+
+# --- one header, one writer (issue 35) -----------------------------------------------------------
+
+def test_the_header_has_one_writer():
+    """``mlprof_version`` is named once in the package (``records.MLPROF_VERSION``): every
+    measurement record's header is filled by ``mlprof.measure.provenance``."""
+    import subprocess
+
+    from tests.helpers import REPO
+
+    hits = subprocess.run(["grep", "-rn", '"mlprof_version"', "mlprof/"], cwd=REPO,
+                          capture_output=True, text=True).stdout.splitlines()
+    assert [h.split(":")[0] for h in hits] == ["mlprof/results/records.py"], hits
+
+
+@pytest.mark.slow  # a branch, a profile and a GEMM peak of the example DNN, in this process
+def test_every_writer_starts_with_the_same_checked_header(monkeypatch):
+    """A branch's, a profile's and a peak's records all read back as a :class:`Header` with
+    the versions, the machine and the environment; the profile's environment says what else
+    used the CPUs during its profiled calls, as the branch's does for its timed loop."""
+    from mlprof.measure import MeasureSettings
+    from mlprof.measure.harness import measure
+    from mlprof.measure.peak import measure_peak
+    from mlprof.measure.profile import profile
+    from tests.helpers import DNN
+
+    s = MeasureSettings(batch_size=2, n_calls=10, warmup=1, min_duration=0.0)
+    provs = {"branch": measure(str(DNN), s).provenance,
+             "profile": profile(str(DNN), s).provenance,
+             "peak": measure_peak("onnxruntime", 1, sizes=(32,), target_s=0.005)}
+    for kind, prov in provs.items():
+        header = records.Header.from_json(prov, kind)
+        assert header.mlprof_version and header.host and header.pid, kind
+        assert header.library_versions and "numpy" in header.library_versions, kind
+        env = header.environment
+        assert env is not None and "other_cpu_cores" in env and "contended" in env, kind
+        assert {k: v for k, v in header.to_json().items() if k != "model_identity"} == {
+            k: prov[k] for k in header.to_json() if k != "model_identity"}, kind
+    assert provs["profile"]["runtime"] == provs["branch"]["runtime"] == "onnxruntime"
+    assert provs["profile"]["precision"] == {"precision": "fp32"}
+
+
+@pytest.mark.parametrize("field, value", [
+    ("mlprof_version", 1), ("threads", "1"), ("threads", True), ("settings", []),
+    ("batch_size", 1e308), ("environment", "busy"), ("isa", ["AVX2", 3]), ("host", None),
+])
+def test_a_damaged_header_field_is_named(field, value):
+    rec = {"mlprof_version": "0.1.0", "host": "h", "threads": 1, "settings": {"threads": 1},
+           "batch_size": 4, "environment": {"contended": False}, "isa": ["AVX2"]}
+    rec[field] = value
+    if value is None:  # null where a string belongs: read as absent
+        assert records.Header.from_json(rec, "f.json").host is None
+        return
+    with pytest.raises(CorruptResult) as e:
+        records.Header.from_json(rec, "f.json")
+    assert e.value.field.startswith(field) and e.value.file == "f.json"

@@ -1066,29 +1066,21 @@ def measure_server(model_file: str, settings: MeasureSettings, workers: int, *,
 
 
 def _provenance(m: _Model, load: dict[str, Any]) -> dict[str, Any]:
-    from mlprof.measure.harness import _library_versions, events_in_call
-    from mlprof.measure.isolate import starter_pid
-    from mlprof.measure.sysinfo import peak_rss_mb, system_info
-    from mlprof.util import git_commit
-    from mlprof.version import __version__
+    from mlprof.measure.harness import events_in_call
+    from mlprof.measure.provenance import measurement_header
 
     s = m.settings
     spec = m.resolved.spec
-    return {
-        "mlprof_version": __version__, "git_commit": git_commit(),
-        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        **system_info(),
-        "runtime": s.runtime, "runtime_version": m.runtime_cls.version(),
-        "device": s.device, "threads": s.threads,
-        "runtime_settings": m.sessions[0].info() if m.sessions else {},
-        "precision": {"precision": s.precision},
-        "model": {"name": spec.name, "label": spec.label, "spec_file": spec.spec_file,
-                  "file": spec.file, "content_hash": spec.content_hash},
-        "settings": asdict(s), "batch_size": s.batch_size,
-        "events_per_call": events_in_call(s.batch_size, m.resolved.inputs),
-        "load": load, "peak_rss_mb": peak_rss_mb(), "pid": os.getpid(),
-        "parent_pid": starter_pid(), "library_versions": _library_versions(),
-    }
+    header = measurement_header(
+        started=_dt.datetime.now(_dt.timezone.utc),
+        runtime=s.runtime, runtime_version=m.runtime_cls.version(), device=s.device,
+        threads=s.threads, runtime_settings=m.sessions[0].info() if m.sessions else {},
+        precision={"precision": s.precision},
+        model={"name": spec.name, "label": spec.label, "spec_file": spec.spec_file,
+               "file": spec.file, "content_hash": spec.content_hash},
+        settings=asdict(s), batch_size=s.batch_size,
+        events_per_call=events_in_call(s.batch_size, m.resolved.inputs))
+    return {**header.to_json(), "load": load}
 
 
 def _measure(model_file: str, settings: MeasureSettings, load: dict[str, Any],

@@ -46,7 +46,7 @@ _NUMBER = (int, float)
 PROVENANCE_TYPES: dict[str, tuple[type, ...]] = {
     "runtime": (str,), "runtime_version": (str,), "device": (str,), "host": (str,),
     "cpu_model": (str,), "threads": (int,), "timestamp": (str,), "git_commit": (str,),
-    "mlprof_version": (str,), "session_creation_ms": _NUMBER, "first_call_ms": _NUMBER,
+    records.MLPROF_VERSION: (str,), "session_creation_ms": _NUMBER, "first_call_ms": _NUMBER,
     "peak_rss_mb": _NUMBER, "model": (dict,), "task": (dict,), "environment": (dict,),
 }
 #: the numbers of ``environment`` (mlprof.measure.contention; absent in older records)

@@ -51,7 +51,7 @@ REPORT_COLUMNS = [
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
     "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement", "isa",
     "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
-    "version", "timestamp", "git_commit", "mlprof_version", "settings_key", "stage", "store",
+    "version", "timestamp", "git_commit", records.MLPROF_VERSION, "settings_key", "stage", "store",
     "path",
 ]
 
@@ -151,7 +151,7 @@ def _branch_row(js: Path, store: Path) -> dict:
         first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
         other_cpu_cores=env.get("other_cpu_cores"),
         timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
-        mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
+        mlprof_version=prov.get(records.MLPROF_VERSION), store=str(store), path=str(js),
         stage="measure", **_precision_fields(prov))
     return row
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 from mlprof.errors import CorruptResult
@@ -307,8 +307,8 @@ class Header:
         """The header's fields as JSON (in this order), None ones left out except
         :data:`ALWAYS`."""
         out: dict[str, Any] = {}
-        for k in self.__dataclass_fields__:
-            v = getattr(self, k)
+        for fld in fields(self):
+            k, v = fld.name, getattr(self, fld.name)
             if v is None and k not in self.ALWAYS:
                 continue
             if isinstance(v, ModelIdentity):
