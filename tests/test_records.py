@@ -253,6 +253,25 @@ def test_hostile_load_records_cost_only_their_row(hostile_load_store, tmp_path, 
         assert "1 load point" in index.read_text()
 
 
+@pytest.mark.slow  # one mlprof store list over 33 records
+def test_mlprof_store_lists_each_damaged_load_record_as_corrupt(hostile_load_store):
+    """``mlprof store list``: exit 0, the good record ``ok``, each damaged one ``corrupt``
+    with one line naming its file and field."""
+    from tests.helpers import mlprof_run
+
+    store, good, bad = hostile_load_store
+    r = mlprof_run("store", "list", "--store", str(store))
+    assert r.returncode == 0, r.stdout + r.stderr
+    good_rows = [line for line in r.stdout.splitlines() if " good " in line]
+    assert len(good_rows) == 1 and " ok " in good_rows[0], r.stdout
+    for key, path in bad.items():
+        field = key.split(" ")[0]
+        rel = str(path.relative_to(store))
+        lines = [line for line in r.stdout.splitlines() if line.startswith("corrupt: ")
+                 and rel in line]
+        assert len(lines) == 1 and f" {field}: " in lines[0], (key, lines)
+
+
 @pytest.mark.slow  # a real MeasureLoad point (module fixture)
 def test_collect_loads_keeps_the_good_row(hostile_load_store, caplog):
     from mlprof.report.collect import collect_loads
