@@ -338,3 +338,61 @@ def test_a_damaged_header_field_is_named(field, value):
     with pytest.raises(CorruptResult) as e:
         records.Header.from_json(rec, "f.json")
     assert e.value.field.startswith(field) and e.value.file == "f.json"
+
+
+# --- branch, profile and peak records ------------------------------------------------------------
+
+_HEADER = {"mlprof_version": "0.1.0", "git_commit": None, "timestamp": "2026-11-28T12:00:00+00:00",
+           "host": "h", "threads": 1, "environment": {"contended": True, "other_cpu_cores": 1.2}}
+_BRANCH = {**_HEADER, "format_version": 1, "record": "branch",
+           "settings": {"batch_size": 4, "threads": 1, "n_calls": 10}, "n_samples": 10,
+           "session_creation_ms": 3.0, "first_call_ms": 0.5, "rounds": 1}
+_PROFILE = {**_HEADER, "format_version": 1, "record": "profile", "runtime": "onnxruntime",
+            "runtime_version": "1.32.0", "profiler": "onnxruntime", "batch_size": 4,
+            "n_profiled_calls": 2, "wall_ms": [0.1, 0.2], "wall_ms_per_call": 0.15,
+            "op_ms_per_call": 0.1, "coverage": 0.9, "cut_by_budget": False}
+_PEAK = {**_HEADER, "format_version": 1, "record": "peak", "peak_gflops": 50.0, "spread": 0.01,
+         "n": 512, "stable": True, "contended": False,
+         "attempts": [{"peak_gflops": 50.0, "contended": False, "other_cpu_cores": 0.1}]}
+
+
+@pytest.mark.parametrize("cls, good", [(records.BranchRecord, _BRANCH),
+                                       (records.ProfileRecord, _PROFILE),
+                                       (records.PeakRecord, _PEAK)])
+def test_typed_records_read_back_every_field(cls, good):
+    rec = cls.from_json(good, "f.json")
+    assert rec.to_json() == good and rec.header.host == "h"
+    old = {k: v for k, v in good.items() if k not in ("format_version", "record")}
+    assert cls.from_json(old, "f.json").format == 0  # format 0: upgraded on writing back
+    assert cls.from_json(old, "f.json").to_json() == good
+
+
+@pytest.mark.parametrize("cls, good, field, value", [
+    (records.BranchRecord, _BRANCH, "n_samples", 0),
+    (records.BranchRecord, _BRANCH, "n_samples", 10.0),
+    (records.BranchRecord, _BRANCH, "settings", [4]),
+    (records.BranchRecord, _BRANCH, "first_call_ms", "NaN"),
+    (records.BranchRecord, _BRANCH, "session_creation_ms", -1.0),
+    (records.BranchRecord, _BRANCH, "record", "profile"),
+    (records.BranchRecord, _BRANCH, "threads", True),
+    (records.ProfileRecord, _PROFILE, "wall_ms", {"a": 1}),
+    (records.ProfileRecord, _PROFILE, "coverage", float("inf")),
+    (records.ProfileRecord, _PROFILE, "batch_size", 1e308),
+    (records.ProfileRecord, _PROFILE, "cut_by_budget", "no"),
+    (records.ProfileRecord, _PROFILE, "profiler", None),
+    (records.PeakRecord, _PEAK, "peak_gflops", 0.0),
+    (records.PeakRecord, _PEAK, "peak_gflops", True),
+    (records.PeakRecord, _PEAK, "attempts", "three"),
+    (records.PeakRecord, _PEAK, "stable", 1),
+])
+def test_a_damaged_typed_record_is_refused_naming_its_field(cls, good, field, value):
+    bad = {**good, field: value}
+    with pytest.raises(CorruptResult) as e:
+        cls.from_json(bad, "f.json")
+    assert e.value.field == field and e.value.file == "f.json", str(e.value)
+
+
+def test_a_profile_without_its_environment_reads_as_not_contended():
+    old = {k: v for k, v in _PROFILE.items() if k != "environment"}
+    assert records.ProfileRecord.from_json(old).contended is False
+    assert records.ProfileRecord.from_json(_PROFILE).contended is True

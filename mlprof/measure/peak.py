@@ -205,6 +205,9 @@ def read_peak(path: str) -> dict[str, Any]:
             math.isfinite(peak) and peak > 0):
         raise MLProfError(f"peak_gflops is {peak!r:.40}, expected a positive number", path,
                           "peak_gflops")
+    from mlprof.results.records import PeakRecord
+
+    PeakRecord.from_json(record, path)  # every other field: type and range
     return record
 
 

@@ -294,4 +294,5 @@ def read_profile(csv_path: str, json_path: str) -> tuple[list[OpRow], dict[str, 
                                   float(r["share"])))
     except OSError as e:
         raise MLProfError(f"cannot read the profile: {e}", csv_path) from None
+    records.ProfileRecord.from_json(prov, json_path)  # every field: type and range
     return rows, prov

@@ -234,9 +234,9 @@ class _Fields:
 
 def _check_format(rec: Mapping[str, Any], kind: str, file: str | None) -> int:
     """The record's format (:func:`format_version`) and its kind: format 1 names it
-    (``record``), format 0 does not (it is read as ``kind``)."""
+    (``record``), format 0 does not (a record without it is read as ``kind``)."""
     fmt = format_version(rec, file)
-    got = rec.get("record", kind if fmt == 0 else None)
+    got = rec.get("record", kind)
     if got != kind:
         raise CorruptResult(f"record is {got!r}, not {kind!r}", file, "record")
     return fmt
@@ -560,3 +560,159 @@ class LoadRecord:
         """The record as JSON of this format (:func:`stamp`), every field kept."""
         return stamp({**(self.data or {}), "points": [p.to_json() for p in self.points]},
                      "load")
+
+
+# --- branch, profile and peak records ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BranchRecord:
+    """A MeasureRuntime branch's provenance (``runtime_bs_<N>.json``): its :class:`Header` and
+    what the timed loop recorded, every field checked by :meth:`from_json`; ``data``: the record
+    as read (:meth:`to_json` keeps every field)."""
+
+    header: Header
+    batch_size: int
+    n_samples: int
+    session_creation_ms: float | None = None
+    first_call_ms: float | None = None
+    warmup_ms: float | None = None
+    rounds: int | None = None
+    loop_wall_s: float | None = None
+    timed_sum_s: float | None = None
+    lock_wait_s: float | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """The measurement settings (always there: a branch without them does not read)."""
+        return self.header.settings or {}
+
+    @property
+    def contended(self) -> bool:
+        """Other processes used the CPUs during the timed loop (``environment.contended``)."""
+        return bool((self.header.environment or {}).get("contended") is True)
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> BranchRecord:
+        """The branch of ``obj`` (format 0 or 1); a :class:`~mlprof.errors.CorruptResult`
+        naming ``file`` and the first field that is missing, of the wrong type or out of
+        range."""
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "branch", file)
+        header = Header.from_json(obj, file)
+        settings = f.sub("settings", required=True)
+        assert settings is not None
+        bs = settings.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE, required=True) or 1
+        return cls(
+            header, bs, f.integer("n_samples", 1, required=True) or 1,
+            session_creation_ms=f.number("session_creation_ms", none=True),
+            first_call_ms=f.number("first_call_ms", none=True),
+            warmup_ms=f.number("warmup_ms", none=True),
+            rounds=f.integer("rounds", none=True),
+            loop_wall_s=f.number("loop_wall_s", none=True),
+            timed_sum_s=f.number("timed_sum_s", none=True),
+            lock_wait_s=f.number("lock_wait_s", none=True), format=fmt, data=obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "branch")
+
+
+@dataclass(frozen=True)
+class ProfileRecord:
+    """A ProfileRuntime branch's provenance (``profile_bs_<N>_<budget>.json``): its
+    :class:`Header`, the profiler and what the profiled calls took, every field checked by
+    :meth:`from_json`."""
+
+    header: Header
+    profiler: str
+    batch_size: int
+    n_profiled_calls: int
+    wall_ms: tuple[float, ...]
+    wall_ms_per_call: float
+    op_ms_per_call: float
+    coverage: float
+    overhead_ms_per_call: float | None = None
+    operator_coverage: float | None = None
+    warmup_calls: int | None = None
+    budget_s: float | None = None
+    cut_by_budget: bool | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @property
+    def contended(self) -> bool:
+        """Other processes used the CPUs during the profiled calls (``environment``; a profile
+        written before it was recorded: False)."""
+        return bool((self.header.environment or {}).get("contended") is True)
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> ProfileRecord:
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "profile", file)
+        header = Header.from_json(obj, file)
+        for k in ("runtime", "runtime_version"):
+            f.text(k, required=True, none=False)
+        walls = f.items("wall_ms", required=True, none=False) or []
+        for i, w in enumerate(walls):
+            _Fields({f"wall_ms[{i}]": w}, file).number(f"wall_ms[{i}]")
+        f.integer("n_op_types", none=True)
+        return cls(
+            header, f.text("profiler", required=True, none=False) or "",
+            f.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE, required=True) or 1,
+            f.integer("n_profiled_calls", required=True) or 0,
+            tuple(float(w) for w in walls),
+            float(f.number("wall_ms_per_call", required=True) or 0.0),
+            float(f.number("op_ms_per_call", required=True) or 0.0),
+            float(f.number("coverage", required=True) or 0.0),
+            overhead_ms_per_call=f.number("overhead_ms_per_call", -1e12, none=True),
+            operator_coverage=f.number("operator_coverage", none=True),
+            warmup_calls=f.integer("warmup_calls", none=True),
+            budget_s=f.number("budget_s", none=True),
+            cut_by_budget=f.boolean("cut_by_budget"), format=fmt, data=obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "profile")
+
+
+@dataclass(frozen=True)
+class PeakRecord:
+    """A MeasurePeak record (``peak.json``): its :class:`Header` and the GEMM peak, every field
+    checked by :meth:`from_json`."""
+
+    header: Header
+    peak_gflops: float
+    spread: float | None = None
+    n: int | None = None
+    stable: bool | None = None
+    contended: bool = False
+    lock_wait_s: float | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> PeakRecord:
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "peak", file)
+        header = Header.from_json(obj, file)
+        for i, size in enumerate(f.items("sizes") or ()):
+            sf = _Fields(size, file, f"sizes[{i}].", what=f"sizes[{i}]")
+            sf.integer("n", none=True)
+            sf.number("median_gflops", none=True)
+        for i, a in enumerate(f.items("attempts") or ()):
+            af = _Fields(a, file, f"attempts[{i}].", what=f"attempts[{i}]")
+            af.number("peak_gflops", none=True)
+            af.boolean("contended")
+            af.number("other_cpu_cores", hi=1e9, none=True)
+        f.text("benchmark")
+        return cls(
+            header, float(f.number("peak_gflops", 0.0, lo_open=True, required=True) or 0.0),
+            spread=f.number("spread", none=True), n=f.integer("n", none=True),
+            stable=f.boolean("stable"), contended=bool(f.boolean("contended")),
+            lock_wait_s=f.number("lock_wait_s", none=True), format=fmt, data=obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "peak")
