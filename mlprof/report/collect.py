@@ -29,7 +29,6 @@ from pathlib import Path
 
 from mlprof import ingest
 from mlprof.errors import CorruptResult, MLProfError
-from mlprof.measure.contention import is_contended
 from mlprof.measure.results import (
     events_per_call,
     precision_error,
@@ -134,25 +133,27 @@ def _branch_row(js: Path, store: Path) -> dict:
         samples, prov = read_branch(csv_path, js)
     except CorruptResult as e:
         return corrupt_row(js, store, e, batch_size=bs, prov=_loose_json(js))
-    s = prov["settings"]
+    rec = records.BranchRecord.from_json(prov, str(js))  # checked by read_branch already
+    h, s = rec.header, rec.settings
     row = _split(js, store)
-    row.update(summarize(samples, s["batch_size"], is_contended(prov),
+    row.update(summarize(samples, rec.batch_size, rec.contended,
                          events_per_call=events_per_call(prov)))
-    env = prov.get("environment") if isinstance(prov.get("environment"), dict) else {}
+    env = h.environment or {}
     ident = records.model_identity(prov, row["model"], row.get("model_hash"))
     row.update(
         status="ok", error="", model=ident.name, label=ident.label, model_file=ident.file,
-        runtime_version=prov.get("runtime_version", row["runtime_version"]),
-        cpu_model=prov.get("cpu_model"), host=prov.get("host"),
-        threads=prov.get("threads"), n_calls=s.get("n_calls"),
+        runtime_version=(h.runtime_version if "runtime_version" in prov
+                         else row["runtime_version"]),
+        cpu_model=h.cpu_model, host=h.host,
+        threads=h.threads, n_calls=s.get("n_calls"),
         n_events=s.get("n_events"), warmup=s.get("warmup"),
         min_duration=s.get("min_duration"), input_data=s.get("input_data"),
-        session_creation_ms=prov.get("session_creation_ms"),
-        first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
+        session_creation_ms=rec.session_creation_ms,
+        first_call_ms=rec.first_call_ms, peak_rss_mb=h.peak_rss_mb,
         other_cpu_cores=env.get("other_cpu_cores"),
-        timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
-        mlprof_version=prov.get(records.MLPROF_VERSION), store=str(store), path=str(js),
-        stage="measure", **_precision_fields(prov))
+        timestamp=h.timestamp, git_commit=h.git_commit,
+        mlprof_version=h.mlprof_version if records.MLPROF_VERSION in prov else None,
+        store=str(store), path=str(js), stage="measure", **_precision_fields(prov))
     return row
 
 
