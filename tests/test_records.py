@@ -396,3 +396,32 @@ def test_a_profile_without_its_environment_reads_as_not_contended():
     old = {k: v for k, v in _PROFILE.items() if k != "environment"}
     assert records.ProfileRecord.from_json(old).contended is False
     assert records.ProfileRecord.from_json(_PROFILE).contended is True
+
+
+@pytest.mark.slow  # two sessions of the example DNN, 6 rounds, in this process
+def test_an_interleaved_record_reads_back_and_names_a_damaged_field():
+    from mlprof.measure import MeasureSettings
+    from mlprof.measure.interleave import Config, measure_interleaved
+    from tests.helpers import DNN
+
+    configs = [Config(f"m{i}", str(DNN), "onnxruntime", f"m{i}") for i in range(2)]
+    res = measure_interleaved(configs, MeasureSettings(batch_size=2, n_calls=5, warmup=1,
+                                                       min_duration=0.0), 6)
+    raw = records.stamp({"interleaved": True, "task": {"family": "CompareInterleaved"},
+                         "compared": None, "batch_sizes": {"2": res.provenance}}, "interleaved")
+    raw = json.loads(json.dumps(raw))
+    rec = records.InterleavedRecord.from_json(raw, "f.json")
+    assert rec.to_json() == raw and rec.runs[2].rounds == 6 and len(rec.runs[2].configs) == 2
+    assert rec.runs[2].header.mlprof_version and rec.runs[2].header.timestamp
+    for damage, field in [
+            (lambda r: r["batch_sizes"]["2"].update(rounds=0), "batch_sizes.2.rounds"),
+            (lambda r: r["batch_sizes"]["2"].update(threads="1"), "batch_sizes.2.threads"),
+            (lambda r: r["batch_sizes"]["2"]["configs"][1].update(runtime=3),
+             "batch_sizes.2.configs[1].runtime"),
+            (lambda r: r["batch_sizes"].update({"x": {}}), "batch_sizes.x"),
+            (lambda r: r.update(batch_sizes=[]), "batch_sizes")]:
+        bad = json.loads(json.dumps(raw))
+        damage(bad)
+        with pytest.raises(CorruptResult) as e:
+            records.InterleavedRecord.from_json(bad, "f.json")
+        assert e.value.field == field, str(e.value)

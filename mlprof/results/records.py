@@ -321,10 +321,12 @@ class Header:
         return out
 
     @classmethod
-    def from_json(cls, rec: Mapping[str, Any], file: str | None = None) -> Header:
+    def from_json(cls, rec: Mapping[str, Any], file: str | None = None,
+                  prefix: str = "") -> Header:
         """The header of a record of any format, every field checked (type and range) where
-        it is present; a :class:`~mlprof.errors.CorruptResult` naming the file and the field."""
-        f = _Fields(rec, file)
+        it is present; a :class:`~mlprof.errors.CorruptResult` naming the file and the field
+        (``prefix``: where the header is in its record, ``batch_sizes.8.``)."""
+        f = _Fields(rec, file, prefix)
         # a hostile model_identity falls back to the task's names (model_identity), as always
         ident = rec.get("model_identity")
         settings = f.sub("settings")
@@ -716,3 +718,73 @@ class PeakRecord:
     def to_json(self) -> dict[str, Any]:
         """The record as JSON of this format (:func:`stamp`), every field kept."""
         return stamp(self.data or {}, "peak")
+
+
+# --- interleaved comparisons (CompareInterleaved) ------------------------------------------------
+
+@dataclass(frozen=True)
+class InterleavedRun:
+    """One batch size of an interleaved comparison: its :class:`Header` (no one runtime: each
+    configuration names its own), the rounds and the configurations, checked."""
+
+    header: Header
+    rounds: int
+    configs: tuple[Mapping[str, Any], ...]
+    method: str | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None, where: str) -> InterleavedRun:
+        f = _Fields(obj, file, where + ".", what=where)
+        header = Header.from_json(obj, file, where + ".")
+        configs = f.items("configs", required=True, none=False) or []
+        for i, c in enumerate(configs):
+            cf = _Fields(c, file, f"{where}.configs[{i}].", what=f"{where}.configs[{i}]")
+            for k in ("label", "model", "runtime", "runtime_version", "model_file",
+                      "model_sha256"):
+                cf.text(k)
+            cf.mapping("runtime_settings")
+            cf.mapping("settings")
+            cf.mapping("error_vs_fp32")
+            cf.texts("script_args")
+        f.number("started_unix", none=True)
+        f.number("finished_unix", none=True)
+        f.boolean("interleaved")
+        return cls(header, f.integer("rounds", 1, required=True) or 1, tuple(configs),
+                   f.text("method"))
+
+
+@dataclass(frozen=True)
+class InterleavedRecord:
+    """A CompareInterleaved record (``provenance_<bs>_il<R>.json``): the task, the setting
+    compared and one :class:`InterleavedRun` per batch size, every field checked by
+    :meth:`from_json`."""
+
+    runs: Mapping[int, InterleavedRun]
+    compared: Mapping[str, Any] | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> InterleavedRecord:
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "interleaved", file)
+        f.boolean("interleaved")
+        f.mapping("task")
+        compared = f.sub("compared")
+        if compared is not None:
+            compared.text("setting")
+            compared.items("values")
+        by_bs = f.sub("batch_sizes", required=True)
+        assert by_bs is not None
+        runs: dict[int, InterleavedRun] = {}
+        for key, run in by_bs.obj.items():
+            where = f"batch_sizes.{key}"
+            if not (isinstance(key, str) and key.isdigit()
+                    and 1 <= int(key) <= MAX_RECORD_BATCH_SIZE):
+                raise CorruptResult(f"not a batch size: {key!r}", file, where)
+            runs[int(key)] = InterleavedRun.from_json(run, file, where)
+        return cls(runs, None if compared is None else compared.obj, fmt, obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "interleaved")
