@@ -301,24 +301,24 @@ def _load_row(path: Path, store: Path) -> dict:
     from mlprof.measure.load import read_load
     from mlprof.report.load import answer, config_label, no_rate_lines, points_table
 
-    rec = read_load(str(path))  # every field checked: what follows formats checked values
+    data = read_load(str(path))  # every field checked: what follows formats checked values
+    rec = records.LoadRecord.from_json(data, str(path))
     mtime = path.stat().st_mtime
     where = _split(path, store)
-    df = points_table([rec])
+    df = points_table([data])
     chosen = df[df["chosen"]]
     best = chosen.iloc[0] if len(chosen) else None
-    load = rec["load"]
     first = df.iloc[0] if len(df) else None
     return {
         **where, "point": path.stem.removeprefix("load_"),
-        "scenario": load.get("scenario"),
+        "scenario": rec.load.scenario,
         "config": config_label(first) if first is not None else "",
         "events_per_s": None if best is None else best["events_per_s"],
         "p99_ms": None if best is None else best["p99_ms"],
-        "bound_ms": load.get("latency_bound_ms"),
+        "bound_ms": rec.load.latency_bound_ms,
         "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
-        "host": rec.get("host"), "timestamp": rec.get("timestamp"),
-        "answer": answer(df, no_rate_lines([rec])),
+        "host": rec.header.host, "timestamp": rec.header.timestamp,
+        "answer": answer(df, no_rate_lines([data])),
         "path": str(path), "mtime": mtime}
 
 
