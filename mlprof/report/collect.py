@@ -153,15 +153,15 @@ def _branch_row(js: Path, store: Path) -> dict:
         other_cpu_cores=env.get("other_cpu_cores"),
         timestamp=h.timestamp, git_commit=h.git_commit,
         mlprof_version=h.mlprof_version if records.MLPROF_VERSION in prov else None,
-        store=str(store), path=str(js), stage="measure", **_precision_fields(prov))
+        store=str(store), path=str(js), stage="measure", **_precision_fields(h))
     return row
 
 
-def _precision_fields(prov: dict) -> dict:
+def _precision_fields(header: records.Header) -> dict:
     """The precision measured at, its error against fp32 (None at fp32, and where a record
     holds no number) and the CPU's instruction sets, as report columns."""
-    precision: dict = prov["precision"] if isinstance(prov.get("precision"), dict) else {}
-    error = precision_error(prov)
+    precision = header.precision or {}
+    error = precision_error({"precision": precision})
 
     def number(key: str) -> float | None:
         value = error.get(key)
@@ -169,11 +169,10 @@ def _precision_fields(prov: dict) -> dict:
             return None
         return float(value)
 
-    isa = prov.get("isa")
     return {"precision": str(precision.get("precision") or "fp32"),
             **{k: number(k) for k in ("max_abs_error", "max_rel_error", "top1_agreement",
                                       "top5_agreement")},
-            "isa": ", ".join(str(x) for x in isa) if isinstance(isa, list) else None}
+            "isa": ", ".join(header.isa) if header.isa is not None else None}
 
 
 def _failure_row(fail: Path, store: Path) -> dict | None:
