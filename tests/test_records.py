@@ -198,8 +198,8 @@ def test_a_damaged_load_record_is_refused_naming_its_field(load_record, name, da
 
 @pytest.fixture(scope="module")
 def hostile_load_store(load_record, tmp_path_factory) -> tuple[Path, Path, dict[str, Path]]:
-    """A store of the good record (version ``good``) and each damaged one in a version
-    directory of its own (named after the damage)."""
+    """A store of the good record (versions ``good`` and ``good2``: a history) and each
+    damaged one in a version directory of its own (named after the damage)."""
     import shutil
 
     store = tmp_path_factory.mktemp("hostile") / "store"
@@ -210,6 +210,7 @@ def hostile_load_store(load_record, tmp_path_factory) -> tuple[Path, Path, dict[
     for f in version_dir.iterdir():
         if f.name.startswith("load_"):
             shutil.copy(f, good / f.name)
+    shutil.copytree(good, store / rel.parent / "good2")
     bad: dict[str, Path] = {}
     for name, damage, field in LOAD_DAMAGES:
         where = store / rel.parent / name
@@ -240,6 +241,7 @@ def test_hostile_load_records_cost_only_their_row(hostile_load_store, tmp_path, 
     from tests.helpers import files_in, law_run
 
     store, good, bad = hostile_load_store
+    good2 = good.parent.parent / "good2" / good.name
     out = tmp_path / "out"
     r = law_run(task, "--version", "x1", "--stores", str(store), store=out)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -247,7 +249,9 @@ def test_hostile_load_records_cost_only_their_row(hostile_load_store, tmp_path, 
     if task == "Report":
         (csv,) = [p for p in files_in(out) if p.name == "load.csv"]
         df = pd.read_csv(csv)
-        assert list(df["path"]) == [str(good)]
+        assert sorted(df["path"]) == [str(good), str(good2)]
+    elif task == "PlotHistory":
+        assert "1 load history plot(s)" in r.stdout, r.stdout
     elif task == "Dashboard":
         (index,) = [p for p in files_in(out) if p.name == "index.html"]
         assert "1 load point" in index.read_text()
@@ -262,8 +266,8 @@ def test_mlprof_store_lists_each_damaged_load_record_as_corrupt(hostile_load_sto
     store, good, bad = hostile_load_store
     r = mlprof_run("store", "list", "--store", str(store))
     assert r.returncode == 0, r.stdout + r.stderr
-    good_rows = [line for line in r.stdout.splitlines() if " good " in line]
-    assert len(good_rows) == 1 and " ok " in good_rows[0], r.stdout
+    good_rows = [line for line in r.stdout.splitlines() if " good" in line]
+    assert len(good_rows) == 2 and all(" ok " in g for g in good_rows), r.stdout
     for key, path in bad.items():
         field = key.split(" ")[0]
         rel = str(path.relative_to(store))
@@ -279,7 +283,8 @@ def test_collect_loads_keeps_the_good_row(hostile_load_store, caplog):
     store, good, bad = hostile_load_store
     with caplog.at_level("WARNING", logger="mlprof"):
         rows = collect_loads([store])
-    assert [r["path"] for r in rows] == [str(good)]
+    good2 = good.parent.parent / "good2" / good.name
+    assert sorted(r["path"] for r in rows) == [str(good), str(good2)]
     _one_warning_each(caplog.text, bad)
 
 
