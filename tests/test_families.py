@@ -25,6 +25,10 @@ VALID = {
     ".pdf": b"%PDF-1.4\n%%EOF\n", ".svg": b"<svg xmlns='http://www.w3.org/2000/svg'></svg>",
     ".onnx": b"\x08\x08\x12\x04test",
 }
+#: a load record is checked field by field (mlprof.results.records.LoadRecord): the least that
+#: reads
+VALID_LOAD = (b'{"format_version": 1, "record": "load", "load": {"scenario": "streams"}, '
+              b'"points": []}')
 #: damaged contents by file type (an interrupted copy, a file of another kind)
 DAMAGED = {".json": b'{"format_version": ', ".csv": b"", ".txt": b"\0\0",
            ".parquet": b"PAR1 cut", ".png": b"\x89PNG\r\n", ".pdf": b"%PDF-1.4\n",
@@ -48,7 +52,10 @@ def _write(paths: set[str], dir_keys: set[str]) -> None:
             os.makedirs(p, exist_ok=True)
             Path(p, "index.html").write_text("<html></html>")
         else:
-            Path(p).write_bytes(VALID.get(os.path.splitext(p)[1], b"text\n"))
+            name = os.path.basename(p)
+            load = name.startswith("load_") and name.endswith(".json")
+            Path(p).write_bytes(VALID_LOAD if load else
+                                VALID.get(os.path.splitext(p)[1], b"text\n"))
 
 
 def _entry(store: Path, directory: str) -> st.StoreEntry:

@@ -24,13 +24,13 @@ import datetime as _dt
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
-from mlprof.measure.isolate import starter_pid
+from mlprof.measure.provenance import library_versions as _library_versions  # noqa: F401
 from mlprof.measure.settings import MeasureSettings
 
 ProgressFn = Callable[[float, str], None]
@@ -134,10 +134,8 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.progress import Progress
-    from mlprof.measure.sysinfo import peak_rss_mb, system_info
+    from mlprof.measure.provenance import measurement_header
     from mlprof.runtimes import get_runtime, runtime_info
-    from mlprof.util import git_commit
-    from mlprof.version import __version__
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()
@@ -246,18 +244,10 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     ev, call = np.divmod(rem, n_calls)
     call = call + rnd * n_calls
 
-    prov = {
-        "mlprof_version": __version__,
-        "git_commit": git_commit(),
-        "timestamp": started.isoformat(timespec="seconds"),
-        **system_info(),
-        "runtime": s.runtime,
-        "runtime_version": runtime_cls.version(),
-        "device": s.device,
-        "threads": s.threads,
-        "runtime_settings": rt.info(),
-        "precision": precision,
-        "model": {
+    header = measurement_header(
+        started=started, runtime=s.runtime, runtime_version=runtime_cls.version(),
+        device=s.device, threads=s.threads, runtime_settings=rt.info(), precision=precision,
+        model={
             "name": spec.name, "label": spec.label, "version": spec.version,
             "spec_file": spec.spec_file, "file": spec.file,
             "file_sha256": spec.model_sha256(), "content_hash": spec.content_hash,
@@ -267,26 +257,24 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
             "outputs": resolved.outputs,
             "notes": resolved.notes,
         },
-        "settings": asdict(s),
-        "events_per_call": events_in_call(s.batch_size, resolved.inputs),
+        settings=s, events_per_call=events_in_call(s.batch_size, resolved.inputs),
+        # what else used the CPUs during the timed loop: mlprof.measure.contention
+        environment=environment(cpu_before, cpu_after))
+    prov = {
+        # the versions, the machine, the model, the settings, the environment, the process
+        # (the process that started this measurement, parent_pid: the measurement server
+        # (forkserver) when isolated, one for all measurements of a run, also under --workers)
+        **header.to_json(),
         "session_creation_ms": session_ns / 1e6,
         "first_call_ms": first_ns / 1e6,
         "warmup_ms": warmup_ns / 1e6,
         "n_samples": int(samples.size),
         "rounds": rounds,
         "loop_wall_s": loop_ns / 1e9,
-        # what else used the CPUs during the timed loop: mlprof.measure.contention
-        "environment": environment(cpu_before, cpu_after),
         "timed_sum_s": float(samples.sum()) / 1e9,
-        "peak_rss_mb": peak_rss_mb(),
         # wall-clock span from session creation to the last timed call
         "started_unix": started_unix,
         "finished_unix": finished_unix,
-        "pid": os.getpid(),
-        # the process that started this measurement: the measurement server (forkserver) when
-        # isolated (one for all measurements of a run, also under --workers)
-        "parent_pid": starter_pid(),
-        "library_versions": _library_versions(),
     }
     return MeasureResult(s.batch_size, samples, ev.astype(np.int64), call.astype(np.int64), prov)
 
@@ -307,15 +295,6 @@ def _error_vs_fp32(runtime_cls: Any, rt: Any, reference_file: str, feed: dict, s
     ref_rt.load(s.batch_size)
     rfn, rargs = ref_rt.bind(feed)
     return output_error(as_arrays(rfn(*rargs)), got)
-
-
-def _library_versions() -> dict[str, str | None]:
-    """Versions of what the harness imports and of every runtime's package (None: missing)."""
-    from mlprof.runtimes import runtime_packages
-    from mlprof.util import dist_version
-
-    dists = dict.fromkeys(("numpy", "onnx", *runtime_packages()))
-    return {d: dist_version(d) for d in dists}
 
 
 def measure_isolated(model_file: str, settings: MeasureSettings, *,

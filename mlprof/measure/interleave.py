@@ -32,10 +32,9 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,11 +45,9 @@ from mlprof.measure.harness import _needs_torch
 from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
+from mlprof.measure.provenance import measurement_header
 from mlprof.measure.settings import MeasureSettings
-from mlprof.measure.sysinfo import system_info
 from mlprof.runtimes import TFAOT_MODEL, get_runtime
-from mlprof.util import git_commit
-from mlprof.version import __version__
 
 #: bootstrap resamples and confidence level of the speed-up intervals
 N_RESAMPLES = 2000
@@ -220,11 +217,10 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
         "method": f"{rounds} rounds; each round runs every configuration for its n_calls "
                   f"({', '.join(str(sc.n_calls) for sc in own)}) calls per event in rotating "
                   "order in one process; speed-ups are paired per round",
-        "mlprof_version": __version__, "git_commit": git_commit(),
-        **system_info(), "settings": asdict(s), "rounds": rounds,
+        **measurement_header(settings=s).to_json(), "rounds": rounds,
         "configs": [{"label": c.label, "model": c.model, **info}
                     for c, info in zip(configs, infos, strict=True)],
-        "started_unix": start, "finished_unix": time.time(), "pid": os.getpid(),
+        "started_unix": start, "finished_unix": time.time(),
     }
     return InterleavedResult(s.batch_size, list(configs), medians, orders, prov)
 

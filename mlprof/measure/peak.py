@@ -41,9 +41,7 @@ from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
-from mlprof.measure.sysinfo import system_info
 from mlprof.runtimes import peak_runtimes
-from mlprof.version import __version__
 
 #: matrix sizes: small enough to stay in cache (256), large enough to be compute-bound (1024)
 SIZES = (256, 512, 1024)
@@ -133,6 +131,7 @@ def measure_peak(runtime: str, threads: int, sizes: Sequence[int] = SIZES,
     import onnxruntime as ort
 
     from mlprof.measure.contention import environment, snapshot
+    from mlprof.measure.provenance import measurement_header
 
     results = []
     start = snapshot()
@@ -142,13 +141,14 @@ def measure_peak(runtime: str, threads: int, sizes: Sequence[int] = SIZES,
         results.append(_bench_size(int(n), threads, target_s))
     env = environment(start, snapshot())
     best = max(results, key=lambda r: r["median_gflops"])
+    header = measurement_header(
+        runtime=runtime, runtime_version=ort.__version__, threads=int(threads),
+        environment=env, timestamp=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     return {"peak_gflops": best["median_gflops"], "spread": best["spread"], "n": best["n"],
-            "stable": best["stable"], "sizes": results, "runtime": runtime,
-            "environment": env, "contended": env.get("contended") is True,
-            "runtime_version": ort.__version__, "threads": int(threads),
+            "stable": best["stable"], "sizes": results,
+            "contended": env.get("contended") is True,
             "benchmark": "onnx MatMul [n,n]x[n,n] fp32, W an initializer",
-            "mlprof_version": __version__, "pid": os.getpid(),
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **system_info()}
+            **header.to_json()}
 
 
 def measure_peak_isolated(runtime: str, threads: int, sizes: Sequence[int] = SIZES,
@@ -205,6 +205,9 @@ def read_peak(path: str) -> dict[str, Any]:
             math.isfinite(peak) and peak > 0):
         raise MLProfError(f"peak_gflops is {peak!r:.40}, expected a positive number", path,
                           "peak_gflops")
+    from mlprof.results.records import PeakRecord
+
+    PeakRecord.from_json(record, path)  # every other field: type and range
     return record
 
 

@@ -35,7 +35,7 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
@@ -45,13 +45,12 @@ from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
 from mlprof.measure.progress import Progress
+from mlprof.measure.provenance import measurement_header
 from mlprof.measure.settings import MeasureSettings
-from mlprof.measure.sysinfo import system_info
 from mlprof.results import records
 from mlprof.runtimes import get_runtime, runtime_info, runtime_names
 from mlprof.runtimes.base import RUNTIME_OVERHEAD, OpEvent
-from mlprof.util import git_commit, write_json_atomic, write_text_atomic
-from mlprof.version import __version__
+from mlprof.util import write_json_atomic, write_text_atomic
 
 #: the columns of a profile's CSV: operator type, runs per profiled call, milliseconds per
 #: profiled call (the mean: the columns add up to the profiled time), share of the profiled
@@ -199,7 +198,8 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         min_ns = int(s.min_duration * 1e9)
         fewest = max(MIN_PROFILED_CALLS, len(calls))
         cut = warmed < s.warmup
-        # CPU counters around the profiled calls, never inside them (as the harness does)
+        # CPU counters around the profiled calls, never inside them, as the harness does
+        # around its timed loop (mlprof.measure.contention): a disturbed profile is flagged
         cpu_before = snapshot()
         profiler.start()
         begin = pc()
@@ -231,22 +231,19 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     profiled_per_call = sum(r.ms_per_call for r in ops)
     op_per_call = sum(r.ms_per_call for r in ops if r.op_type != RUNTIME_OVERHEAD)
     spec = resolved.spec
+    header = measurement_header(
+        started=started, runtime=s.runtime, runtime_version=runtime_cls.version(),
+        device=s.device, threads=s.threads, runtime_settings=rt.info(),
+        precision={"precision": s.precision},
+        model={"name": spec.name, "label": spec.label, "spec_file": spec.spec_file,
+               "file": spec.file, "content_hash": spec.content_hash},
+        settings=s, batch_size=s.batch_size,
+        events_per_call=events_in_call(s.batch_size, resolved.inputs),
+        # what else used the CPUs during the profiled calls: mlprof.measure.contention
+        environment=environment(cpu_before, cpu_after))
     prov = {
-        "mlprof_version": __version__,
-        "git_commit": git_commit(),
-        "timestamp": started.isoformat(timespec="seconds"),
-        **system_info(),
-        "runtime": s.runtime,
-        "runtime_version": runtime_cls.version(),
+        **header.to_json(),
         "profiler": runtime_info(s.runtime).profiler,
-        "device": s.device,
-        "threads": s.threads,
-        "runtime_settings": rt.info(),
-        "model": {"name": spec.name, "label": spec.label, "spec_file": spec.spec_file,
-                  "file": spec.file, "content_hash": spec.content_hash},
-        "settings": asdict(s),
-        "batch_size": s.batch_size,
-        "events_per_call": events_in_call(s.batch_size, resolved.inputs),
         "n_profiled_calls": n,
         "warmup_calls": warmed,
         # the time budget (0: none) and whether it cut the warm-up or the profiled calls short
@@ -262,11 +259,7 @@ def profile(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         "coverage": profiled_per_call / wall_per_call if wall_per_call > 0 else 0.0,
         "operator_coverage": op_per_call / wall_per_call if wall_per_call > 0 else 0.0,
         "n_op_types": len(ops),
-        "pid": os.getpid(),
     }
-    # what else used the CPUs during the profiled calls (mlprof.measure.contention): a
-    # contended profile's operator differences are marked where they are shown
-    prov["environment"] = environment(cpu_before, cpu_after)
     return ProfileResult(s.batch_size, ops, wall_ms, prov)
 
 
@@ -332,4 +325,5 @@ def read_profile(csv_path: str, json_path: str) -> tuple[list[OpRow], dict[str, 
                                   float(r["share"]), float(median) if median else None))
     except OSError as e:
         raise MLProfError(f"cannot read the profile: {e}", csv_path) from None
+    records.ProfileRecord.from_json(prov, json_path)  # every field: type and range
     return rows, prov

@@ -46,7 +46,7 @@ _NUMBER = (int, float)
 PROVENANCE_TYPES: dict[str, tuple[type, ...]] = {
     "runtime": (str,), "runtime_version": (str,), "device": (str,), "host": (str,),
     "cpu_model": (str,), "threads": (int,), "timestamp": (str,), "git_commit": (str,),
-    "mlprof_version": (str,), "session_creation_ms": _NUMBER, "first_call_ms": _NUMBER,
+    records.MLPROF_VERSION: (str,), "session_creation_ms": _NUMBER, "first_call_ms": _NUMBER,
     "peak_rss_mb": _NUMBER, "model": (dict,), "task": (dict,), "environment": (dict,),
 }
 #: the numbers of ``environment`` (mlprof.measure.contention; absent in older records)
@@ -122,7 +122,8 @@ def read_provenance(json_path: str | os.PathLike, batch_size: int | None = None)
     """A branch's provenance, checked: a JSON object whose ``settings.batch_size`` is the batch
     size in its file name (and ``batch_size``, when given) and whose ``n_samples`` is a positive
     integer, with the fields the report copies of the right types
-    (:data:`PROVENANCE_TYPES`). Raises :class:`CorruptResult`."""
+    (:data:`PROVENANCE_TYPES`), and every field of its header and loop of the right type and
+    range (:class:`mlprof.results.records.BranchRecord`). Raises :class:`CorruptResult`."""
     path = os.fspath(json_path)
     name_bs = file_batch_size(path, "json")
     prov = _read_json(path)
@@ -165,6 +166,7 @@ def read_provenance(json_path: str | os.PathLike, batch_size: int | None = None)
         if flag is not None and not isinstance(flag, bool):
             raise CorruptResult(f"environment.contended is {_type_name(flag)} ({flag!r:.40}), "
                                 "expected a boolean", path)
+    records.BranchRecord.from_json(prov, path)  # every other field: type and range
     return prov
 
 

@@ -52,8 +52,8 @@ REPORT_COLUMNS = [
     "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement",
     "error_note", "isa",
     "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
-    "contended_causes", "version", "timestamp", "git_commit", "mlprof_version", "settings_key",
-    "stage", "store", "path",
+    "contended_causes", "version", "timestamp", "git_commit", records.MLPROF_VERSION,
+    "settings_key", "stage", "store", "path",
 ]
 
 #: the statuses of a row: a result, a failed measurement, a damaged record
@@ -135,43 +135,44 @@ def _branch_row(js: Path, store: Path) -> dict:
         samples, prov = read_branch(csv_path, js)
     except CorruptResult as e:
         return corrupt_row(js, store, e, batch_size=bs, prov=_loose_json(js))
-    s = prov["settings"]
+    rec = records.BranchRecord.from_json(prov, str(js))  # checked by read_branch already
+    h, s = rec.header, rec.settings
     row = _split(js, store)
-    row.update(summarize(samples, s["batch_size"], is_contended(prov),
+    row.update(summarize(samples, rec.batch_size, rec.contended,
                          events_per_call=events_per_call(prov)))
-    env = prov.get("environment") if isinstance(prov.get("environment"), dict) else {}
+    env = h.environment or {}
     ident = records.model_identity(prov, row["model"], row.get("model_hash"))
     row.update(
         status="ok", error="", model=ident.name, label=ident.label, model_file=ident.file,
-        runtime_version=prov.get("runtime_version", row["runtime_version"]),
-        cpu_model=prov.get("cpu_model"), host=prov.get("host"),
-        threads=prov.get("threads"), n_calls=s.get("n_calls"),
+        runtime_version=(h.runtime_version if "runtime_version" in prov
+                         else row["runtime_version"]),
+        cpu_model=h.cpu_model, host=h.host,
+        threads=h.threads, n_calls=s.get("n_calls"),
         n_events=s.get("n_events"), warmup=s.get("warmup"),
         min_duration=s.get("min_duration"), input_data=s.get("input_data"),
-        session_creation_ms=prov.get("session_creation_ms"),
-        first_call_ms=prov.get("first_call_ms"), peak_rss_mb=prov.get("peak_rss_mb"),
+        session_creation_ms=rec.session_creation_ms,
+        first_call_ms=rec.first_call_ms, peak_rss_mb=h.peak_rss_mb,
         other_cpu_cores=env.get("other_cpu_cores"),
         # what disturbed a contended point (mlprof.measure.causes), comma-separated
         contended_causes=",".join(causes_of(prov)) if is_contended(prov) else "",
-        timestamp=prov.get("timestamp"), git_commit=prov.get("git_commit"),
-        mlprof_version=prov.get("mlprof_version"), store=str(store), path=str(js),
-        stage="measure", **_precision_fields(prov))
+        timestamp=h.timestamp, git_commit=h.git_commit,
+        mlprof_version=h.mlprof_version if records.MLPROF_VERSION in prov else None,
+        store=str(store), path=str(js), stage="measure", **_precision_fields(h))
     return row
 
 
-def _precision_fields(prov: dict) -> dict:
+def _precision_fields(header: records.Header) -> dict:
     """The precision measured at, its error against fp32 (None at fp32, and where a record
     holds no number) and the CPU's instruction sets, as report columns."""
-    precision: dict = prov["precision"] if isinstance(prov.get("precision"), dict) else {}
     from mlprof.model.precision import error_note, error_number
 
-    error = precision_error(prov)
-    isa = prov.get("isa")
+    precision = header.precision or {}
+    error = precision_error({"precision": precision})
     return {"precision": str(precision.get("precision") or "fp32"),
             **{k: error_number(error, k) for k in ("max_abs_error", "max_rel_error",
                                                    "top1_agreement", "top5_agreement")},
             "error_note": error_note(error) or None,
-            "isa": ", ".join(str(x) for x in isa) if isinstance(isa, list) else None}
+            "isa": ", ".join(header.isa) if header.isa is not None else None}
 
 
 def _failure_row(fail: Path, store: Path) -> dict | None:
@@ -280,38 +281,44 @@ def collect_loads(stores: Iterable[str | os.PathLike]) -> list[dict]:
     """One row per MeasureLoad record in ``stores``: its model, runtime, settings and version,
     the load point (``point``, its file tag), the configuration, the chosen point's
     throughput and latency, whether any point was contended, and the answer in one line
-    (:func:`mlprof.report.load.answer`). A damaged record is logged and left out
-    (:func:`mlprof.measure.loadgen.record.read_load`), never read as numbers."""
-    from mlprof.measure.loadgen import read_load
-    from mlprof.report.load import answer, config_label, no_rate_lines, points_table
-
+    (:func:`mlprof.report.load.answer`). A damaged record costs only its row: it is logged in
+    one line naming the file and the field (:func:`mlprof.measure.loadgen.record.read_load`,
+    which checks every field the row is made of) and left out, never read as numbers."""
     out: list[dict] = []
     for store in unique_stores(stores):
         for path in _result_files(store, "MeasureLoad", "load_*.json"):
             try:
-                rec = read_load(str(path))
-                mtime = path.stat().st_mtime
-                where = _split(path, store)
+                out.append(_load_row(path, store))
             except (CorruptResult, OSError, ValueError) as e:  # ValueError: a path off the layout
                 logger.warning("%s", e)
-                continue
-            df = points_table([rec])
-            chosen = df[df["chosen"]]
-            best = chosen.iloc[0] if len(chosen) else None
-            load = rec.get("load") or {}
-            first = df.iloc[0] if len(df) else None
-            out.append({
-                **where, "point": path.stem.removeprefix("load_"),
-                "scenario": load.get("scenario"),
-                "config": config_label(first) if first is not None else "",
-                "events_per_s": None if best is None else best["events_per_s"],
-                "p99_ms": None if best is None else best["p99_ms"],
-                "bound_ms": load.get("latency_bound_ms"),
-                "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
-                "host": rec.get("host"), "timestamp": rec.get("timestamp"),
-                "answer": answer(df, no_rate_lines([rec])),
-                "path": str(path), "mtime": mtime})
     return out
+
+
+def _load_row(path: Path, store: Path) -> dict:
+    """The row of one load record (:func:`collect_loads`); a :class:`CorruptResult` naming
+    the file and the field for a record that does not read."""
+    from mlprof.measure.loadgen import read_load
+    from mlprof.report.load import answer, config_label, no_rate_lines, points_table
+
+    data = read_load(str(path))  # every field checked: what follows formats checked values
+    rec = records.LoadRecord.from_json(data, str(path))
+    mtime = path.stat().st_mtime
+    where = _split(path, store)
+    df = points_table([data])
+    chosen = df[df["chosen"]]
+    best = chosen.iloc[0] if len(chosen) else None
+    first = df.iloc[0] if len(df) else None
+    return {
+        **where, "point": path.stem.removeprefix("load_"),
+        "scenario": rec.load.scenario,
+        "config": config_label(first) if first is not None else "",
+        "events_per_s": None if best is None else best["events_per_s"],
+        "p99_ms": None if best is None else best["p99_ms"],
+        "bound_ms": rec.load.latency_bound_ms,
+        "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
+        "host": rec.header.host, "timestamp": rec.header.timestamp,
+        "answer": answer(df, no_rate_lines([data])),
+        "path": str(path), "mtime": mtime}
 
 
 def _with_cause(row: dict) -> dict:

@@ -48,7 +48,7 @@ from mlprof.report.dashboard_svg import (
 )
 from mlprof.report.history import HIGHER_IS_BETTER, alerts_table, history_unit
 from mlprof.report.nightly import CONFIRM_SUFFIX
-from mlprof.results import identity, layout
+from mlprof.results import identity, layout, records
 from mlprof.results.identity import SERIES_KEY
 from mlprof.runtimes import DEFAULT_RUNTIME
 from mlprof.util import short_hash
@@ -67,7 +67,7 @@ HEADERS = {"runtime_version": "runtime version", "batch_size": "batch size",
            "throughput": "throughput [events/s]", "cv": "CV", "first_version": "from version",
            "session_creation_ms": "session creation [ms]", "peak_rss_mb": "peak RSS [MB]",
            "settings_key": "settings", "cpu_model": "CPU", "min_duration": "min duration [s]",
-           "git_commit": "git commit", "mlprof_version": "mlprof", "change": "change",
+           "git_commit": "git commit", records.MLPROF_VERSION: "mlprof", "change": "change",
            "n_results": "results", "worst": "largest change", "trend": "trend",
            "count": "count", "batch_sizes": "batch sizes", "where": "where",
            "n_alerts": "alerts", "max_rel_error": "error vs fp32"}
@@ -986,7 +986,7 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     prov_cols = ["runtime", "runtime_version", "batch_size", "status", "host", "cpu_model",
                  "threads", "n_calls", "n_events", "warmup", "min_duration", "input_data",
                  "session_creation_ms", "peak_rss_mb", "version", "timestamp", "git_commit",
-                 "mlprof_version", "settings_key", "path"]
+                 records.MLPROF_VERSION, "settings_key", "path"]
     by_model: dict[tuple, list[dict]] = {}
     for r in cur:
         by_model.setdefault((r["model"], r["model_hash"]), []).append(r)

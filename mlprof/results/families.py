@@ -65,8 +65,7 @@ def _read_head_tail(path: str, n: int = 4096, whole: bool = False) -> tuple[byte
         os.close(fd)
 
 
-def check_json(path: str) -> None:
-    """A JSON object (every record mlprof writes is one)."""
+def _json_object(path: str) -> dict:
     data, _, _ = _read_head_tail(path, whole=True)
     try:
         value = json.loads(data.decode("utf-8"))
@@ -74,6 +73,23 @@ def check_json(path: str) -> None:
         raise ValueError(f"is not valid JSON: {str(e)[:80]}") from None
     if not isinstance(value, dict):
         raise ValueError("is not a JSON object")
+    return value
+
+
+def check_json(path: str) -> None:
+    """A JSON object (every record mlprof writes is one)."""
+    _json_object(path)
+
+
+def check_load_json(path: str) -> None:
+    """A load record whose every field reads (:class:`mlprof.results.records.LoadRecord`)."""
+    from mlprof.errors import CorruptResult
+    from mlprof.results.records import LoadRecord
+
+    try:
+        LoadRecord.from_json(_json_object(path), path)
+    except CorruptResult as e:
+        raise ValueError(f"{e.field}: {e.message}" if e.field else e.message) from None
 
 
 def check_csv(path: str) -> None:
@@ -139,11 +155,13 @@ _CHECKS: dict[str, Callable[[str], None]] = {
 }
 
 
-def check_file(path: str, is_dir: bool = False) -> str | None:
-    """Why ``path`` is not what its name says (one line), or None when it is."""
-    if is_dir:
-        check: Callable[[str], None] = check_dir
-    else:
+def check_file(path: str, is_dir: bool = False,
+               check: Callable[[str], None] | None = None) -> str | None:
+    """Why ``path`` is not what its name says (one line), or None when it is; ``check``: the
+    file's own check (else the one of its kind: a directory, its extension)."""
+    if check is None and is_dir:
+        check = check_dir
+    elif check is None:
         check = _CHECKS.get(os.path.splitext(path)[1], check_text)
     try:
         check(path)
@@ -167,6 +185,8 @@ class FileSpec:
     key: str
     pattern: str
     is_dir: bool = False
+    #: the file's own check (else that of its extension: :func:`check_file`)
+    check: Callable[[str], None] | None = None
 
     def match(self, name: str) -> str | None:
         """The file's unit (``""`` without a ``unit`` group), or None for another name."""
@@ -237,8 +257,10 @@ class Family:
             units.setdefault(u, set()).update(keys)
         if check:
             for name in sorted(outputs | dirs):
-                if any(spec.match(name) is not None for spec in self.specs):
-                    problem = check_file(os.path.join(path, name), is_dir=name in dirs)
+                spec = next((s for s in self.specs if s.match(name) is not None), None)
+                if spec is not None:
+                    problem = check_file(os.path.join(path, name), is_dir=name in dirs,
+                                         check=spec.check)
                     if problem:
                         return "corrupt", failures, problem
         if failures:
@@ -308,7 +330,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
             FileSpec("text", rf"(?P<unit>profile_{_BS}_top\d+{_BUDGET})\.txt"))),
     Family("MeasureLoad", layout.load_files,
            (FileSpec("csv", r"load_(?P<unit>(?:streams|server)_[0-9A-Za-z_]+)\.csv"),
-            FileSpec("json", r"load_(?P<unit>(?:streams|server)_[0-9A-Za-z_]+)\.json"))),
+            FileSpec("json", r"load_(?P<unit>(?:streams|server)_[0-9A-Za-z_]+)\.json",
+                     check=check_load_json))),
     Family("PlotLoad", lambda stem, tag="", file_types=("pdf",): {
                **_plots(stem, tag, file_types), "csv": f"{stem}.csv", "text": f"{stem}.txt"},
            (_plot_spec(r"load_(?:streams|server)_[0-9A-Za-z_]+?"),

@@ -18,9 +18,10 @@ under ``model_identity``; format 0 records have it from ``task.model_name``/``mo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
 
 from mlprof.errors import CorruptResult
 
@@ -103,3 +104,687 @@ def model_identity(prov: Mapping[str, Any], name: str | None = None,
     own_spec = file is not None and _text(spec.get("spec_file")) == file
     label = (_text(spec.get("label")) if own_spec else None) or nm
     return ModelIdentity(nm, label, file, model_hash)
+
+
+# --- checked reading -----------------------------------------------------------------------------
+
+#: the field every record's header starts its versions with (readers that show it as a column
+#: name it through this constant; :class:`Header` is the one writer)
+MLPROF_VERSION = "mlprof_version"
+
+#: the largest batch size a record may name (the settings allow less: this is what a reader
+#: accepts as a batch size at all)
+MAX_RECORD_BATCH_SIZE = 2 ** 20
+#: the largest thread, stream, process id count a record may name
+MAX_COUNT = 2 ** 31
+
+_KIND_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+               int: "an integer", float: "a number", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    return _KIND_NAMES.get(type(value), type(value).__name__)
+
+
+class _Fields:
+    """Checked access to the fields of one JSON object of a record: each getter returns the
+    field's value or raises :class:`~mlprof.errors.CorruptResult` naming the file and the field
+    (``prefix`` + key: ``points[2].p99_ms``). A field that is absent reads as ``default``
+    unless it is ``required``; ``null`` is accepted where ``none`` says so."""
+
+    def __init__(self, obj: Any, file: str | None, prefix: str = "", what: str = "") -> None:
+        if not isinstance(obj, Mapping):
+            raise CorruptResult(f"not an object but {_kind(obj)}", file,
+                                (prefix.rstrip(".") or what) or None)
+        self.obj, self.file, self.prefix = obj, file, prefix
+
+    def _bad(self, key: str, text: str) -> CorruptResult:
+        return CorruptResult(text, self.file, self.prefix + key)
+
+    def _get(self, key: str, required: bool) -> tuple[bool, Any]:
+        if key not in self.obj:
+            if required:
+                raise self._bad(key, "missing")
+            return False, None
+        return True, self.obj[key]
+
+    def integer(self, key: str, lo: int = 0, hi: int = MAX_COUNT, *, required: bool = False,
+                none: bool = False, default: int | None = None) -> int | None:
+        """A whole number (never a boolean or a float) from ``lo`` to ``hi``."""
+        there, v = self._get(key, required)
+        if not there or (v is None and none):
+            return default
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self._bad(key, f"not a whole number: {v!r}")
+        if not lo <= v <= hi:
+            raise self._bad(key, f"must be from {lo} to {hi}, got {v}")
+        return v
+
+    def number(self, key: str, lo: float = 0.0, hi: float = 1e12, *, lo_open: bool = False,
+               required: bool = False, none: bool = False,
+               default: float | None = None) -> float | None:
+        """A finite number (never a boolean or a string) from ``lo`` (excluded with
+        ``lo_open``) to ``hi``."""
+        there, v = self._get(key, required)
+        if not there or (v is None and none):
+            return default
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise self._bad(key, f"not a number: {v!r}")
+        if not math.isfinite(v):
+            raise self._bad(key, f"not a finite number: {v!r}")
+        if v < lo or (lo_open and v == lo) or v > hi:
+            low = f"> {lo:g}" if lo_open else f">= {lo:g}"
+            raise self._bad(key, f"must be {low} and <= {hi:g}, got {v!r}")
+        return float(v) if isinstance(v, float) else v
+
+    def text(self, key: str, choices: tuple[str, ...] = (), *, required: bool = False,
+             none: bool = True, default: str | None = None) -> str | None:
+        """A string (one of ``choices`` when given)."""
+        there, v = self._get(key, required)
+        if not there or (v is None and none):
+            return default
+        if not isinstance(v, str):
+            raise self._bad(key, f"not a string: {_kind(v)}")
+        if choices and v not in choices:
+            raise self._bad(key, f"{v!r} is not one of {', '.join(choices)}")
+        return v
+
+    def boolean(self, key: str, *, none: bool = True) -> bool | None:
+        there, v = self._get(key, False)
+        if not there or (v is None and none):
+            return None
+        if not isinstance(v, bool):
+            raise self._bad(key, f"not true or false: {v!r}")
+        return v
+
+    def mapping(self, key: str, *, required: bool = False,
+                none: bool = True) -> Mapping[str, Any] | None:
+        """A JSON object."""
+        there, v = self._get(key, required)
+        if not there or (v is None and none):
+            return None
+        if not isinstance(v, Mapping):
+            raise self._bad(key, f"not an object but {_kind(v)}")
+        return v
+
+    def sub(self, key: str, *, required: bool = False) -> _Fields | None:
+        """The fields of the object ``key`` (None when absent or null)."""
+        v = self.mapping(key, required=required)
+        return None if v is None else _Fields(v, self.file, f"{self.prefix}{key}.")
+
+    def items(self, key: str, *, required: bool = False, none: bool = True) -> list | None:
+        """A JSON list."""
+        there, v = self._get(key, required)
+        if not there or (v is None and none):
+            return None
+        if not isinstance(v, list):
+            raise self._bad(key, f"not a list but {_kind(v)}")
+        return v
+
+    def texts(self, key: str) -> tuple[str, ...] | None:
+        """A list of strings."""
+        v = self.items(key)
+        if v is None:
+            return None
+        for i, x in enumerate(v):
+            if not isinstance(x, str):
+                raise self._bad(f"{key}[{i}]", f"not a string: {_kind(x)}")
+        return tuple(v)
+
+
+def _check_format(rec: Mapping[str, Any], kind: str, file: str | None) -> int:
+    """The record's format (:func:`format_version`) and its kind: format 1 names it
+    (``record``), format 0 does not (a record without it is read as ``kind``)."""
+    fmt = format_version(rec, file)
+    got = rec.get("record", kind)
+    if got != kind:
+        raise CorruptResult(f"record is {got!r}, not {kind!r}", file, "record")
+    return fmt
+
+
+#: the ``environment`` numbers (mlprof.measure.contention), when there
+_ENVIRONMENT_NUMBERS = ("window_s", "other_cpu_cores", "own_cpu_cores", "steal_share",
+                        "cpu_mhz", "contended_threshold_cores")
+
+
+def _check_environment(f: _Fields, key: str = "environment") -> Mapping[str, Any] | None:
+    env = f.sub(key)
+    if env is None:
+        return None
+    for k in _ENVIRONMENT_NUMBERS:
+        env.number(k, hi=1e9, none=True)
+    env.integer("cpus", none=True)
+    env.boolean("contended")
+    return env.obj
+
+
+@dataclass(frozen=True)
+class Header:
+    """What every measurement record starts with: the versions (mlprof, its git commit, the
+    runtime and the libraries), the machine (host, platform, Python, CPU), when, the model, the
+    runtime's and the measurement's settings, the precision, and what else used the machine
+    meanwhile (``environment``, :mod:`mlprof.measure.contention`).
+
+    Written by one function (:func:`mlprof.measure.provenance.measurement_header`) for every
+    measurement record (branch, profile, peak, interleaved, load); read back, checked, by
+    :meth:`from_json`. A field that is None is not written (a record kind without a runtime
+    has no ``runtime``), except the versions and the machine, which are always written.
+    """
+
+    mlprof_version: str
+    git_commit: str | None = None
+    timestamp: str | None = None
+    host: str | None = None
+    platform: str | None = None
+    python: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    isa: tuple[str, ...] | None = None
+    cpu_affinity: int | None = None
+    runtime: str | None = None
+    runtime_version: str | None = None
+    device: str | None = None
+    threads: int | None = None
+    runtime_settings: Mapping[str, Any] | None = None
+    precision: Mapping[str, Any] | None = None
+    model: Mapping[str, Any] | None = None
+    model_identity: ModelIdentity | None = None
+    settings: Mapping[str, Any] | None = None
+    batch_size: int | None = None
+    events_per_call: int | None = None
+    environment: Mapping[str, Any] | None = None
+    peak_rss_mb: float | None = None
+    pid: int | None = None
+    parent_pid: int | None = None
+    library_versions: Mapping[str, str | None] | None = None
+
+    #: written even when None (a record without a git checkout says so)
+    ALWAYS: ClassVar[tuple[str, ...]] = (
+        MLPROF_VERSION, "git_commit", "timestamp", "host", "platform", "python", "cpu_model",
+        "cpu_count", "isa", "cpu_affinity")
+
+    def to_json(self) -> dict[str, Any]:
+        """The header's fields as JSON (in this order), None ones left out except
+        :data:`ALWAYS`."""
+        out: dict[str, Any] = {}
+        for fld in fields(self):
+            k, v = fld.name, getattr(self, fld.name)
+            if v is None and k not in self.ALWAYS:
+                continue
+            if isinstance(v, ModelIdentity):
+                v = v.to_dict()
+            elif isinstance(v, tuple):
+                v = list(v)
+            elif isinstance(v, Mapping):
+                v = dict(v)
+            out[k] = v
+        return out
+
+    @classmethod
+    def from_json(cls, rec: Mapping[str, Any], file: str | None = None,
+                  prefix: str = "") -> Header:
+        """The header of a record of any format, every field checked (type and range) where
+        it is present; a :class:`~mlprof.errors.CorruptResult` naming the file and the field
+        (``prefix``: where the header is in its record, ``batch_sizes.8.``)."""
+        f = _Fields(rec, file, prefix)
+        # a hostile model_identity falls back to the task's names (model_identity), as always
+        ident = rec.get("model_identity")
+        settings = f.sub("settings")
+        if settings is not None:
+            settings.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE, none=True)
+            settings.integer("threads", none=True)
+            for k in ("n_calls", "n_events", "warmup"):
+                settings.integer(k, none=True)
+            settings.number("min_duration", none=True)
+            for k in ("runtime", "device", "input_data", "precision"):
+                settings.text(k)
+        for k in ("runtime_settings", "precision", "model", "library_versions", "task"):
+            f.mapping(k)
+        return cls(
+            mlprof_version=f.text(MLPROF_VERSION) or "",
+            git_commit=f.text("git_commit"), timestamp=f.text("timestamp"),
+            host=f.text("host"), platform=f.text("platform"), python=f.text("python"),
+            cpu_model=f.text("cpu_model"), cpu_count=f.integer("cpu_count", none=True),
+            isa=f.texts("isa"), cpu_affinity=f.integer("cpu_affinity", none=True),
+            runtime=f.text("runtime"), runtime_version=f.text("runtime_version"),
+            device=f.text("device"), threads=f.integer("threads", none=True),
+            runtime_settings=f.mapping("runtime_settings"), precision=f.mapping("precision"),
+            model=f.mapping("model"),
+            model_identity=model_identity(rec) if isinstance(ident, Mapping) else None,
+            settings=None if settings is None else settings.obj,
+            batch_size=f.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE, none=True),
+            events_per_call=f.integer("events_per_call", 1, MAX_COUNT, none=True),
+            environment=_check_environment(f),
+            peak_rss_mb=f.number("peak_rss_mb", none=True),
+            pid=f.integer("pid", none=True), parent_pid=f.integer("parent_pid", none=True),
+            library_versions=f.mapping("library_versions"))
+
+
+# --- load records (MeasureLoad) -----------------------------------------------------------------
+
+#: what a load record may hold, and so what a load point may ask for: the options'
+#: bounds (:mod:`mlprof.measure.loadgen.settings` names these)
+LOAD_SCENARIOS = ("streams", "server")
+LOAD_SESSIONS = ("each", "shared", "process")
+LOAD_MAX_STREAMS = 64
+LOAD_MAX_RATE = 1_000_000.0
+LOAD_MAX_BOUND_MS = 60_000.0
+LOAD_PERCENTILE_RANGE = (50.0, 99.99)
+LOAD_MAX_BATCH = 1024
+LOAD_MAX_WAIT_MS = 1000.0
+LOAD_VERDICTS = ("met", "missed", "undecided")
+
+#: a load point's numbers that are >= 0 (or null) when present: times, rates, counts per
+#: second, shares
+_POINT_NUMBERS = ("offered_rate", "events_per_cpu_s", "calls_per_s", "cpu_s", "wall_s",
+                  "cores_used", "busy", "p90_ms", "p999_ms", "mean_ms", "max_ms",
+                  "queue_mean_ms", "service_mean_ms", "mean_batch", "percentile_ms",
+                  "service_percentile_ms")
+#: a load point's counts (whole numbers >= 0) when present
+_POINT_COUNTS = ("requests", "planned", "calls", "events", "overs")
+
+
+def _check_percentile(f: _Fields, key: str) -> float | None:
+    lo, hi = LOAD_PERCENTILE_RANGE
+    return f.number(key, lo, hi, none=True)
+
+
+def _check_summary(f: _Fields, key: str) -> None:
+    """``lateness_us`` and ``dispatch_us``: ``n`` and percentiles (a lateness may be < 0)."""
+    sub = f.sub(key)
+    if sub is not None:
+        sub.integer("n", none=True)
+        for k in ("p50", "p99", "max"):
+            sub.number(k, -1e12, 1e12, none=True)
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """One load point of a load record: its configuration, throughput and latency, checked.
+    ``data``: the point's JSON as read (every other field, for :meth:`to_json`)."""
+
+    scenario: str
+    streams: int
+    threads: int
+    events_per_s: float
+    p50_ms: float | None
+    p99_ms: float | None
+    batch_size: int
+    sessions: str | None = None
+    max_batch: int | None = None
+    max_wait_ms: float | None = None
+    rate: float | None = None
+    percentile: float | None = None
+    percentile_ms: float | None = None
+    bound_ms: float | None = None
+    verdict: str | None = None
+    busy: float | None = None
+    contended: bool = False
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None, where: str, scenario: str,
+                  batch_size: int) -> LoadPoint:
+        """A point (``where``: ``points[3]``) of a record of ``scenario``, whose points
+        without a batch size of their own (older records) have the record's."""
+        f = _Fields(obj, file, where + ".", what=where)
+        for k in _POINT_NUMBERS:
+            f.number(k, none=True)
+        for k in _POINT_COUNTS:
+            f.integer(k, none=True)
+        for k in ("lateness_us", "dispatch_us"):
+            _check_summary(f, k)
+        f.text("stopped")
+        f.text("service_verdict", LOAD_VERDICTS)
+        f.boolean("decisive")
+        env = _check_environment(f)
+        streams = f.items("per_stream")
+        for i, s in enumerate(streams or ()):
+            sf = _Fields(s, file, f"{where}.per_stream[{i}].", what=f"{where}.per_stream[{i}]")
+            sf.integer("stream", none=True)
+            sf.integer("calls", none=True)
+            for k in ("span_s", "calls_per_s", "p50_ms", "p90_ms", "p99_ms", "p999_ms",
+                      "mean_ms", "max_ms"):
+                sf.number(k, none=True)
+        point = cls(
+            scenario=f.text("scenario", LOAD_SCENARIOS, default=scenario) or scenario,
+            streams=f.integer("streams", 1, LOAD_MAX_STREAMS, required=True) or 1,
+            threads=int(f.integer("threads", required=True) or 0),
+            events_per_s=float(f.number("events_per_s", required=True) or 0.0),
+            p50_ms=f.number("p50_ms", required=True, none=True),
+            p99_ms=f.number("p99_ms", required=True, none=True),
+            batch_size=f.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE,
+                                 default=batch_size) or batch_size,
+            sessions=f.text("sessions", LOAD_SESSIONS),
+            max_batch=f.integer("max_batch", 1, LOAD_MAX_BATCH, none=True),
+            max_wait_ms=f.number("max_wait_ms", 0.0, LOAD_MAX_WAIT_MS, none=True),
+            rate=f.number("rate", 0.0, LOAD_MAX_RATE, lo_open=True, none=True),
+            percentile=_check_percentile(f, "percentile"),
+            percentile_ms=f.number("percentile_ms", none=True),
+            bound_ms=f.number("bound_ms", 0.0, LOAD_MAX_BOUND_MS, lo_open=True, none=True),
+            verdict=f.text("verdict", LOAD_VERDICTS),
+            busy=f.number("busy", none=True),
+            contended=bool(env is not None and env.get("contended") is True),
+            data=f.obj)
+        return point
+
+    def to_json(self) -> dict[str, Any]:
+        """The point as JSON: what was read, with what an older record left out (its
+        scenario, batch size) filled in."""
+        return {**(self.data or {}), "scenario": self.scenario, "batch_size": self.batch_size}
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """A load record's ``load``: the scenario and its options, and a search's answer."""
+
+    scenario: str
+    streams: int | None = None
+    sessions: str | None = None
+    max_batch: int | None = None
+    max_wait_ms: float | None = None
+    latency_bound_ms: float | None = None
+    percentile: float | None = None
+    best_rate: float | None = None
+    best_point: int | None = None
+    searched: bool = False
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None, n_points: int) -> LoadSpec:
+        f = _Fields(obj, file, "load.", what="load")
+        for i, r in enumerate(f.items("rates") or ()):
+            _Fields({f"rates[{i}]": r}, file, "load.").number(
+                f"rates[{i}]", 0.0, LOAD_MAX_RATE, lo_open=True)
+        service = f.sub("service_ms")
+        for k in (service.obj if service is not None else {}):
+            service.number(k, none=True)  # type: ignore[union-attr]
+        f.number("capacity_estimate", none=True)
+        f.number("confidence", 0.0, 1.0, none=True)
+        f.integer("decisive_factor", 1, 1_000_000, none=True)
+        search = f.sub("search")
+        best_rate = best_point = None
+        if search is not None:
+            best_rate = search.number("best_rate", 0.0, LOAD_MAX_RATE, lo_open=True, none=True)
+            if n_points:
+                best_point = search.integer("best_point", 0, n_points - 1, none=True)
+            elif search.obj.get("best_point") is not None:
+                raise CorruptResult(f"not the index of a point (there are none): "
+                                    f"{search.obj.get('best_point')!r}", file,
+                                    "load.search.best_point")
+            search.text("ended")
+        return cls(
+            scenario=f.text("scenario", LOAD_SCENARIOS, required=True, none=False) or "",
+            streams=f.integer("streams", 1, LOAD_MAX_STREAMS, none=True),
+            sessions=f.text("sessions", LOAD_SESSIONS),
+            max_batch=f.integer("max_batch", 1, LOAD_MAX_BATCH, none=True),
+            max_wait_ms=f.number("max_wait_ms", 0.0, LOAD_MAX_WAIT_MS, none=True),
+            latency_bound_ms=f.number("latency_bound_ms", 0.0, LOAD_MAX_BOUND_MS,
+                                      lo_open=True, none=True),
+            percentile=_check_percentile(f, "percentile"),
+            best_rate=best_rate, best_point=best_point, searched=search is not None,
+            data=f.obj)
+
+
+@dataclass(frozen=True)
+class LoadRecord:
+    """A MeasureLoad record (``load_<point>.json``): its :class:`Header`, the load
+    (:class:`LoadSpec`) and the points (:class:`LoadPoint`), every field checked by
+    :meth:`from_json`; ``data``: the record as read, so that :meth:`to_json` keeps every
+    field (an older record's upgraded to this format)."""
+
+    header: Header
+    load: LoadSpec
+    points: tuple[LoadPoint, ...]
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> LoadRecord:
+        """The record of ``obj`` (a parsed ``load_*.json``), of format 0 or 1; a
+        :class:`~mlprof.errors.CorruptResult` naming ``file`` and the first field that is
+        missing, of the wrong type (a boolean is no number, a float no count) or out of range
+        (``batch_size`` 1 to 2**20, ``streams`` 1 to 64, rates > 0, percentiles 50 to 99.99,
+        every number finite)."""
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "load", file)
+        header = Header.from_json(obj, file)
+        points = f.items("points", required=True, none=False) or []
+        load = LoadSpec.from_json(f.mapping("load", required=True, none=False), file,
+                                  len(points))
+        batch_size = header.batch_size or (header.settings or {}).get("batch_size") or 1
+        return cls(header, load,
+                   tuple(LoadPoint.from_json(p, file, f"points[{i}]", load.scenario, batch_size)
+                         for i, p in enumerate(points)),
+                   fmt, obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp({**(self.data or {}), "points": [p.to_json() for p in self.points]},
+                     "load")
+
+
+# --- branch, profile and peak records ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BranchRecord:
+    """A MeasureRuntime branch's provenance (``runtime_bs_<N>.json``): its :class:`Header` and
+    what the timed loop recorded, every field checked by :meth:`from_json`; ``data``: the record
+    as read (:meth:`to_json` keeps every field)."""
+
+    header: Header
+    batch_size: int
+    n_samples: int
+    session_creation_ms: float | None = None
+    first_call_ms: float | None = None
+    warmup_ms: float | None = None
+    rounds: int | None = None
+    loop_wall_s: float | None = None
+    timed_sum_s: float | None = None
+    lock_wait_s: float | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """The measurement settings (always there: a branch without them does not read)."""
+        return self.header.settings or {}
+
+    @property
+    def contended(self) -> bool:
+        """Other processes used the CPUs during the timed loop (``environment.contended``)."""
+        return bool((self.header.environment or {}).get("contended") is True)
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> BranchRecord:
+        """The branch of ``obj`` (format 0 or 1); a :class:`~mlprof.errors.CorruptResult`
+        naming ``file`` and the first field that is missing, of the wrong type or out of
+        range."""
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "branch", file)
+        header = Header.from_json(obj, file)
+        settings = f.sub("settings", required=True)
+        assert settings is not None
+        bs = settings.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE, required=True) or 1
+        return cls(
+            header, bs, f.integer("n_samples", 1, required=True) or 1,
+            session_creation_ms=f.number("session_creation_ms", none=True),
+            first_call_ms=f.number("first_call_ms", none=True),
+            warmup_ms=f.number("warmup_ms", none=True),
+            rounds=f.integer("rounds", none=True),
+            loop_wall_s=f.number("loop_wall_s", none=True),
+            timed_sum_s=f.number("timed_sum_s", none=True),
+            lock_wait_s=f.number("lock_wait_s", none=True), format=fmt, data=obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "branch")
+
+
+@dataclass(frozen=True)
+class ProfileRecord:
+    """A ProfileRuntime branch's provenance (``profile_bs_<N>_<budget>.json``): its
+    :class:`Header`, the profiler and what the profiled calls took, every field checked by
+    :meth:`from_json`."""
+
+    header: Header
+    profiler: str
+    batch_size: int
+    n_profiled_calls: int
+    wall_ms: tuple[float, ...]
+    wall_ms_per_call: float
+    op_ms_per_call: float
+    coverage: float
+    overhead_ms_per_call: float | None = None
+    operator_coverage: float | None = None
+    warmup_calls: int | None = None
+    budget_s: float | None = None
+    cut_by_budget: bool | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @property
+    def contended(self) -> bool:
+        """Other processes used the CPUs during the profiled calls (``environment``; a profile
+        written before it was recorded: False)."""
+        return bool((self.header.environment or {}).get("contended") is True)
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> ProfileRecord:
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "profile", file)
+        header = Header.from_json(obj, file)
+        for k in ("runtime", "runtime_version"):
+            f.text(k, required=True, none=False)
+        walls = f.items("wall_ms", required=True, none=False) or []
+        for i, w in enumerate(walls):
+            _Fields({f"wall_ms[{i}]": w}, file).number(f"wall_ms[{i}]")
+        f.integer("n_op_types", none=True)
+        return cls(
+            header, f.text("profiler", required=True, none=False) or "",
+            f.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE, required=True) or 1,
+            f.integer("n_profiled_calls", required=True) or 0,
+            tuple(float(w) for w in walls),
+            float(f.number("wall_ms_per_call", required=True) or 0.0),
+            float(f.number("op_ms_per_call", required=True) or 0.0),
+            float(f.number("coverage", required=True) or 0.0),
+            overhead_ms_per_call=f.number("overhead_ms_per_call", -1e12, none=True),
+            operator_coverage=f.number("operator_coverage", none=True),
+            warmup_calls=f.integer("warmup_calls", none=True),
+            budget_s=f.number("budget_s", none=True),
+            cut_by_budget=f.boolean("cut_by_budget"), format=fmt, data=obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "profile")
+
+
+@dataclass(frozen=True)
+class PeakRecord:
+    """A MeasurePeak record (``peak.json``): its :class:`Header` and the GEMM peak, every field
+    checked by :meth:`from_json`."""
+
+    header: Header
+    peak_gflops: float
+    spread: float | None = None
+    n: int | None = None
+    stable: bool | None = None
+    contended: bool = False
+    lock_wait_s: float | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> PeakRecord:
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "peak", file)
+        header = Header.from_json(obj, file)
+        for i, size in enumerate(f.items("sizes") or ()):
+            sf = _Fields(size, file, f"sizes[{i}].", what=f"sizes[{i}]")
+            sf.integer("n", none=True)
+            sf.number("median_gflops", none=True)
+        for i, a in enumerate(f.items("attempts") or ()):
+            af = _Fields(a, file, f"attempts[{i}].", what=f"attempts[{i}]")
+            af.number("peak_gflops", none=True)
+            af.boolean("contended")
+            af.number("other_cpu_cores", hi=1e9, none=True)
+        f.text("benchmark")
+        return cls(
+            header, float(f.number("peak_gflops", 0.0, lo_open=True, required=True) or 0.0),
+            spread=f.number("spread", none=True), n=f.integer("n", none=True),
+            stable=f.boolean("stable"), contended=bool(f.boolean("contended")),
+            lock_wait_s=f.number("lock_wait_s", none=True), format=fmt, data=obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "peak")
+
+
+# --- interleaved comparisons (CompareInterleaved) ------------------------------------------------
+
+@dataclass(frozen=True)
+class InterleavedRun:
+    """One batch size of an interleaved comparison: its :class:`Header` (no one runtime: each
+    configuration names its own), the rounds and the configurations, checked."""
+
+    header: Header
+    rounds: int
+    configs: tuple[Mapping[str, Any], ...]
+    method: str | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None, where: str) -> InterleavedRun:
+        f = _Fields(obj, file, where + ".", what=where)
+        header = Header.from_json(obj, file, where + ".")
+        configs = f.items("configs", required=True, none=False) or []
+        for i, c in enumerate(configs):
+            cf = _Fields(c, file, f"{where}.configs[{i}].", what=f"{where}.configs[{i}]")
+            for k in ("label", "model", "runtime", "runtime_version", "model_file",
+                      "model_sha256"):
+                cf.text(k)
+            cf.mapping("runtime_settings")
+            cf.mapping("settings")
+            cf.mapping("error_vs_fp32")
+            cf.texts("script_args")
+        f.number("started_unix", none=True)
+        f.number("finished_unix", none=True)
+        f.boolean("interleaved")
+        return cls(header, f.integer("rounds", 1, required=True) or 1, tuple(configs),
+                   f.text("method"))
+
+
+@dataclass(frozen=True)
+class InterleavedRecord:
+    """A CompareInterleaved record (``provenance_<bs>_il<R>.json``): the task, the setting
+    compared and one :class:`InterleavedRun` per batch size, every field checked by
+    :meth:`from_json`."""
+
+    runs: Mapping[int, InterleavedRun]
+    compared: Mapping[str, Any] | None = None
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> InterleavedRecord:
+        f = _Fields(obj, file)
+        fmt = _check_format(obj, "interleaved", file)
+        f.boolean("interleaved")
+        f.mapping("task")
+        compared = f.sub("compared")
+        if compared is not None:
+            compared.text("setting")
+            compared.items("values")
+        by_bs = f.sub("batch_sizes", required=True)
+        assert by_bs is not None
+        runs: dict[int, InterleavedRun] = {}
+        for key, run in by_bs.obj.items():
+            where = f"batch_sizes.{key}"
+            if not (isinstance(key, str) and key.isdigit()
+                    and 1 <= int(key) <= MAX_RECORD_BATCH_SIZE):
+                raise CorruptResult(f"not a batch size: {key!r}", file, where)
+            runs[int(key)] = InterleavedRun.from_json(run, file, where)
+        return cls(runs, None if compared is None else compared.obj, fmt, obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "interleaved")

@@ -130,14 +130,16 @@ def efficiency_inputs(peaks: list[MeasurePeak], merges) -> dict:
     it was contended, and the achieved rates of the store's other measurements of the same
     host, runtime version and threads (the floor of the peak beyond the plot's own curves)."""
     from mlprof.measure.peak import store_rates
+    from mlprof.results.records import PeakRecord
 
-    records = peak_records([p.output() for p in peaks])
+    typed = [PeakRecord.from_json(r, p.output().path)  # checked by read_peak
+             for r, p in zip(peak_records([p.output() for p in peaks]), peaks, strict=True)]
     on_plot = [m.output()["stats"].path for m in merges]
     others = []
-    for rec, peak in zip(records, peaks, strict=True):
-        host = rec.get("host") or socket.gethostname()
-        version = str(rec.get("runtime_version") or runtime_version(peak.runtime))
+    for rec, peak in zip(typed, peaks, strict=True):
+        host = rec.header.host or socket.gethostname()
+        version = str(rec.header.runtime_version or runtime_version(peak.runtime))
         others.append(store_rates(layout.store_base(), peak.runtime, version, int(peak.threads),
                                   host, peak.device, exclude=on_plot))
-    return {"peaks": [float(r["peak_gflops"]) for r in records],
-            "contended": [bool(r.get("contended")) for r in records], "other_rates": others}
+    return {"peaks": [r.peak_gflops for r in typed],
+            "contended": [r.contended for r in typed], "other_rates": others}

@@ -188,13 +188,29 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         """The branches' profiles (:class:`mlprof.plotting.profile.Profile`)."""
         from mlprof.measure.profile import read_profile
         from mlprof.plotting.profile import Profile
+        from mlprof.results.records import ProfileRecord
 
         coll = self.input()["collection"]
         out = []
         for b in sorted(coll.targets):
-            rows, prov = read_profile(coll.targets[b]["csv"].path, coll.targets[b]["json"].path)
-            out.append(Profile(int(prov["batch_size"]), rows, prov["wall_ms"],
-                               prov.get("events_per_call")))
+            path = coll.targets[b]["json"].path
+            rows, prov = read_profile(coll.targets[b]["csv"].path, path)
+            rec = ProfileRecord.from_json(prov, path)  # checked by read_profile
+            out.append(Profile(rec.batch_size, rows, list(rec.wall_ms),
+                               rec.header.events_per_call))
+        return out
+
+    def contended_batch_sizes(self) -> list[dict]:
+        """``{"batch_size", "contended"}`` per branch: whether other processes used the CPUs
+        during its profiled calls (``environment``; False for a profile written before)."""
+        from mlprof.results.records import ProfileRecord
+
+        coll = self.input()["collection"]
+        out = []
+        for b in sorted(coll.targets):
+            path = coll.targets[b]["json"].path
+            rec = ProfileRecord.from_json(ingest.load_json(path), path)
+            out.append({"batch_size": rec.batch_size, "contended": rec.contended})
         return out
 
     def provenances(self) -> list[dict]:
@@ -219,6 +235,7 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
         import csv
         import io
 
+        from mlprof.measure.contention import contended_warning
         from mlprof.plotting import save_figure
         from mlprof.plotting.labels import corner_label, curve_info
         from mlprof.plotting.profile import (
@@ -230,6 +247,10 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
 
         profiles = self.profiles()
         records = self.provenances()
+        warning = contended_warning(self.resolved_model_name, self.contended_batch_sizes(),
+                                    self.runtime)
+        if warning:  # a disturbed profile: its operators' times may be too high
+            logger.warning(warning)
         rows = top_table(profiles, self.top_ops)
         text = io.StringIO()
         w = csv.DictWriter(text, fieldnames=list(rows[0]), lineterminator="\n")

@@ -16,22 +16,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.results import records
 
+# what a load point may ask for is what a load record may hold: the bounds are defined once,
+# with the record (mlprof.results.records, the layer below), and named here as the options know
+# them
 #: scenarios of MeasureLoad
-SCENARIOS = ("streams", "server")
+SCENARIOS = records.LOAD_SCENARIOS
 #: how streams get their sessions
-SESSIONS = ("each", "shared", "process")
+SESSIONS = records.LOAD_SESSIONS
 #: at most this many streams or server workers (each holds a session and a thread)
-MAX_STREAMS = 64
+MAX_STREAMS = records.LOAD_MAX_STREAMS
 #: request rates (per second) a server point may ask for
-MAX_RATE = 1_000_000.0
+MAX_RATE = records.LOAD_MAX_RATE
 #: latency bounds (ms) a search may ask for
-MAX_BOUND_MS = 60_000.0
+MAX_BOUND_MS = records.LOAD_MAX_BOUND_MS
 #: percentiles a search may ask for (above 99.99 no run of this tool's length can claim one)
-PERCENTILE_RANGE = (50.0, 99.99)
+PERCENTILE_RANGE = records.LOAD_PERCENTILE_RANGE
 #: dynamic batching: at most this many requests per call, waiting at most this long (ms)
-MAX_BATCH = 1024
-MAX_WAIT_MS = 1000.0
+MAX_BATCH = records.LOAD_MAX_BATCH
+MAX_WAIT_MS = records.LOAD_MAX_WAIT_MS
 #: at most this many requests per server point, calls per stream (memory: 40 bytes each)
 MAX_REQUESTS = 1_000_000
 #: the confidence of a verdict (MLPerf's early stopping uses 99 %)
