@@ -410,7 +410,7 @@ def test_the_answer_names_the_rate_bound_and_configuration():
         {"scenario": "server", "streams": 2, "threads": 1, "sessions": "each", "batch_size": 1,
          "max_batch": 8, "max_wait_ms": 2.0, "rate": r, "events_per_s": r * 0.99,
          "p50_ms": 0.2, "p99_ms": p99, "percentile": 99.0, "percentile_ms": p99,
-         "bound_ms": 5.0, "verdict": v}
+         "latency_bound_ms": 5.0, "verdict": v}
         for r, p99, v in [(800.0, 3.0, "met"), (900.0, 4.5, "met"), (1000.0, 7.0, "missed")]]}
     df = points_table([server])
     assert df["chosen"].tolist() == [False, True, False]
@@ -460,7 +460,7 @@ def test_the_frontier_draws_every_point_not_met_hollow():
            "points": [{"scenario": "server", "streams": 1, "threads": 1, "sessions": "each",
                        "batch_size": 1, "max_batch": 1, "max_wait_ms": 0.0, "rate": r,
                        "events_per_s": r, "p50_ms": 1.0, "p99_ms": p99, "percentile": 99.0,
-                       "percentile_ms": p99, "bound_ms": 5.0, "verdict": v}
+                       "percentile_ms": p99, "latency_bound_ms": 5.0, "verdict": v}
                       for r, p99, v in [(100.0, 3.0, "met"), (110.0, 4.5, "undecided"),
                                         (120.0, 9.0, "missed")]]}
     fig = plot_load(points_table([rec]))
@@ -695,7 +695,7 @@ def test_the_dashboard_shows_load_answers_and_skips_a_damaged_record(tmp_path, c
     point = {"scenario": "server", "streams": 1, "threads": 1, "sessions": "each",
              "batch_size": 1, "max_batch": 1, "max_wait_ms": 0.0, "rate": 5000.0,
              "events_per_s": 4990.0, "p50_ms": 0.1, "p99_ms": 0.7, "percentile": 99.0,
-             "percentile_ms": 0.7, "bound_ms": 1.0, "verdict": "met",
+             "percentile_ms": 0.7, "latency_bound_ms": 1.0, "verdict": "met",
              "environment": {"contended": True}}
     res = L.LoadResult(L.SERVER_COLUMNS, {c: np.zeros(0) for c in L.SERVER_COLUMNS}, [point],
                        {"host": "node1", "load": {"scenario": "server", "streams": 1,
@@ -734,7 +734,7 @@ def _write_load_record(store: Path, version: str, runtime_version: str, events_p
     point = {"scenario": "server", "streams": 1, "threads": 1, "sessions": "each",
              "batch_size": 1, "max_batch": 1, "max_wait_ms": 0.0, "rate": events_per_s,
              "events_per_s": events_per_s, "p50_ms": 0.1, "p99_ms": 3.0, "percentile": 99.0,
-             "percentile_ms": 3.0, "bound_ms": 5.0, "verdict": "met",
+             "percentile_ms": 3.0, "latency_bound_ms": 5.0, "verdict": "met",
              "environment": {"contended": False}}
     res = L.LoadResult(L.SERVER_COLUMNS, {c: np.zeros(0) for c in L.SERVER_COLUMNS}, [point],
                        {"host": "node1", "timestamp": timestamp,

@@ -76,8 +76,13 @@ def _csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
+#: columns renamed since the fixture was written, on purpose: the load's bound has one name
+#: from the option to the report (issue 35; format 1 records wrote ``bound_ms``)
+RENAMED = {"load.csv": {"bound_ms": "latency_bound_ms"}}
+
+
 def _expected_csv(name: str) -> pd.DataFrame:
-    return _csv(EXPECTED / name)
+    return _csv(EXPECTED / name).rename(columns=RENAMED.get(name, {}))
 
 
 def _expected_json(name: str):

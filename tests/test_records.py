@@ -430,3 +430,20 @@ def test_an_interleaved_record_reads_back_and_names_a_damaged_field():
         with pytest.raises(CorruptResult) as e:
             records.InterleavedRecord.from_json(bad, "f.json")
         assert e.value.field == field, str(e.value)
+
+
+def test_a_format_1_load_point_reads_its_bound_under_its_one_name():
+    """Format 1 wrote a point's bound as ``bound_ms``; it reads (and Report's load.csv shows
+    it) as ``latency_bound_ms``, the option's name; format 2 writes that name."""
+    path = next((Path(__file__).parent / "fixtures" / "store_v1" / "MeasureLoad").rglob(
+        "load_server_*_r500_*.json"))
+    raw = json.loads(path.read_text())
+    assert raw["format_version"] == 1 and raw["points"][0]["bound_ms"] == 5.0
+    rec = records.LoadRecord.from_json(raw, str(path))
+    assert rec.points[0].latency_bound_ms == 5.0
+    point = rec.to_json()["points"][0]
+    assert point["latency_bound_ms"] == 5.0 and "bound_ms" not in point
+    raw["points"][0]["bound_ms"] = -1.0  # still checked under its old name
+    with pytest.raises(CorruptResult) as e:
+        records.LoadRecord.from_json(raw, "f.json")
+    assert e.value.field == "points[0].bound_ms"

@@ -67,7 +67,7 @@ def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None 
                                ch["p99_ms"], s=180, facecolors="none", edgecolors="k",
                                linewidths=1.5, zorder=5,
                                label="chosen operating point" if i == 0 else None)
-            bound = df["bound_ms"].dropna()
+            bound = df["latency_bound_ms"].dropna()
             if len(bound):
                 ax.axhline(float(bound.iloc[0]), color="0.3", lw=1, ls=":",
                            label=f"bound {float(bound.iloc[0]):g} ms")

@@ -1190,10 +1190,10 @@ def _precisions_html(rows: Sequence[Mapping[str, Any]], model_link=None,
             + "</section>")
 
 
-LOAD_COLUMNS = ["runtime", "scenario", "config", "events_per_s", "p99_ms", "bound_ms", "flags",
-                "answer", "host", "version"]
+LOAD_COLUMNS = ["runtime", "scenario", "config", "events_per_s", "p99_ms", "latency_bound_ms",
+                "flags", "answer", "host", "version"]
 _LOAD_HEADERS = {"config": "configuration", "events_per_s": "events/s", "p99_ms": "p99 [ms]",
-                 "bound_ms": "bound [ms]", "answer": "the answer"}
+                 "latency_bound_ms": "bound [ms]", "answer": "the answer"}
 
 
 def current_loads(rows: Sequence[Mapping[str, Any]],

@@ -17,7 +17,7 @@ from mlprof.results import identity
 #: the columns of PlotLoad's CSV, in order
 COLUMNS = ("scenario", "streams", "threads", "sessions", "batch_size", "max_batch",
            "max_wait_ms", "rate", "requests", "calls", "events_per_s", "events_per_cpu_s",
-           "p50_ms", "p99_ms", "percentile", "percentile_ms", "bound_ms", "verdict",
+           "p50_ms", "p99_ms", "percentile", "percentile_ms", "latency_bound_ms", "verdict",
            "lateness_p99_us", "contended", "host", "chosen", "busy")
 
 
@@ -50,7 +50,7 @@ def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 "events_per_cpu_s": p.get("events_per_cpu_s"),
                 "p50_ms": p.get("p50_ms"), "p99_ms": p.get("p99_ms"),
                 "percentile": p.get("percentile"), "percentile_ms": p.get("percentile_ms"),
-                "bound_ms": p.get("bound_ms"), "verdict": p.get("verdict"),
+                "latency_bound_ms": p.get("latency_bound_ms"), "verdict": p.get("verdict"),
                 "lateness_p99_us": late.get("p99"), "host": rec.get("host"),
                 "busy": p.get("busy"),
                 "contended": (p.get("environment") or {}).get("contended") is True,
@@ -72,7 +72,7 @@ def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     for _, grp in df.groupby(list(CONFIG_KEYS), dropna=False):
         if grp["_best"].notna().any():
             continue
-        cand = grp[grp["verdict"] == "met"] if grp["bound_ms"].notna().any() else grp
+        cand = grp[grp["verdict"] == "met"] if grp["latency_bound_ms"].notna().any() else grp
         if len(cand):
             df.loc[cand["events_per_s"].astype(float).idxmax(), "chosen"] = True
     return df.drop(columns=["_best", "_record"])
@@ -145,19 +145,19 @@ def _answer(df: pd.DataFrame, missing: Sequence[str] = ()) -> str:
         if chosen.empty:
             if missing:
                 return "; ".join(missing)
-            bound = df["bound_ms"].dropna()
+            bound = df["latency_bound_ms"].dropna()
             if len(bound):
                 pct = df["percentile"].dropna().iloc[0]
                 return (f"no rate meets p{float(pct):g} <= {float(bound.iloc[0]):g} ms: "
                         f"none of {len(df)} measured")
             return "no point met"
         best = chosen.loc[chosen["events_per_s"].astype(float).idxmax()]
-        if pd.isna(best["bound_ms"]):
+        if pd.isna(best["latency_bound_ms"]):
             return (f"max {_num(float(best['events_per_s']))} events/s at "
                     f"{_num(float(best['rate']))} requests/s (p99 {float(best['p99_ms']):.3g} "
                     f"ms) with {config_label(best)}")
         return (f"max {_num(float(best['events_per_s']))} events/s at "
-                f"p{float(best['percentile']):g} <= {float(best['bound_ms']):g} ms "
+                f"p{float(best['percentile']):g} <= {float(best['latency_bound_ms']):g} ms "
                 f"(measured p{float(best['percentile']):g} {float(best['percentile_ms']):.3g} "
                 f"ms) with {config_label(best)}")
     d = df.sort_values("events_per_s")
@@ -253,8 +253,8 @@ def _finite(v: Any) -> bool:
 def _point_label(row: Mapping[str, Any]) -> str:
     """A load history panel's title: ``server, 1 worker x 1 thread, bound 5 ms``."""
     text = f"{row.get('scenario')}, {row.get('config')}"
-    return text + (f", bound {float(row['bound_ms']):g} ms" if _finite(row.get("bound_ms"))
-                   else "")
+    bound: Any = row.get("latency_bound_ms")
+    return text + (f", bound {float(bound):g} ms" if _finite(bound) else "")
 
 
 def load_history_groups(rows: Sequence[Mapping[str, Any]]
@@ -304,8 +304,8 @@ def load_history_groups(rows: Sequence[Mapping[str, Any]]
 #: the columns of Report's ``load.csv``, in order (one row per load point and version)
 LOAD_CSV_COLUMNS = ("model", "model_hash", "runtime", "runtime_version", "device",
                     "settings_key", "version", "point", "scenario", "config", "events_per_s",
-                    "p99_ms", "bound_ms", "points", "contended", "host", "timestamp", "answer",
-                    "path")
+                    "p99_ms", "latency_bound_ms", "points", "contended", "host", "timestamp",
+                    "answer", "path")
 
 
 def load_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

@@ -25,8 +25,10 @@ from typing import Any, ClassVar
 
 from mlprof.errors import CorruptResult
 
-#: the format of the records this code writes (0: the records written before it had one)
-FORMAT_VERSION = 1
+#: the format of the records this code writes (0: the records written before it had one;
+#: 2: a load point names its bound ``latency_bound_ms``, as the option and the load settings
+#: do, where format 1 wrote ``bound_ms``: read as such)
+FORMAT_VERSION = 2
 
 #: the kinds of record (``record`` field)
 KINDS = ("branch", "merged", "profile", "peak", "interleaved", "load")
@@ -416,7 +418,7 @@ class LoadPoint:
     rate: float | None = None
     percentile: float | None = None
     percentile_ms: float | None = None
-    bound_ms: float | None = None
+    latency_bound_ms: float | None = None
     verdict: str | None = None
     busy: float | None = None
     contended: bool = False
@@ -461,7 +463,10 @@ class LoadPoint:
             rate=f.number("rate", 0.0, LOAD_MAX_RATE, lo_open=True, none=True),
             percentile=_check_percentile(f, "percentile"),
             percentile_ms=f.number("percentile_ms", none=True),
-            bound_ms=f.number("bound_ms", 0.0, LOAD_MAX_BOUND_MS, lo_open=True, none=True),
+            # format 1 and older named it bound_ms
+            latency_bound_ms=f.number("latency_bound_ms" if "latency_bound_ms" in f.obj
+                                      else "bound_ms", 0.0, LOAD_MAX_BOUND_MS, lo_open=True,
+                                      none=True),
             verdict=f.text("verdict", LOAD_VERDICTS),
             busy=f.number("busy", none=True),
             contended=bool(env is not None and env.get("contended") is True),
@@ -469,9 +474,12 @@ class LoadPoint:
         return point
 
     def to_json(self) -> dict[str, Any]:
-        """The point as JSON: what was read, with what an older record left out (its
-        scenario, batch size) filled in."""
-        return {**(self.data or {}), "scenario": self.scenario, "batch_size": self.batch_size}
+        """The point as JSON of this format: what was read, with what an older record left
+        out (its scenario, batch size) filled in, and its bound under its one name."""
+        out = {k: v for k, v in (self.data or {}).items() if k != "bound_ms"}
+        if self.latency_bound_ms is not None:
+            out["latency_bound_ms"] = self.latency_bound_ms
+        return {**out, "scenario": self.scenario, "batch_size": self.batch_size}
 
 
 @dataclass(frozen=True)
@@ -541,7 +549,7 @@ class LoadRecord:
 
     @classmethod
     def from_json(cls, obj: Any, file: str | None = None) -> LoadRecord:
-        """The record of ``obj`` (a parsed ``load_*.json``), of format 0 or 1; a
+        """The record of ``obj`` (a parsed ``load_*.json``), of format 0 to 2; a
         :class:`~mlprof.errors.CorruptResult` naming ``file`` and the first field that is
         missing, of the wrong type (a boolean is no number, a float no count) or out of range
         (``batch_size`` 1 to 2**20, ``streams`` 1 to 64, rates > 0, percentiles 50 to 99.99,

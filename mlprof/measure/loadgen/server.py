@@ -316,7 +316,7 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
         "environment": environment(before, after, planned_threads=planned_threads),
     }
     if latency_bound_ms is not None:
-        point.update(bound_ms=latency_bound_ms, percentile=percentile, overs=overs,
+        point.update(latency_bound_ms=latency_bound_ms, percentile=percentile, overs=overs,
                      verdict=verdict(n, overs or 0, percentile) if n else "missed",
                      percentile_ms=_pct(lat, percentile),
                      service_percentile_ms=_pct(service, percentile),
