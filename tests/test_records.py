@@ -349,14 +349,15 @@ def test_a_damaged_header_field_is_named(field, value):
 
 _HEADER = {"mlprof_version": "0.1.0", "git_commit": None, "timestamp": "2026-11-28T12:00:00+00:00",
            "host": "h", "threads": 1, "environment": {"contended": True, "other_cpu_cores": 1.2}}
-_BRANCH = {**_HEADER, "format_version": 1, "record": "branch",
+_FMT = records.FORMAT_VERSION
+_BRANCH = {**_HEADER, "format_version": _FMT, "record": "branch",
            "settings": {"batch_size": 4, "threads": 1, "n_calls": 10}, "n_samples": 10,
            "session_creation_ms": 3.0, "first_call_ms": 0.5, "rounds": 1}
-_PROFILE = {**_HEADER, "format_version": 1, "record": "profile", "runtime": "onnxruntime",
+_PROFILE = {**_HEADER, "format_version": _FMT, "record": "profile", "runtime": "onnxruntime",
             "runtime_version": "1.32.0", "profiler": "onnxruntime", "batch_size": 4,
             "n_profiled_calls": 2, "wall_ms": [0.1, 0.2], "wall_ms_per_call": 0.15,
             "op_ms_per_call": 0.1, "coverage": 0.9, "cut_by_budget": False}
-_PEAK = {**_HEADER, "format_version": 1, "record": "peak", "peak_gflops": 50.0, "spread": 0.01,
+_PEAK = {**_HEADER, "format_version": _FMT, "record": "peak", "peak_gflops": 50.0, "spread": 0.01,
          "n": 512, "stable": True, "contended": False,
          "attempts": [{"peak_gflops": 50.0, "contended": False, "other_cpu_cores": 0.1}]}
 

@@ -314,7 +314,7 @@ def _load_row(path: Path, store: Path) -> dict:
         "config": config_label(first) if first is not None else "",
         "events_per_s": None if best is None else best["events_per_s"],
         "p99_ms": None if best is None else best["p99_ms"],
-        "bound_ms": rec.load.latency_bound_ms,
+        "latency_bound_ms": rec.load.latency_bound_ms,
         "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
         "host": rec.header.host, "timestamp": rec.header.timestamp,
         "answer": answer(df, no_rate_lines([data])),
