@@ -116,6 +116,7 @@ def schedule_once(n: int, scenario: str, patched: bool) -> Sample:
         env.setdefault("LAW_HOME", os.path.join(REPO, ".law"))
         env.setdefault("LAW_CONFIG_FILE", os.path.join(REPO, "law.cfg"))
         env.pop("MLP_NO_SCALE_PATCH", None)
+        env["MLP_VERBOSE"] = "1"  # luigi's "Done scheduling tasks" is an INFO line
         if not patched:
             env["MLP_NO_SCALE_PATCH"] = "1"
         cmd = ["law", "run", "MeasureRuntime", "--version", version,

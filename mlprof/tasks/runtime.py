@@ -3,6 +3,7 @@ their settings into the output path."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 
@@ -92,6 +93,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
                         QuantizeModel=QuantizeModel)
 
     def __init__(self, *args, **kwargs):
+        self._model_segment: str | None = None
         super().__init__(*args, **kwargs)
         from mlprof.model.precision import check_runtime_precision
         from mlprof.runtimes import check_model_kind
@@ -128,9 +130,10 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         defaults = param_defaults(cls)
         return {k: (defaults[k] if k in drop else v) for k, v in params.items()}
 
-    @property
+    @functools.cached_property
     def plan(self) -> MeasurementPlan:
-        """What is measured and made first (:func:`mlprof.model.plan.measurement_plan`)."""
+        """What is measured and made first (:func:`mlprof.model.plan.measurement_plan`); once
+        per task: a branch asks it about five times while it is scheduled."""
         return measurement_plan(self.is_script, self.runtime, self.precision)
 
     @property
@@ -148,8 +151,12 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         return records.ModelIdentity(name, label, str(self.model_file), seg.get("model_hash"))
 
     def model_segment(self) -> str:
-        """``<name>__<hash>``: the model's content (and a script's arguments and depth)."""
-        return self.model_segment_of(self.resolved_model_name, self.model_spec)
+        """``<name>__<hash>``: the model's content (and a script's arguments and depth); once
+        per task (each output path asks it)."""
+        if self._model_segment is None:
+            self._model_segment = self.model_segment_of(self.resolved_model_name,
+                                                        self.model_spec)
+        return self._model_segment
 
     def store_parts(self) -> dict[str, str]:
         export = self.export_key(self.precision) if self.measures_export else None
