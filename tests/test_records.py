@@ -332,6 +332,10 @@ def test_every_writer_starts_with_the_same_checked_header(monkeypatch):
 @pytest.mark.parametrize("field, value", [
     ("mlprof_version", 1), ("threads", "1"), ("threads", True), ("settings", []),
     ("batch_size", 1e308), ("environment", "busy"), ("isa", ["AVX2", 3]), ("host", None),
+    # the cause record is checked as it is written: names from the one list, numbers in range
+    ("environment", {"causes": ["<b>busy</b>"]}), ("environment", {"causes": "cpu-wait"}),
+    ("environment", {"run_wait_share": -0.5}), ("environment", {"nr_throttled": 1.5}),
+    ("environment", {"drift_pct": float("nan")}),
 ])
 def test_a_damaged_header_field_is_named(field, value):
     rec = {"mlprof_version": "0.1.0", "host": "h", "threads": 1, "settings": {"threads": 1},
@@ -431,6 +435,14 @@ def test_an_interleaved_record_reads_back_and_names_a_damaged_field():
         with pytest.raises(CorruptResult) as e:
             records.InterleavedRecord.from_json(bad, "f.json")
         assert e.value.field == field, str(e.value)
+
+
+def test_a_cause_record_as_written_reads_back():
+    from mlprof.measure.contention import environment, snapshot
+
+    env = environment(snapshot(), snapshot())
+    assert records.Header.from_json({"mlprof_version": "0.1.0", "environment": env},
+                                    "f.json").environment == env
 
 
 def test_a_format_1_load_point_reads_its_bound_under_its_one_name():

@@ -40,6 +40,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mlprof.results import records
+
 #: run-queue wait above this share of the time our threads wanted a CPU names ``cpu-wait``.
 #: 5 % of the loop spent waiting shifts its mean by up to 5 %, more than the differences
 #: between runtimes this tool is meant to show. Measured on this 2-core VM (a 0.5 s busy
@@ -87,9 +89,9 @@ OVERSUBSCRIBED_MARGIN = 0.5
 #: every sample; below it the probe cannot tell drift from its own noise here.
 DRIFT_PCT = 40.0
 
-#: every cause a record may name, in the order they are listed
-CAUSES = ("others", "cpu-wait", "throttled", "steal", "memory", "io", "gc", "oversubscribed",
-          "drift")
+#: every cause a record may name, in the order they are listed (defined with the record that
+#: holds them, which checks them on reading)
+CAUSES = records.ENVIRONMENT_CAUSES
 
 _PSI = ("cpu", "memory", "io")
 

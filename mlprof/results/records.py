@@ -246,7 +246,18 @@ def _check_format(rec: Mapping[str, Any], kind: str, file: str | None) -> int:
 
 #: the ``environment`` numbers (mlprof.measure.contention), when there
 _ENVIRONMENT_NUMBERS = ("window_s", "other_cpu_cores", "own_cpu_cores", "steal_share",
-                        "cpu_mhz", "contended_threshold_cores")
+                        "cpu_mhz", "contended_threshold_cores",
+                        # the cause record's signals (mlprof.measure.causes)
+                        "run_wait_s", "run_wait_share", "own_wait_share", "runnable_threads",
+                        "usable_cpus", "psi_cpu_share", "psi_memory_share", "psi_io_share",
+                        "throttled_s", "gc_pause_s")
+#: the cause record's counts
+_ENVIRONMENT_COUNTS = ("cpus", "threads", "nr_throttled", "invol_ctx_switches", "major_faults")
+
+#: every cause an ``environment`` record may name (``causes``), in the order they are listed
+#: (:mod:`mlprof.measure.causes` judges them)
+ENVIRONMENT_CAUSES = ("others", "cpu-wait", "throttled", "steal", "memory", "io", "gc",
+                      "oversubscribed", "drift")
 
 
 def _check_environment(f: _Fields, key: str = "environment") -> Mapping[str, Any] | None:
@@ -255,7 +266,12 @@ def _check_environment(f: _Fields, key: str = "environment") -> Mapping[str, Any
         return None
     for k in _ENVIRONMENT_NUMBERS:
         env.number(k, hi=1e9, none=True)
-    env.integer("cpus", none=True)
+    for k in _ENVIRONMENT_COUNTS:
+        env.integer(k, none=True)
+    env.number("drift_pct", lo=-1e9, hi=1e9, none=True)
+    for i, cause in enumerate(env.texts("causes") or ()):
+        if cause not in ENVIRONMENT_CAUSES:
+            raise env._bad(f"causes[{i}]", f"not a cause: {cause!r:.40}")
     env.boolean("contended")
     return env.obj
 
