@@ -18,7 +18,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from mlprof.measure.isolate import starter_pid
-from mlprof.measure.sysinfo import peak_rss_mb, system_info
+from mlprof.measure.sysinfo import fingerprint_id, peak_rss_mb, system_info
 from mlprof.results.records import Header, ModelIdentity
 from mlprof.util import git_commit
 from mlprof.version import __version__
@@ -71,7 +71,7 @@ def measurement_header(*, settings: Any = None, runtime: str | None = None,
         host=machine.get("host"), platform=machine.get("platform"),
         python=machine.get("python"), cpu_model=machine.get("cpu_model"),
         cpu_count=machine.get("cpu_count"), isa=None if isa is None else tuple(isa),
-        cpu_affinity=machine.get("cpu_affinity"),
+        cpu_affinity=machine.get("cpu_affinity"), host_fingerprint=fingerprint_id(),
         runtime=runtime, runtime_version=runtime_version, device=device, threads=threads,
         runtime_settings=runtime_settings, precision=precision, model=model,
         model_identity=model_identity,

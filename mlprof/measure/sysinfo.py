@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import platform
 import resource
@@ -79,3 +81,71 @@ def system_info() -> dict:
         "isa": isa(),
         "cpu_affinity": len(affinity) if affinity is not None else None,
     }
+
+
+def _memory_gib() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / (1024 * 1024))
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _smt() -> bool | None:
+    try:
+        with open("/sys/devices/system/cpu/smt/active") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return None
+
+
+def virtualisation() -> str:
+    """What the machine runs in: ``docker``/``container`` (a container's marks), a hypervisor
+    (``/sys/hypervisor/type``, else ``vm`` for the CPU's ``hypervisor`` flag), or ``none``."""
+    kinds = []
+    if os.path.exists("/.dockerenv"):
+        kinds.append("docker")
+    elif os.path.exists("/run/.containerenv") or os.environ.get("container"):
+        kinds.append("container")
+    try:
+        with open("/sys/hypervisor/type") as f:
+            kinds.append(f.read().strip() or "vm")
+    except OSError:
+        if "hypervisor" in cpu_flags():
+            kinds.append("vm")
+    return "+".join(kinds) or "none"
+
+
+@functools.lru_cache(maxsize=1)
+def host_fingerprint() -> dict:
+    """What decides how noisy this machine is for a measurement, and changes when the machine
+    does (a noise floor belongs to one fingerprint, :mod:`mlprof.measure.noise`): the CPU model
+    and a digest of its flags, the usable CPUs (affinity and the cgroup's quota), memory in
+    GiB, SMT, the kernel release, the virtualisation and the runtimes' versions. Not the host
+    name: a cluster's identical nodes share a floor, and a renamed machine keeps its own."""
+    from mlprof.measure.causes import cpu_cgroup_dirs, usable_cpus
+    from mlprof.runtimes import runtime_packages
+    from mlprof.util import dist_version
+
+    affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    usable = usable_cpus(len(affinity) if affinity is not None else os.cpu_count(),
+                         cpu_cgroup_dirs())
+    flags = hashlib.sha256(" ".join(sorted(cpu_flags())).encode()).hexdigest()[:12]
+    return {
+        "cpu_model": cpu_model(), "cpu_flags_sha256": flags,
+        "usable_cpus": None if usable is None else round(float(usable), 2),
+        "memory_gib": _memory_gib(), "smt": _smt(), "kernel": platform.release(),
+        "machine": platform.machine(), "virtualisation": virtualisation(),
+        "runtimes": {d: dist_version(d) for d in sorted(set(runtime_packages()))},
+    }
+
+
+def fingerprint_id(fingerprint: dict | None = None) -> str:
+    """A short stable name of a fingerprint (:func:`host_fingerprint` by default): the first
+    12 hex digits of the SHA-256 of its canonical JSON."""
+    fp = host_fingerprint() if fingerprint is None else fingerprint
+    text = json.dumps(fp, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -82,6 +82,7 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "ConfirmResults": ("model",),
     "Nightly": ("model",),
     "MeasurePeak": ("host", "runtime", "settings"),
+    "CalibrateNoise": ("host", "fingerprint"),
 }
 
 #: top-level directories that hold model *sources* (no versions), e.g. the API's saved models
@@ -763,6 +764,18 @@ PEAK_FILE = "peak.json"
 #: MeasurePeak's version directory: the GEMM benchmark's revision, never ``--version`` (a peak
 #: belongs to the host, runtime version and threads; raise it when the benchmark changes)
 PEAK_REVISION = "gemm1"
+
+
+#: CalibrateNoise's record (mlprof.measure.noise)
+NOISE_FILE = "noise.json"
+#: CalibrateNoise's version directory: the calibration's revision, never ``--version`` (a floor
+#: belongs to the host's fingerprint; raise it when the calibration changes)
+NOISE_REVISION = "aa1"
+
+
+def fingerprint_segment(fingerprint_id: str) -> str:
+    """CalibrateNoise: ``fp-<12 hex digits>`` (:func:`mlprof.measure.sysinfo.fingerprint_id`)."""
+    return "fp-" + safe_name(fingerprint_id, 32)
 
 
 def host_segment(host: str) -> str:

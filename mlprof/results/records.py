@@ -31,7 +31,7 @@ from mlprof.errors import CorruptResult
 FORMAT_VERSION = 2
 
 #: the kinds of record (``record`` field)
-KINDS = ("branch", "merged", "profile", "peak", "interleaved", "load")
+KINDS = ("branch", "merged", "profile", "peak", "interleaved", "load", "noise")
 
 
 def stamp(record: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -299,6 +299,9 @@ class Header:
     cpu_count: int | None = None
     isa: tuple[str, ...] | None = None
     cpu_affinity: int | None = None
+    #: :func:`mlprof.measure.sysinfo.fingerprint_id` of the machine: which noise floor
+    #: (:class:`NoiseRecord`) the record's figures are judged against
+    host_fingerprint: str | None = None
     runtime: str | None = None
     runtime_version: str | None = None
     device: str | None = None
@@ -364,6 +367,7 @@ class Header:
             host=f.text("host"), platform=f.text("platform"), python=f.text("python"),
             cpu_model=f.text("cpu_model"), cpu_count=f.integer("cpu_count", none=True),
             isa=f.texts("isa"), cpu_affinity=f.integer("cpu_affinity", none=True),
+            host_fingerprint=f.text("host_fingerprint"),
             runtime=f.text("runtime"), runtime_version=f.text("runtime_version"),
             device=f.text("device"), threads=f.integer("threads", none=True),
             runtime_settings=f.mapping("runtime_settings"), precision=f.mapping("precision"),
@@ -812,3 +816,130 @@ class InterleavedRecord:
     def to_json(self) -> dict[str, Any]:
         """The record as JSON of this format (:func:`stamp`), every field kept."""
         return stamp(self.data or {}, "interleaved")
+
+
+# --- noise floors (CalibrateNoise) ------------------------------------------------------------
+
+#: the most A/A pairs of one class a noise record may hold (CalibrateNoise's ``--pairs`` bound)
+NOISE_MAX_PAIRS = 1000
+#: the most classes of configuration in one noise record
+NOISE_MAX_CLASSES = 64
+
+
+@dataclass(frozen=True)
+class NoiseClass:
+    """The floor of one class of configuration (a call time and a thread count): A/A pairs of
+    one configuration against itself, interleaved in a fresh random order each round.
+
+    ``floor`` is the 95th percentile of ``|ratio - 1|`` over the pairs (relative: 0.03 is
+    3 %), ``ci_low``/``ci_high`` its bootstrap 95 % interval; ``call_ms`` the configuration's
+    median call time, which chooses the class a measurement is judged by."""
+
+    call_ms: float
+    threads: int
+    pairs: int
+    floor: float
+    ci_low: float
+    ci_high: float
+    median_abs: float | None = None
+    model: str | None = None
+    runtime: str | None = None
+    batch_size: int | None = None
+    ratios: tuple[float, ...] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None, where: str) -> NoiseClass:
+        f = _Fields(obj, file, where + ".", what=where)
+        floor = float(f.number("floor", 0.0, 10.0, required=True) or 0.0)
+        low = float(f.number("ci_low", 0.0, 10.0, required=True) or 0.0)
+        high = float(f.number("ci_high", 0.0, 10.0, required=True) or 0.0)
+        if not low <= floor <= high:
+            raise CorruptResult(f"floor {floor} is outside its interval [{low}, {high}]",
+                                file, where + ".floor")
+        ratios = f.items("ratios")
+        if ratios is not None:
+            if len(ratios) > NOISE_MAX_PAIRS:
+                raise CorruptResult(f"{len(ratios)} ratios, more than {NOISE_MAX_PAIRS}", file,
+                                    where + ".ratios")
+            rf = _Fields({str(i): r for i, r in enumerate(ratios)}, file, where + ".ratios.")
+            for i in range(len(ratios)):
+                rf.number(str(i), 0.0, 1e6, lo_open=True, required=True)
+        return cls(
+            call_ms=float(f.number("call_ms", 0.0, 1e7, lo_open=True, required=True) or 0.0),
+            threads=int(f.integer("threads", 1, 4096, required=True) or 1),
+            pairs=int(f.integer("pairs", 1, NOISE_MAX_PAIRS, required=True) or 1),
+            floor=floor, ci_low=low, ci_high=high,
+            median_abs=f.number("median_abs", 0.0, 10.0, none=True),
+            model=f.text("model"), runtime=f.text("runtime"),
+            batch_size=f.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE, none=True),
+            ratios=None if ratios is None else tuple(float(r) for r in ratios))
+
+    def to_json(self) -> dict[str, Any]:
+        """The class as JSON (None fields left out)."""
+        out = {}
+        for fld in fields(self):
+            v = getattr(self, fld.name)
+            if v is not None:
+                out[fld.name] = list(v) if isinstance(v, tuple) else v
+        return out
+
+
+@dataclass(frozen=True)
+class NoiseRecord:
+    """A CalibrateNoise record (``noise.json``): the host's :class:`Header`, its fingerprint
+    (:func:`mlprof.measure.sysinfo.host_fingerprint`) and id, and the floor of each class of
+    configuration, every field checked by :meth:`from_json`.
+
+    The *minimum detectable change* of a measurement on this host is ``2 x floor`` of its
+    class (:meth:`class_for`): the alert rule's threshold is never below it, and interleaved
+    and ``--compare`` verdicts within the floor say so."""
+
+    header: Header
+    fingerprint: Mapping[str, Any]
+    fingerprint_id: str
+    classes: tuple[NoiseClass, ...]
+    format: int = FORMAT_VERSION
+    data: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, obj: Any, file: str | None = None) -> NoiseRecord:
+        f = _Fields(obj, file)
+        _check_format(obj, "noise", file)
+        header = Header.from_json(obj, file)
+        fp = f.mapping("fingerprint", required=True)
+        fid = f.text("fingerprint_id", required=True) or ""
+        if not (len(fid) == 12 and all(c in "0123456789abcdef" for c in fid)):
+            raise CorruptResult(f"fingerprint_id is {fid!r:.40}, not 12 hex digits", file,
+                                "fingerprint_id")
+        items = f.items("classes", required=True, none=False) or []
+        if not items or len(items) > NOISE_MAX_CLASSES:
+            raise CorruptResult(f"{len(items)} classes, expected 1 to {NOISE_MAX_CLASSES}",
+                                file, "classes")
+        classes = tuple(NoiseClass.from_json(c, file, f"classes[{i}]")
+                        for i, c in enumerate(items))
+        return cls(header, fp or {}, fid, classes, format_version(obj, file), obj)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON of this format (:func:`stamp`), every field kept."""
+        return stamp(self.data or {}, "noise")
+
+    def class_for(self, call_ms: float | None = None, threads: int | None = None
+                  ) -> NoiseClass:
+        """The class a measurement of median call time ``call_ms`` with ``threads`` is judged
+        by: of the classes with its thread count (all when none has it), the nearest call time
+        on a log scale; without a call time, the class with the highest floor (the
+        conservative choice)."""
+        pool = [c for c in self.classes if threads is not None and c.threads == threads]
+        pool = pool or list(self.classes)
+        if call_ms is None or not call_ms > 0 or not math.isfinite(call_ms):
+            return max(pool, key=lambda c: c.floor)
+        return min(pool, key=lambda c: (abs(math.log(c.call_ms / call_ms)), -c.floor))
+
+    def floor_for(self, call_ms: float | None = None, threads: int | None = None) -> float:
+        """The floor (relative) of the class of :meth:`class_for`."""
+        return self.class_for(call_ms, threads).floor
+
+    def min_detectable(self, call_ms: float | None = None, threads: int | None = None
+                       ) -> float:
+        """The smallest change (relative) this host can tell from noise: 2 x the floor."""
+        return 2.0 * self.floor_for(call_ms, threads)
