@@ -65,6 +65,12 @@ CONTENDED_CORES = 0.5
 #: ``--min-duration 0``) it read 0.0 cores on a machine whose other processes used 2
 MIN_WINDOW_S = 0.2
 
+#: the causes a window shorter than :data:`MIN_WINDOW_S` may name (``environment(short=True)``):
+#: those whose counters are finer than a jiffy (schedstat ns, PSI and cgroup us, getrusage
+#: counts, the GC's clock); ``others`` and ``steal`` are not among them, nor ``drift`` unless
+#: the snapshots ran the probe
+SHORT_CAUSES = tuple(c for c in _causes.CAUSES if c not in ("others", "steal"))
+
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -167,12 +173,17 @@ def _loadavg() -> list[float] | None:
 
 
 def environment(start: Snapshot | None, end: Snapshot | None,
-                planned_threads: float | None = None) -> dict[str, Any]:
+                planned_threads: float | None = None, short: bool = False) -> dict[str, Any]:
     """The ``environment`` record of the window between two snapshots (see the module
     docstring); its numbers are None where they could not be read. ``planned_threads``: the
     threads the measurement runs on purpose (a load point's streams x threads: more than the
     CPUs is then its experiment, not ``oversubscribed``; see
-    :func:`mlprof.measure.causes.named_causes`)."""
+    :func:`mlprof.measure.causes.named_causes`).
+
+    ``short``: a window shorter than :data:`MIN_WINDOW_S` (an interleaved round, tens of ms)
+    is judged too, on the causes read from ns and us counters only (:data:`SHORT_CAUSES`:
+    ``others`` and ``steal`` come from 10 ms jiffies, +-0.7 cores over 30 ms), with the
+    per-second rules (major faults, throttled and GC time) over :data:`MIN_WINDOW_S`."""
     rec: dict[str, Any] = {
         "window_s": None, "cpus": None, "other_cpu_cores": None, "own_cpu_cores": None,
         "steal_share": None, "loadavg": _loadavg(), "cpu_mhz": None, "contended": None,
@@ -194,9 +205,16 @@ def environment(start: Snapshot | None, end: Snapshot | None,
         own_cpu_cores=round(own / _HZ / wall, 3),
         steal_share=round((end.steal - start.steal) / _HZ / wall / len(end.cpus), 4),
         cpu_mhz=round(sum(mhz) / len(mhz), 1) if mhz else None)
-    if wall >= MIN_WINDOW_S:
-        rec["causes"] = _causes.named_causes(rec, CONTENDED_CORES, planned_threads)
-        rec["contended"] = bool(rec["causes"])
+    if wall >= MIN_WINDOW_S or short:
+        if wall >= MIN_WINDOW_S:
+            named = _causes.named_causes(rec, CONTENDED_CORES, planned_threads)
+        else:  # rates over MIN_WINDOW_S at least: one major fault in a 34 ms interleaved
+            # round read 30/s (above 20/s) and named memory in 3 of 12 quiet rounds
+            named = [c for c in _causes.named_causes({**rec, "window_s": MIN_WINDOW_S},
+                                                     CONTENDED_CORES, planned_threads)
+                     if c in SHORT_CAUSES]
+        rec["causes"] = named
+        rec["contended"] = bool(named)
     return rec
 
 

@@ -41,6 +41,8 @@ import numpy as np
 
 from mlprof import ingest
 from mlprof.errors import MLProfError
+from mlprof.measure.causes import gc_watch
+from mlprof.measure.contention import environment, snapshot
 from mlprof.measure.harness import _needs_torch
 from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
@@ -74,11 +76,17 @@ TOO_FEW = "too few rounds to tell"
 
 TABLE_COLUMNS = ("batch_size", "config", "model", "runtime", "reference", "rounds", "median_ms",
                  "speedup", "ci_low", "ci_high", "significant", "verdict", "precision",
-                 "max_abs_error", "max_rel_error", "top1_agreement", "error_note")
+                 "max_abs_error", "max_rel_error", "top1_agreement", "error_note",
+                 "disturbed_rounds", "causes")
 #: the columns a table of an older mlprof may lack (read as empty); ``error_note``: why the
-#: errors are ``inf`` (:data:`mlprof.model.precision.NONFINITE`), empty when they are numbers
+#: errors are ``inf`` (:data:`mlprof.model.precision.NONFINITE`), empty when they are numbers;
+#: ``disturbed_rounds``: the rounds in which a cause was named (:class:`_CauseWindows`),
+#: ``causes`` which (comma-separated), both empty where the rounds were not judged
 _NEWER_COLUMNS = ("precision", "max_abs_error", "max_rel_error", "top1_agreement",
-                  "error_note")
+                  "error_note", "disturbed_rounds", "causes")
+#: the columns of the rounds CSV (:func:`rounds_csv`); an older one lacks the last two
+ROUNDS_COLUMNS = ("batch_size", "round", "position", "config", "median_ms", "contended",
+                  "causes")
 _ERROR_NUMBERS = ("max_abs_error", "max_rel_error", "top1_agreement")
 
 
@@ -110,6 +118,8 @@ class InterleavedResult:
     round_medians_ms: np.ndarray
     orders: list[list[int]]
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: the causes named in each round (:class:`_CauseWindows`; empty: none, None: not judged)
+    round_causes: list[list[str] | None] = field(default_factory=list)
 
 
 def check_interleavable(model_kind: str, runtime: str, runtime_version: str = "",
@@ -174,6 +184,12 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
     pc = time.perf_counter_ns
     start = time.time()
     infos: list[dict[str, Any]] = []
+    # the cause record (mlprof.measure.causes): the whole run's, with the drift probe, in the
+    # header; each round's from counters read between rounds (never inside one), shared by
+    # the rounds of a window long enough that reading them costs <= ROUND_OVERHEAD of it
+    gc_pauses = gc_watch()
+    run_start = snapshot()
+    windows = _CauseWindows(pc)
     for r in range(rounds):
         order = [(r + k) % n for k in range(n)]
         orders.append(order)
@@ -201,7 +217,10 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
                     buf[k] = pc() - t0
                     k += 1
             medians[r, j] = float(np.median(buf)) / 1e6
+        windows.after_round(r, last=r == rounds - 1)
         say((r + 1) / rounds, f"round {r + 1} of {rounds}")
+    run_env = environment(run_start, snapshot(), short=True)
+    gc_pauses.stop()
     # a lower precision's error against the fp32 configuration of its model and runtime, on
     # the same inputs (after the rounds, untimed)
     for j in range(len(configs)):
@@ -217,12 +236,56 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
         "method": f"{rounds} rounds; each round runs every configuration for its n_calls "
                   f"({', '.join(str(sc.n_calls) for sc in own)}) calls per event in rotating "
                   "order in one process; speed-ups are paired per round",
-        **measurement_header(settings=s).to_json(), "rounds": rounds,
+        **measurement_header(settings=s, environment=run_env).to_json(), "rounds": rounds,
+        "round_environment": windows.records, "round_environment_s": windows.spent_ns / 1e9,
         "configs": [{"label": c.label, "model": c.model, **info}
                     for c, info in zip(configs, infos, strict=True)],
         "started_unix": start, "finished_unix": time.time(),
     }
-    return InterleavedResult(s.batch_size, list(configs), medians, orders, prov)
+    return InterleavedResult(s.batch_size, list(configs), medians, orders, prov,
+                             windows.round_causes)
+
+
+#: the most of a window's wall time that reading the cause counters between rounds may cost:
+#: one read is 0.15-0.3 ms here (``snapshot(probe=False)``: threads' schedstat, PSI, cgroup,
+#: getrusage, /proc/stat), 1-2 % of a 20 ms round and 20 % of a 1 ms one, so a window holds as
+#: many rounds as keep it within 1 %, and its causes are each of its rounds'
+ROUND_OVERHEAD = 0.01
+
+
+class _CauseWindows:
+    """The cause record of the rounds of an interleaved run: a counter snapshot (no drift
+    probe: 0.7 ms) at the start and after each window of rounds, the window closed once its
+    time is at least the last snapshot's cost / :data:`ROUND_OVERHEAD`; ``records``: each
+    window's ``environment`` with its ``rounds`` (first, last); ``round_causes[r]``: round
+    r's causes (empty: none named; None: not judged, no ``/proc``); ``spent_ns``: the time
+    the reads took (the provenance's ``round_environment_s``)."""
+
+    def __init__(self, clock: Callable[[], int]) -> None:
+        self.clock = clock
+        self.records: list[dict[str, Any]] = []
+        self.round_causes: list[list[str] | None] = []
+        self.first = 0
+        t0 = clock()
+        self.start = snapshot(probe=False)
+        self.cost = self.spent_ns = clock() - t0
+        self.opened = clock()
+
+    def after_round(self, r: int, last: bool) -> None:
+        """Close the window after round ``r`` when it is long enough (or ``last``)."""
+        if not last and (self.clock() - self.opened) * ROUND_OVERHEAD < self.cost:
+            return
+        t0 = self.clock()
+        end = snapshot(probe=False)
+        env = environment(self.start, end, short=True)
+        self.cost = self.clock() - t0
+        self.spent_ns += self.cost
+        env.pop("cause_thresholds", None)  # the run's header keeps them, once
+        env.pop("loadavg", None)
+        self.records.append({"rounds": [self.first, r], **env})
+        named = env.get("causes")
+        self.round_causes += [None if named is None else list(named)] * (r + 1 - self.first)
+        self.first, self.start, self.opened = r + 1, end, self.clock()
 
 
 def _precision(c: Config) -> str:
@@ -316,7 +379,24 @@ def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
                      "precision": _precision(c),
                      **{k: error_number(error, k) for k in _ERROR_NUMBERS},
                      "error_note": error_note(error)})
+    for row in rows:
+        row.update(disturbed(result.round_causes))
     return rows
+
+
+def disturbed(round_causes: Sequence[list[str] | None]) -> dict[str, Any]:
+    """``disturbed_rounds`` (how many rounds named a cause) and ``causes`` (which, in
+    :data:`mlprof.measure.causes.CAUSES` order, comma-separated) of one batch size's rounds;
+    None and "" where no round was judged (no ``/proc``, a result of an older mlprof)."""
+    from mlprof.measure.causes import CAUSES
+
+    judged = [c for c in round_causes if c is not None]
+    if not judged:
+        return {"disturbed_rounds": None, "causes": ""}
+    named = {n for c in judged for n in c}
+    return {"disturbed_rounds": sum(1 for c in judged if c),
+            "causes": ",".join(n for n in (*CAUSES, *sorted(named - set(CAUSES)))
+                               if n in named)}
 
 
 def table_csv(rows: Sequence[dict[str, Any]]) -> str:
@@ -331,14 +411,42 @@ def table_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def rounds_csv(results: Sequence[InterleavedResult]) -> str:
-    """Every round median: ``batch_size,round,position,config,median_ms``."""
-    lines = ["batch_size,round,position,config,median_ms"]
+    """Every round median (:data:`ROUNDS_COLUMNS`): ``batch_size,round,position,config,
+    median_ms`` and the round's ``contended`` (True/False; empty: not judged) and ``causes``
+    (comma-separated, quoted)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(ROUNDS_COLUMNS)
     for res in results:
         for r, order in enumerate(res.orders):
+            named = res.round_causes[r] if r < len(res.round_causes) else None
             for pos, j in enumerate(order):
-                lines.append(f"{res.batch_size},{r},{pos},{res.configs[j].label},"
-                             f"{res.round_medians_ms[r, j]:.6f}")
-    return "\n".join(lines) + "\n"
+                w.writerow([res.batch_size, r, pos, res.configs[j].label,
+                            f"{res.round_medians_ms[r, j]:.6f}",
+                            "" if named is None else bool(named), ",".join(named or ())])
+    return out.getvalue()
+
+
+def read_rounds(path: str) -> list[dict[str, Any]]:
+    """The rows of a rounds CSV (:func:`rounds_csv`), typed: ``contended`` a bool or None (not
+    judged, and in a CSV of an older mlprof, which has no such column), ``causes`` a list."""
+    text = ingest.read_text(path, ingest.MAX_RECORD_BYTES, what="a rounds table")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    for i, r in enumerate(rows):
+        try:
+            if None in r or None in r.values():
+                raise TypeError("extra or missing columns")
+            for k in ("batch_size", "round", "position"):
+                r[k] = int(r[k])
+            r["median_ms"] = float(r["median_ms"])
+            flag = r.get("contended", "")
+            if flag not in ("", "True", "False"):
+                raise ValueError("contended")
+            r["contended"] = None if flag == "" else flag == "True"
+            r["causes"] = [c for c in r.get("causes", "").split(",") if c]
+        except (KeyError, TypeError, ValueError) as e:
+            raise MLProfError(f"row {i + 2}: bad or missing field {e}", path) from None
+    return rows
 
 
 def read_table(path: str) -> list[dict[str, Any]]:
@@ -363,6 +471,8 @@ def read_table(path: str) -> list[dict[str, Any]]:
             r["precision"] = r["precision"] or "fp32"
             for k in _ERROR_NUMBERS:
                 r[k] = float(r[k]) if r[k] != "" else None
+            r["disturbed_rounds"] = (int(r["disturbed_rounds"]) if r["disturbed_rounds"] != ""
+                                     else None)
             if r["error_note"] == "" and r["max_abs_error"] == math.inf:
                 r["error_note"] = "inf"  # a table of an older mlprof
         except (KeyError, TypeError, ValueError) as e:
@@ -372,20 +482,47 @@ def read_table(path: str) -> list[dict[str, Any]]:
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """The table as text, one line per configuration and batch size."""
+    from mlprof.measure.trust import NOT_MEASURABLE, row_not_measurable
     from mlprof.model.precision import NONFINITE
 
     errors = any(r.get("max_abs_error") is not None for r in rows)
+    judged = any(r.get("disturbed_rounds") is not None for r in rows)
     head = f"{'bs':>5}  {'config':<28} {'speed-up':>8}  {'95% CI':<17} {'verdict':<15}"
     if errors:
         head += f" {'max abs err':>11}  {'top-1':>5}"
+    if judged:
+        head += "  disturbed rounds"
     lines = [head.rstrip()]
     for r in rows:
-        line = (f"{r['batch_size']:>5}  {r['config'][:28]:<28} {r['speedup']:>8.3f}  "
-                f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]  {r['verdict']:<15}")
-        if errors and r.get("max_abs_error") is not None:
-            top1 = r.get("top1_agreement")
-            err = (NONFINITE.get(r.get("error_note") or "", "")
-                   or f"{r['max_abs_error']:.3g}")
-            line += f" {err:>11}  {'' if top1 is None else f'{top1:.3f}':>5}"
+        speedup = f"{r['speedup']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        if r.get("verdict") != "reference" and row_not_measurable(round_trust(r)):
+            speedup = f"{NOT_MEASURABLE:<{len(speedup)}}"
+        line = (f"{r['batch_size']:>5}  {r['config'][:28]:<28} {speedup}  "
+                f"{r['verdict']:<15}")
+        if errors:
+            err, top = "", ""
+            if r.get("max_abs_error") is not None:
+                top1 = r.get("top1_agreement")
+                err = (NONFINITE.get(r.get("error_note") or "", "")
+                       or f"{r['max_abs_error']:.3g}")
+                top = "" if top1 is None else f"{top1:.3f}"
+            line += f" {err:>11}  {top:>5}"
+        if judged:
+            line += f"  {disturbed_text(r)}"
         lines.append(line.rstrip())
     return "\n".join(lines)
+
+
+def round_trust(row: dict[str, Any]) -> dict[str, Any]:
+    """A comparison row as the trust rules read it (:mod:`mlprof.measure.trust`): contended
+    when a round of it named a cause, its band the speed-up's interval."""
+    return {**row, "contended": bool(row.get("disturbed_rounds"))}
+
+
+def disturbed_text(row: dict[str, Any]) -> str:
+    """``3 of 20: cpu-wait, gc``, ``0 of 20``, or empty where the rounds were not judged."""
+    n = row.get("disturbed_rounds")
+    if n is None:
+        return ""
+    causes = ", ".join(c for c in str(row.get("causes") or "").split(",") if c)
+    return f"{n} of {row['rounds']}" + (f": {causes}" if n and causes else "")

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlprof.measure.trust import CV_UNSTABLE, marks, with_legend
+from mlprof.measure.trust import (
+    CV_UNSTABLE,
+    NOT_MEASURABLE,
+    marks,
+    not_measurable,
+    with_legend,
+)
 
 if TYPE_CHECKING:  # pandas is optional here: the tasks use the numpy path (faster start-up)
     import pandas as pd
@@ -322,6 +328,10 @@ def speedups_table(pairs: Sequence[tuple[str, str | os.PathLike, str | os.PathLi
         sub = {"batch_size": np.asarray(st["batch_size"])[keep]}
         for name in ("unstable", "contended"):  # either measurement's marker
             sub[name] = flags(st, name)[keep] | flags(ref, name)[j]
+        # either measurement not measurable: neither is their ratio
+        sub["not_measurable"] = (
+            np.asarray(_not_measurable(st, len(st["batch_size"])), dtype=bool)[keep]
+            | np.asarray(_not_measurable(ref, len(ref["batch_size"])), dtype=bool)[j])
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.asarray(ref["median_ms"], dtype=float)[j] / \
                 np.asarray(st["median_ms"], dtype=float)[keep]
@@ -330,6 +340,19 @@ def speedups_table(pairs: Sequence[tuple[str, str | os.PathLike, str | os.PathLi
                          "> 1: faster)", columns, fmt="{:.3f}") + (
         "\nno confidence interval: the curves were measured apart; for one, compare them "
         "interleaved (PlotMultiRuntimes --interleave 20 with the same --runtimes)")
+
+
+def _not_measurable(st: Mapping[str, Any], n: int) -> list[bool]:
+    """Per point of statistics ``st``: contended with its calls spread over more than
+    :data:`~mlprof.measure.trust.BAND_MAX_RATIO` (min to p95,
+    :func:`mlprof.measure.trust.not_measurable`); given as ``not_measurable`` by a table of
+    ratios (either side's)."""
+    if "not_measurable" in st:
+        return [bool(x) for x in st["not_measurable"]]
+    if "min_ms" not in st or "p95_ms" not in st or "contended" not in st:
+        return [False] * n
+    return [not_measurable((float(lo), float(hi)), c) for lo, hi, c in zip(
+        st["min_ms"], st["p95_ms"], st["contended"], strict=True)]
 
 
 def _points_table(title: str, columns: Sequence[tuple[str, Any, np.ndarray]],
@@ -345,13 +368,16 @@ def _points_table(title: str, columns: Sequence[tuple[str, Any, np.ndarray]],
             n = len(st["batch_size"])
             unstable = st.get("unstable", np.zeros(n, dtype=bool))
             contended = st.get("contended", np.zeros(n, dtype=bool))
-            hit = [(v, marks(u, c)) for b, v, u, c in zip(
-                st["batch_size"], values, unstable, contended, strict=True) if int(b) == bs]
+            gone = _not_measurable(st, n)
+            hit = [(v, marks(u, c), x) for b, v, u, c, x in zip(
+                st["batch_size"], values, unstable, contended, gone, strict=True)
+                if int(b) == bs]
             if hit:
-                value, flags = hit[0]
+                value, flags, unmeasurable = hit[0]
                 shown.append(flags)
                 # the marker column is as wide in every row, so the numbers stay aligned
-                row.append(f"{fmt.format(value)} {flags:<2}")
+                text = NOT_MEASURABLE if unmeasurable else fmt.format(value)
+                row.append(f"{text} {flags:<2}")
             else:
                 row.append("-   ")
         rows.append(row)

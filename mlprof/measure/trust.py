@@ -12,6 +12,11 @@ not trust:
   (:mod:`mlprof.measure.causes`: ``cpu-wait``, ``others``, ``gc``, ...); the latency may be too
   high; measure again on a quiet machine.
 
+A contended row whose band (:func:`band_of`: the spread of what its number summarizes) spans
+more than :data:`BAND_MAX_RATIO` shows :data:`NOT_MEASURABLE` instead of its number
+(:func:`measurable_text`); a CV above :data:`CV_OUTLIER_DRIVEN` is shown as outlier-driven
+(:func:`cv_text`), not as thousands of per cent.
+
 A table that shows a marker prints :func:`legend` under it (and only then); where the causes
 are known, :func:`cause_line` says which cause disturbed which batch sizes
 (``contended: cpu-wait at batch size(s) 8, 32``). The API's result has the same markers in its
@@ -116,7 +121,8 @@ def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | N
         return None
     cells = [["model", "runtime", "batch", "median [ms]"]]
     cells += [[str(r.get("model", "")), str(r.get("runtime", "")), str(r.get("batch_size", "")),
-               marked(f"{float(r['median_ms']):.4g}", m)] for r, m in hit[:limit]]
+               marked(measurable_text(f"{float(r['median_ms']):.4g}", r), m)]
+              for r, m in hit[:limit]]
     # what disturbed a contended point (the Report's ``contended_causes``), where known
     named = [_causes_text(r) if CONTENDED in m else "" for r, m in hit[:limit]]
     if any(named):
@@ -150,3 +156,91 @@ def cause_line(rows: Iterable[Mapping[str, Any]]) -> str | None:
         return None
     return "contended: " + "; ".join(f"{c} at batch size(s) {', '.join(b)}"
                                      for c, b in at.items())
+
+
+#: a disturbed (contended) row whose band spans more than this factor (high / low, see
+#: :func:`band_of`) says :data:`NOT_MEASURABLE` instead of its number. Why 10x: a quiet point's
+#: calls spread far less: over the 50 batch sizes of the test stores (``tests/fixtures``, the
+#: 10x128 DNN and a linear model, 20 calls of 0.01-0.5 ms each, quiet or contended) p95 / min
+#: was 2.6 at the median, 4.3 at the 90th percentile and 10.0 at most (one row, CV 380 %).
+#: Beyond 10x, more than 5 % of the calls took ten times what the model needs: the machine
+#: took the CPU away for whole calls, and the median says how often that happened this
+#: minute, not how fast the model is (the issue's ComparePrecisions row: +38.5 ms for a call
+#: whose median is 0.033 ms, profiled calls up to 1,770 ms; a quick-start row 13x its
+#: neighbour). Only contended rows: a quiet row that spread this far is the model's own
+#: behaviour (and marked unstable)
+BAND_MAX_RATIO = 10.0
+#: what such a row shows instead of its number
+NOT_MEASURABLE = "not measurable now"
+#: a CV above this (100 %) is shown as outlier-driven: a CV of 2,789 % says that a few calls
+#: took hundreds of times the rest (the standard deviation of 1 call of 1,770 ms among 10,000
+#: of 0.03 ms), which the median ignores; the percentage reads as a spread it is not
+CV_OUTLIER_DRIVEN = 1.0
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if f == f and f not in (float("inf"), float("-inf")) else None
+
+
+def band_of(row: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The band of a table row: the spread of what its number summarizes, (low, high).
+
+    - a speed-up (an interleaved comparison's, ComparePrecisions'): its 95 % interval
+      (``ci_low``, ``ci_high``);
+    - a latency or throughput of calls (statistics, Report, dashboard rows): the fastest call
+      to the 95th percentile (``min_ms``, ``p95_ms``): a disturbance only adds time, so the
+      fastest call is what the model needs; the slowest 5 % are outliers a median ignores;
+    - a load point (``load.csv``): the call latency's ``p50_ms`` to ``p99_ms`` (it has no min);
+
+    None where the row has neither (a record from before them)."""
+    for low, high in (("ci_low", "ci_high"), ("min_ms", "p95_ms"), ("p50_ms", "p99_ms")):
+        lo, hi = _finite(row.get(low)), _finite(row.get(high))
+        if lo is not None and hi is not None:
+            return lo, hi
+    return None
+
+
+def band_ratio(band: tuple[float, float] | None) -> float | None:
+    """high / low of a band (None without one, or with a low not above 0)."""
+    if band is None or band[0] <= 0:
+        return None
+    return band[1] / band[0]
+
+
+def not_measurable(band: tuple[float, float] | None, contended: Any) -> bool:
+    """Whether a row's number is not to be shown: ``contended`` and its band spans more than
+    :data:`BAND_MAX_RATIO`."""
+    ratio = band_ratio(band)
+    return _true(contended) and ratio is not None and ratio > BAND_MAX_RATIO
+
+
+def row_not_measurable(row: Mapping[str, Any]) -> bool:
+    """:func:`not_measurable` of a row with its :func:`band_of` and ``contended`` field."""
+    return not_measurable(band_of(row), row.get("contended"))
+
+
+def measurable_text(text: str, row: Mapping[str, Any]) -> str:
+    """``text`` (a row's number, formatted), or :data:`NOT_MEASURABLE` when the row is
+    :func:`row_not_measurable`."""
+    return NOT_MEASURABLE if row_not_measurable(row) else text
+
+
+def cv_text(cv: Any) -> str:
+    """A CV (a fraction) as shown: ``12.3%``, or ``outlier-driven (CV 2,789%)`` above
+    :data:`CV_OUTLIER_DRIVEN`; empty when it is not a number."""
+    value = _finite(cv)
+    if value is None:
+        return ""
+    if value > CV_OUTLIER_DRIVEN:
+        return f"outlier-driven (CV {100 * value:,.0f}%)"
+    return f"{100 * value:.1f}%"
+
+
+def causes_text(row: Mapping[str, Any]) -> str:
+    """A contended row's causes as ``cpu-wait, gc`` (``unexplained`` when none is recorded);
+    empty for a row that is not contended."""
+    return _causes_text(row) if _true(row.get("contended")) else ""

@@ -36,6 +36,16 @@ from typing import Any
 
 import numpy as np
 
+from mlprof.measure.trust import (
+    CONTENDED,
+    CV_OUTLIER_DRIVEN,
+    NOT_MEASURABLE,
+    UNSTABLE,
+    band_of,
+    cv_text,
+    row_not_measurable,
+)
+from mlprof.measure.trust import _causes_text as _causes_text
 from mlprof.report.alerts import TRIM, AlertRule
 from mlprof.report.dashboard_svg import (
     SPARK_CSS,
@@ -210,7 +220,9 @@ _JS = """
       });
       var st = r.getAttribute("data-s");
       if (ok && s === "failures") { ok = ["ok", "unstable", "contended"].indexOf(st) < 0; }
-      else if (ok && s) { ok = st === s; }
+      else if (ok && s) {
+        ok = st === s || (r.getAttribute("data-f") || "").split(" ").indexOf(s) >= 0;
+      }
       if (ok && changed.checked) { ok = r.getAttribute("data-c") === "1"; }
       r.hidden = !ok;
       if (ok) { shown += 1; }
@@ -294,6 +306,57 @@ def shown_status(row: Mapping[str, Any]) -> str:
     if _flag(row.get("unstable")):
         return "unstable"
     return "ok"
+
+
+def flag_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many measured rows (:data:`MEASURED` statuses) are ``ok`` (no flag), ``unstable``
+    and ``contended``: each flag counted on its own, so that a row with both counts in both,
+    as its status cell shows both (:func:`status_html`); the card said "0 unstable, 8
+    contended" while every row had a CV of thousands of per cent, the contended status hiding
+    the other."""
+    measured = [r for r in rows if r.get("status") in MEASURED]
+    return {"ok": sum(1 for r in measured if not (_flag(r.get("unstable"))
+                                                 or _flag(r.get("contended")))),
+            "unstable": sum(1 for r in measured if _flag(r.get("unstable"))),
+            "contended": sum(1 for r in measured if _flag(r.get("contended")))}
+
+
+def status_html(row: Mapping[str, Any]) -> str | None:
+    """The status cell of a measured row, escaped: both flags, never one hiding the other, a
+    contended one with its causes (``~ unstable · ! contended: cpu-wait``); None for a row
+    that is not measured (a failure keeps its status text)."""
+    if row.get("status") not in MEASURED:
+        return None
+    parts = []
+    if _flag(row.get("unstable")):
+        parts.append(f"{UNSTABLE} unstable")
+    if _flag(row.get("contended")):
+        parts.append(f"{CONTENDED} contended: {_causes_text(row)}")
+    return _esc(" · ".join(parts) or "ok")
+
+
+def _cv_html(row: Mapping[str, Any]) -> str | None:
+    """A CV above 100 % as outlier-driven (:func:`mlprof.measure.trust.cv_text`)."""
+    cv = _number(row.get("cv"))
+    if cv is None or cv <= CV_OUTLIER_DRIVEN:
+        return None
+    return (f'<span title="a few calls far slower than the rest drive the standard '
+            f'deviation; the median ignores them">{_esc(cv_text(cv))}</span>')
+
+
+def _median_html(row: Mapping[str, Any]) -> str | None:
+    """:data:`~mlprof.measure.trust.NOT_MEASURABLE` instead of a contended median whose calls
+    spread more than :data:`~mlprof.measure.trust.BAND_MAX_RATIO` (min to p95)."""
+    if not row_not_measurable(row):
+        return None
+    band = band_of(row)
+    tip = (f"calls from {readable(band[0], 3)} to {readable(band[1], 3)} ms (min to p95) "
+           "while the machine was disturbed" if band else "")
+    return f'<span title="{_esc(tip)}">{_esc(NOT_MEASURABLE)}</span>'
+
+
+#: cells drawn from their whole row (in every table that has the column; None: as usual)
+_ROW_CELLS = {"status": status_html, "cv": _cv_html, "median_ms": _median_html}
 
 
 def _fmt(col: str, value: Any) -> str:
@@ -385,7 +448,8 @@ def _table(rows: Sequence[Mapping], cols: Sequence[str], *, table_id: str,
     body = []
     for i, r in enumerate(rows):
         cells = "".join(_cell(c, r.get(c), links[c](r) if c in links else None,
-                              worse_up=worse_up, raw=raw[c](r) if c in raw else None)
+                              worse_up=worse_up, raw=raw[c](r) if c in raw else
+                              _ROW_CELLS[c](r) if c in _ROW_CELLS else None)
                         for c in cols)
         attrs = row_attrs(i, r) if row_attrs else ""
         body.append(f"<tr{attrs}>{cells}</tr>")
@@ -923,7 +987,7 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     n_imp = sum(1 for a in alerts if a["kind"] == "improvement")
     new_reg = sum(1 for a in alerts if a["kind"] == "regression" and a["new"])
     new_imp = sum(1 for a in alerts if a["kind"] == "improvement" and a["new"])
-    counts = {s: sum(1 for r in cur if r["status"] == s) for s in MEASURED}
+    counts = flag_counts(cur)
     groups = group_failures(failures)
 
     def trend(key: tuple[str, ...], tip: str, width: int = 120, height: int = 28) -> str:
@@ -1205,7 +1269,10 @@ def current_loads(rows: Sequence[Mapping[str, Any]],
 
     out = newest_loads(rows, versions)
     for r in out:
-        r["flags"] = "contended" if r.get("contended") else ""
+        r["flags"] = (f"{CONTENDED} contended: {_causes_text(r)}" if _flag(r.get("contended"))
+                      else "")
+        if row_not_measurable(r):
+            r["events_per_s"] = NOT_MEASURABLE
     return out
 
 
@@ -1267,7 +1334,7 @@ def _results_html(cur: Sequence[dict], labels, model_pages, model_link, statisti
         worst = (max(changes) if worse_up else min(changes)) if changes else None
         models.append({"model": model, "model_hash": mhash, "label": labels.get(
             (model, mhash), model), "n_results": len(rows),
-            **{s: sum(1 for r in rows if r["status"] == s) for s in MEASURED},
+            **flag_counts(rows),
             "failed": sum(1 for r in rows if r["status"] not in MEASURED), "worst": worst})
     models_table = _table(
         models, ["label", "model", "n_results", "ok", "unstable", "contended", "failed",
@@ -1282,8 +1349,10 @@ def _results_html(cur: Sequence[dict], labels, model_pages, model_link, statisti
         start = (r["model"], r["model_hash"]) != prev[0]
         prev[0] = (r["model"], r["model_hash"])
         changed = r.get("change") is not None and abs(r["change"]) >= CHANGE_SHOWN
+        flags = " ".join(f for f in ("unstable", "contended") if _flag(r.get(f)))
         return (f' data-i="{i}" data-s="{_esc(r["status"])}" data-m="{_esc(r["model"])}" '
-                f'data-c="{int(changed)}"' + (' class="gstart"' if start else ""))
+                f'data-f="{flags}" data-c="{int(changed)}"'
+                + (' class="gstart"' if start else ""))
 
     statuses = sorted({r["status"] for r in cur}, key=lambda s: (
         s not in MEASURED, MEASURED.index(s) if s in MEASURED else 0, s))
@@ -1301,8 +1370,9 @@ def _results_html(cur: Sequence[dict], labels, model_pages, model_link, statisti
                    worse_up=worse_up, empty="no results",
                    titles={"change": f"change of {statistic} vs its baseline: the trimmed "
                            "mean of up to 20 earlier results of the same series",
-                           "status": "unstable: CV > 10 %; contended: other processes used "
-                           "the CPUs while measuring"})
+                           "status": "~ unstable: CV > 10 %; ! contended: something "
+                           "disturbed the measurement, and what (docs/noise.md); both when "
+                           "both"})
     return (f'<section id="results"><h2>Results ({len(cur):,})</h2>'
             f"<h3>Models ({len(models)})</h3>"
             f'<div class="scroll tall">{models_table}</div>'

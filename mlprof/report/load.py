@@ -12,13 +12,16 @@ from typing import Any
 
 import pandas as pd
 
+from mlprof.measure.causes import CAUSES
+from mlprof.measure.contention import causes_of, is_contended
+from mlprof.measure.trust import NOT_MEASURABLE, UNEXPLAINED, row_not_measurable
 from mlprof.results import identity
 
 #: the columns of PlotLoad's CSV, in order
 COLUMNS = ("scenario", "streams", "threads", "sessions", "batch_size", "max_batch",
            "max_wait_ms", "rate", "requests", "calls", "events_per_s", "events_per_cpu_s",
            "p50_ms", "p99_ms", "percentile", "percentile_ms", "latency_bound_ms", "verdict",
-           "lateness_p99_us", "contended", "host", "chosen", "busy")
+           "lateness_p99_us", "contended", "host", "chosen", "busy", "causes")
 
 
 #: what tells one configuration's points from another's (the host: branches that ran as jobs
@@ -54,6 +57,8 @@ def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 "lateness_p99_us": late.get("p99"), "host": rec.get("host"),
                 "busy": p.get("busy"),
                 "contended": (p.get("environment") or {}).get("contended") is True,
+                # what disturbed a contended point, comma-separated (mlprof.measure.causes)
+                "causes": ",".join(causes_of(p)) if is_contended(p) else "",
                 "chosen": best is not None and (i == at if at is not None
                                                 else p.get("rate") == best), "_best": best,
                 "_record": id(rec)})
@@ -194,7 +199,9 @@ def format_table(df: pd.DataFrame) -> str:
         row = [("*" if r["chosen"] else "") + ("!" if r["contended"] else ""), config_label(r)]
         if server:
             row.append(_num(float(r["rate"])) if not pd.isna(r["rate"]) else "")
-        row += [_num(float(r["events_per_s"])), f(r["events_per_cpu_s"], ",.0f"),
+        # a contended point whose calls spread over more than 10x (p50 to p99): no number
+        rate = NOT_MEASURABLE if row_not_measurable(r) else _num(float(r["events_per_s"]))
+        row += [rate, f(r["events_per_cpu_s"], ",.0f"),
                 f(r["p50_ms"]), f(r["p99_ms"])]
         if server:
             late = r["lateness_p99_us"]
@@ -211,7 +218,10 @@ def format_table(df: pd.DataFrame) -> str:
     if server:
         legend.append("busy: the workers' share of the time in calls")
     if df["contended"].any():
-        legend.append("! contended: other processes used the CPUs meanwhile")
+        named = sorted({c for v in df["causes"] for c in str(v or "").split(",") if c},
+                       key=lambda c: (CAUSES.index(c) if c in CAUSES else len(CAUSES), c))
+        legend.append("! contended: disturbed while measuring ("
+                      + (", ".join(named) or UNEXPLAINED) + ")")
     return text + "; ".join(legend) + "\n"
 
 
