@@ -255,7 +255,7 @@ def mark_open(ax, x: np.ndarray, y: np.ndarray, hit: np.ndarray, style: dict) ->
 
 #: legend texts of the open markers
 OPEN_TEXTS = {"unstable": "open: unstable (CV > 10%)",
-              "contended": "open: contended (other processes busy)"}
+              "contended": "open: contended (disturbed: docs/noise.md)"}
 
 
 def open_legend_entries(ax, kinds: Sequence[str]) -> None:

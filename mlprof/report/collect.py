@@ -315,7 +315,11 @@ def _load_row(path: Path, store: Path) -> dict:
         "events_per_s": None if best is None else best["events_per_s"],
         "p99_ms": None if best is None else best["p99_ms"],
         "latency_bound_ms": rec.load.latency_bound_ms,
+        "p50_ms": None if best is None else best["p50_ms"],
         "points": len(df), "contended": bool(df["contended"].any()) if len(df) else False,
+        # what disturbed the contended points (their causes, in the order first named)
+        "causes": ",".join(dict.fromkeys(c for v in df["causes"] for c in str(v).split(",")
+                                         if c)) if len(df) else "",
         "host": rec.header.host, "timestamp": rec.header.timestamp,
         "answer": answer(df, no_rate_lines([data])),
         "path": str(path), "mtime": mtime}

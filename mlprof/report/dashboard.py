@@ -1223,6 +1223,8 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
                                  r.get("settings_key"), r.get("batch_size")))
         r["ci"] = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
         r["gain"], r["speedup"] = r["speedup"], f"{r['speedup']:.2f}x"
+        if row_not_measurable({**r, "contended": bool(r.get("disturbed_rounds"))}):
+            r["speedup"] = NOT_MEASURABLE
         top1 = r.get("top1_agreement")
         r["top1"] = "" if top1 is None else f"{top1:.3f}"
         if r.get("error_note"):  # an infinite error is an answer: "inf", "NaN outputs differ"

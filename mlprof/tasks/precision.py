@@ -161,7 +161,11 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
                   "why": why.get((r["batch_size"], r["precision"]), "")} for r in rows]
         out = self.output()
         write_text_atomic(out["csv"].path, _csv(table))
-        write_text_atomic(out["text"].path, format_precisions(table, self.resolved_model_name,
+        # the text table also says how many rounds were disturbed, and by what (not in the
+        # CSV, whose columns are ComparePrecisions' format)
+        shown = [{**t, **{k: r.get(k) for k in ("rounds", "disturbed_rounds", "causes")}}
+                 for t, r in zip(table, rows, strict=True)]
+        write_text_atomic(out["text"].path, format_precisions(shown, self.resolved_model_name,
                                                               self.runtime))
 
 
@@ -179,10 +183,17 @@ def _csv(rows: list[dict]) -> str:
 
 
 def format_precisions(rows: list[dict], model: str, runtime: str) -> str:
-    """The table as text: one line per batch size and precision, the reasons below it."""
+    """The table as text: one line per batch size and precision, the reasons below it; with
+    the rounds' causes (``disturbed_rounds``, :func:`mlprof.measure.interleave.disturbed`), how
+    many rounds were disturbed, and :data:`~mlprof.measure.trust.NOT_MEASURABLE` instead of a
+    speed-up whose interval spans more than 10x on disturbed rounds."""
+    from mlprof.measure.interleave import disturbed_text, round_trust
+    from mlprof.measure.trust import NOT_MEASURABLE, row_not_measurable
+
+    judged = any(r.get("disturbed_rounds") is not None for r in rows)
     lines = [f"{model} on {runtime}: speed-up over fp32 (interleaved, 95 % CI) and error",
-             f"{'bs':>5}  {'precision':<13} {'median ms':>9}  {'speed-up':>8}  {'95% CI':<17}"
-             f"{'max abs err':>11}  {'top-1':>5}"]
+             (f"{'bs':>5}  {'precision':<13} {'median ms':>9}  {'speed-up':>8}  {'95% CI':<17}"
+              f"{'max abs err':>11}  {'top-1':>5}" + ("  disturbed rounds" if judged else ""))]
     from mlprof.model.precision import NONFINITE  # an infinite error: "inf", "NaN outputs differ"
     from mlprof.report.dashboard_svg import readable  # never e-notation (21,670, not 2.167e+04)
 
@@ -191,10 +202,12 @@ def format_precisions(rows: list[dict], model: str, runtime: str) -> str:
         err = "" if r.get("max_abs_error") is None else (
             NONFINITE.get(r.get("error_note") or "", "") or readable(r["max_abs_error"], 3))
         top1 = "" if r.get("top1_agreement") is None else f"{r['top1_agreement']:.3f}"
-        lines.append(f"{r['batch_size']:>5}  {r['precision']:<13} "
-                     f"{readable(r['median_ms'], 4):>9}  "
-                     f"{r['speedup']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-                     f"{err:>12}  {top1:>5}".rstrip())
+        speedup = f"{r['speedup']:>8.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        if r.get("precision") != "fp32" and row_not_measurable(round_trust(r)):
+            speedup = f"{NOT_MEASURABLE:<{len(speedup)}}"
+        lines.append((f"{r['batch_size']:>5}  {r['precision']:<13} "
+                      f"{readable(r['median_ms'], 4):>9}  {speedup}{err:>12}  {top1:>5}"
+                      + (f"  {disturbed_text(r)}" if judged else "")).rstrip())
         if r.get("why"):
             notes.append(f"  bs {r['batch_size']} {r['precision']} ({r['speedup']:.2f}x): "
                          f"{r['why']}")
