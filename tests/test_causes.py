@@ -227,6 +227,13 @@ def test_signals_and_causes_arithmetic():
     quiet = {"window_s": 1.0, "other_cpu_cores": 0.1, "steal_share": 0.0,
              **dict.fromkeys(sig, 0), "runnable_threads": 1.0, "usable_cpus": 2.0}
     assert named_causes(quiet, CONTENDED_CORES) == []
+    # one thread under a quota of half a CPU (measured: 1.000-1.001 runnable, 0.5 usable):
+    # throttled, not oversubscribed; two such threads are
+    quota = {**quiet, "usable_cpus": 0.5, "runnable_threads": 1.001, "throttled_s": 0.25,
+             "run_wait_share": 0.49}
+    assert named_causes(quota, CONTENDED_CORES) == ["throttled"]
+    assert named_causes({**quota, "runnable_threads": 2.0, "run_wait_share": 0.75},
+                        CONTENDED_CORES) == ["throttled", "oversubscribed"]
     # unreadable counters: every signal None, no cause
     empty = signals(Counters(), Counters(), 1.0)
     assert set(empty.values()) == {None}
