@@ -34,6 +34,8 @@ logger = logging.getLogger(__name__)
 
 #: the message of a reader that found no floor for the fingerprint
 NOT_CALIBRATED = "this host's noise floor is not measured (law run CalibrateNoise)"
+#: the same, where a value is shown (``mlprof system-info``)
+NOT_CALIBRATED_SHORT = "not calibrated (law run CalibrateNoise)"
 
 
 def read_noise(path: str) -> NoiseRecord:
@@ -264,6 +266,15 @@ def _measure_pairs(groups: Sequence[Sequence[Any]], settings: Any, rounds: int, 
         out.append(measure_interleaved(pair, settings, rounds, progress=sub, ordering="random",
                                        seed=seed + i))
     return out
+
+
+def floor_summary(record: NoiseRecord) -> list[dict[str, Any]]:
+    """Each class of ``record`` as the figures a reader states: call time, threads, pairs,
+    floor and interval, median ``|ratio - 1|`` and the minimum detectable change (2 x floor);
+    what ``nightly.json`` and ``mlprof system-info`` show."""
+    return [{"call_ms": c.call_ms, "threads": c.threads, "pairs": c.pairs, "floor": c.floor,
+             "ci_low": c.ci_low, "ci_high": c.ci_high, "median_abs": c.median_abs,
+             "min_detectable": 2.0 * c.floor} for c in record.classes]
 
 
 def describe_class(c: Any) -> str:

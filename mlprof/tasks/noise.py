@@ -55,6 +55,12 @@ class CalibrateNoise(BaseTask):
     def resources(self) -> dict[str, int]:
         return {"mlprof_measure": 1}  # never beside a measurement of the same run
 
+    @property
+    def priority(self) -> int:
+        """Before any experiment of a Nightly that requires it (their priorities are the
+        experiments', 10 and below here): the night's alerts are judged by the floor."""
+        return 100
+
     def store_parts(self) -> dict[str, str]:
         from mlprof.measure.sysinfo import fingerprint_id
 
