@@ -136,14 +136,22 @@ CALIBRATION_WARMUP = 1
 
 def calibration_classes(usable_cpus: float | None) -> list[CalibrationClass]:
     """A short call (batch size 1: ~0.02 ms on this 2-vCPU VM) and a long call (batch size
-    256: ~0.8 ms at one thread, ~0.5 ms at two), each at one thread and, when more than one
-    CPU is usable (affinity and cgroup quota), at all of them: the thread counts measurements
-    use most (the default and the machine's width)."""
-    widths = [1]
+    256: ~0.8 ms) at one thread and, when more than one CPU is usable (affinity and cgroup
+    quota), the long call at all of them: the thread counts measurements use most (the default
+    and the machine's width).
+
+    Why no short call at all CPUs: a two-thread session costs 6-8 ms to create here (its
+    thread pool) against 1.3-2.9 ms at one thread, and sessions are created afresh every
+    round: beside other test runs (load average 3-5), the four classes of both call times at
+    both thread counts took 4.5-5.9 s (3 calibrations), these three 2.0-4.5 s, median 2.2 s
+    (6), against 21-32 s, median 26 s, for a default nightly run (3): 8 % of it.
+    A many-thread measurement of a short call is judged by the many-thread class, the nearest
+    (:meth:`mlprof.results.records.NoiseRecord.class_for`)."""
+    out = [CalibrationClass(SHORT_BATCH, 1, SHORT_CALLS),
+           CalibrationClass(LONG_BATCH, 1, LONG_CALLS)]
     if usable_cpus is not None and int(usable_cpus) > 1:
-        widths.append(int(usable_cpus))
-    return [CalibrationClass(bs, t, n) for t in widths
-            for bs, n in ((SHORT_BATCH, SHORT_CALLS), (LONG_BATCH, LONG_CALLS))]
+        out.append(CalibrationClass(LONG_BATCH, int(usable_cpus), LONG_CALLS))
+    return out
 
 
 def check_pairs(pairs: Any) -> int:
@@ -185,11 +193,12 @@ def calibrate(pairs: int = DEFAULT_PAIRS, *, classes: Sequence[CalibrationClass]
               seed: int = 0, model_file: str | None = None, timeout: float | None = None,
               progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
     """Measure this host's noise floor: every class's configuration twice (A and A', the same
-    model and settings, separate sessions), all of them interleaved in ONE isolated child
-    (:func:`mlprof.measure.interleave.measure_interleaved_isolated`) for ``pairs`` rounds, in
-    a fresh random order each round (seeded with ``seed``) so that neither copy has a place.
-    A pair is one round: ``A's round median / A''s round median``; each class's floor is
-    :func:`floor_of` its pairs.
+    model and settings, separate sessions made afresh each round), the two interleaved for
+    ``pairs`` rounds in a fresh random order each round (seeded with ``seed``) so that neither
+    copy has a place; the classes one after the other, all in ONE isolated child under the
+    measurement lock, as :func:`mlprof.measure.interleave.measure_interleaved_isolated` runs a
+    comparison. A pair is one round: ``A's round median / A''s round median``; each class's
+    floor is :func:`floor_of` its pairs.
 
     Why A/A and interleaved: two copies of one configuration differ by exactly what the
     machine does to a measurement (drift, neighbours, where a session's memory lands); a

@@ -8,10 +8,13 @@ CPU, usable CPUs, memory, SMT, kernel, virtualisation, runtime versions), which 
 (``CalibrateNoise/<host>/fp-<id>/aa1/noise.json``): a new kernel or runtime version is a new
 fingerprint, which has no floor until calibrated again; Nightly requires it for the current one.
 
-Cost, measured on this 2-vCPU VM shared with other test runs: a calibration of the default 4
-classes x 20 pairs takes 1.5-2.5 s of wall time in ``law run`` (about 1 s when the machine is
-quiet) against 20-30 s for a default ``law run Nightly`` of the repository's experiments/
-(figures in docs/noise.md, "The noise floor").
+Cost, measured on this 2-vCPU VM beside other test runs (load average 3-4.5, 3 rounds of: a
+default ``law run Nightly`` of the repository's experiments/ with ``--calibrate-noise False``,
+``law run CalibrateNoise``, the same Nightly calibrating, each in an empty store): the
+calibration (3 classes x 20 pairs) took 2.0-4.5 s, median 2.2 s (its record's ``duration_s``,
+6 calibrations; ``law run CalibrateNoise`` alone 2.4-5.0 s of wall time) against 20.7-32.4 s,
+median 26.1 s, for the night without it: 8 % of a night (2.7 s, 10 %, as a run of its own).
+Figures in docs/noise.md, "The noise floor".
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from mlprof.util import write_json_atomic
 
 class CalibrateNoise(BaseTask):
     """Interleaved A/A pairs of the bundled 10x128 DNN on ONNX Runtime per class of
-    configuration (a short and a long call, at one thread and at the usable CPUs): each class's
-    floor (the 95th percentile of ``|A/A' - 1|``) with its bootstrap interval."""
+    configuration (a short and a long call at one thread, the long one at the usable CPUs
+    too): each class's floor (the 95th percentile of ``|A/A' - 1|``) with its bootstrap
+    interval."""
 
     version = luigi.Parameter(default=layout.NOISE_REVISION, significant=False,
                               description="accepted and ignored: one noise floor per host "
