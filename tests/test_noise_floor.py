@@ -149,6 +149,14 @@ def test_find_floor_skips_a_damaged_record_with_a_warning(tmp_path, caplog):
     (d / "noise.json").write_text(json.dumps(_record()))
     assert find_floor(str(tmp_path)).fingerprint_id == fid
     assert find_floor(str(tmp_path), "0" * 12) is None  # another fingerprint has none
+    # a record copied into another fingerprint's directory is not that machine's floor
+    other = tmp_path / "CalibrateNoise" / "host" / "fp-000000000000" / "aa1"
+    other.mkdir(parents=True)
+    (other / "noise.json").write_text(json.dumps(_record()))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert find_floor(str(tmp_path), "0" * 12) is None
+    assert f"the record is of fingerprint {fid}, its directory of 000000000000" in caplog.text
 
 
 # --- the task ----------------------------------------------------------------------------------
@@ -185,11 +193,18 @@ def test_calibrate_noise_writes_one_floor_per_fingerprint(store, capsys):
     # the publish message states each class's floor, interval and minimum detectable change
     for c in rec.classes:
         assert describe_class(c) in out
-    # a second run (another --version too) does nothing: one floor per fingerprint
-    again = law_run("CalibrateNoise", "--version", "v2", store=store, timeout=120)
-    assert again.returncode == 0, again.stderr[-2000:]
-    assert "luigi: 0 ran, 1 complete already" in again.stdout + again.stderr
+    # a second run (another --version, more pairs) does nothing: one floor per fingerprint;
+    # it shows the stored floor and says that --pairs did not apply
+    again = law_run("CalibrateNoise", "--version", "v2", "--pairs", "40", store=store,
+                    timeout=120)
+    said = again.stdout + again.stderr
+    assert again.returncode == 0, said[-2000:]
+    assert "luigi: 0 ran, 1 complete already" in said
     assert [p for p in files_in(store) if p.name == "noise.json"] == [path]
+    assert f"noise floor of fingerprint {fingerprint_id()} (measured " in said
+    assert all(describe_class(c) in said for c in rec.classes)
+    assert ("--pairs 40 not applied: this fingerprint's floor is measured (20 pairs); delete "
+            "the file to measure it again") in said
 
     # mlprof system-info shows it; without a store of it, says how to get one
     from mlprof.cli import main
@@ -234,6 +249,8 @@ def test_a_night_calibrates_a_new_fingerprint_and_records_its_floor(store):
     r = law_run("Nightly", "--version", "n1", "--experiments", str(exps), store=store,
                 timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    # calibrated first, so that the whole night is judged by the floor
+    assert 0 <= r.stdout.find("calibrating the noise floor") < r.stdout.find("experiment 'one'")
     (noise,) = [p for p in files_in(store) if p.name == "noise.json"]
     (night,) = store.glob("Nightly/*/n1/nightly.json")
     used = json.loads(night.read_text())["noise_floor"]

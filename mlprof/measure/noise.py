@@ -83,7 +83,11 @@ def find_floor(store: str | None = None, fingerprint_id: str | None = None,
     fid = fingerprint_id or current()
     for path in noise_paths(store, fid):
         try:
-            return read_noise(path)
+            record = read_noise(path)
+            if record.fingerprint_id != fid:  # copied or moved: another machine's floor
+                raise MLProfError(f"the record is of fingerprint {record.fingerprint_id}, "
+                                  f"its directory of {fid}", path, "fingerprint_id")
+            return record
         except MLProfError as e:
             if warn:
                 logger.warning("skipped a damaged noise record: %s", e)

@@ -23,8 +23,9 @@ import socket
 
 import luigi
 
+from mlprof.errors import MLProfError
 from mlprof.results import layout, records
-from mlprof.tasks.base import BaseTask
+from mlprof.tasks.base import BaseTask, failure_reason
 from mlprof.util import write_json_atomic
 
 
@@ -78,6 +79,31 @@ class CalibrateNoise(BaseTask):
     def output(self):
         return self.declared_outputs()["noise"]
 
+    def run_summary(self) -> str | None:
+        """At the end of ``law run CalibrateNoise``: nothing after a calibration (its message
+        said it all); the stored floor when the fingerprint had one already, and that
+        ``--pairs`` did not apply when it differs from the record's."""
+        from mlprof.measure.noise import describe_class, read_noise
+
+        if getattr(self, "_ran", False):
+            return None
+        if not self.complete():
+            return f"{self.task_family}: not complete: {failure_reason(self)}"
+        path = self.output().path
+        try:
+            record = read_noise(path)
+        except MLProfError as e:
+            return f"{self.task_family}: {e}"
+        lines = [f"noise floor of fingerprint {record.fingerprint_id} (measured "
+                 f"{record.header.timestamp}; {path}):"]
+        lines += ["  " + describe_class(c) for c in record.classes]
+        stored = {c.pairs for c in record.classes}
+        if stored != {int(self.pairs)}:
+            lines.append(f"--pairs {self.pairs} not applied: this fingerprint's floor is "
+                         f"measured ({', '.join(map(str, sorted(stored)))} pairs); delete the "
+                         "file to measure it again")
+        return "\n".join(lines)
+
     def run(self):
         from mlprof.measure.noise import (
             calibrate,
@@ -105,6 +131,7 @@ class CalibrateNoise(BaseTask):
                 self.publish_progress(percent[0])
             log(fraction, message)
 
+        self._ran = True  # run_summary: the message below says it all
         body = calibrate(int(self.pairs), classes=classes, progress=progress)
         record = records.stamp({**measurement_header().to_json(), "fingerprint": fingerprint,
                                 "fingerprint_id": fid, **body}, "noise")
