@@ -116,11 +116,15 @@ class CalibrationClass:
     """One class of configuration to calibrate: a batch size of the calibration model (which
     sets the call time) at a thread count, ``n_calls`` timed calls per round.
 
-    Why these calls per round: a round's median must be as steady as a measurement's, and the
-    calibration must cost at most 10 % of a default nightly run. A short call (batch size 1,
-    0.02 ms here) takes 40 calls per round (about 1 ms of calls); a long one (batch size 256,
-    0.5-0.8 ms here) 5. Fewer calls per round than a measurement's (100 by default) make each
-    round median noisier, never quieter: the floor errs on the side of calling less a change."""
+    Why these calls per round: the calibration must cost at most 10 % of a default nightly run,
+    and a round's median must not be one call. A short call (batch size 1, 0.02 ms here) takes
+    40 calls per round (about 1 ms of calls); a long one (batch size 256, 0.8 ms here) 3, after
+    only the fresh session's untimed first call. Beside other test runs (load average 4-5,
+    3 calibrations each, alternated), 5 calls after one warm-up call took 1.3-2.5 s for the
+    long two-thread class and 0.4-0.7 s at one thread, 3 calls without it 1.0-1.1 s and
+    0.2-0.3 s, with floors of the same size (7-14 % and 8-11 % at one thread). Fewer calls per
+    round than a measurement's (100 by default) make each round median noisier, never quieter:
+    the floor errs on the side of calling less a change."""
 
     batch_size: int
     threads: int
@@ -133,9 +137,9 @@ class CalibrationClass:
 
 #: the batch sizes of a short and a long call, and their calls per round
 SHORT_BATCH, SHORT_CALLS = 1, 40
-LONG_BATCH, LONG_CALLS = 256, 5
-#: untimed calls after each fresh session's first call
-CALIBRATION_WARMUP = 1
+LONG_BATCH, LONG_CALLS = 256, 3
+#: untimed calls after each fresh session's (untimed) first call
+CALIBRATION_WARMUP = 0
 
 
 def calibration_classes(usable_cpus: float | None) -> list[CalibrationClass]:
@@ -147,8 +151,9 @@ def calibration_classes(usable_cpus: float | None) -> list[CalibrationClass]:
     Why no short call at all CPUs: a two-thread session costs 6-8 ms to create here (its
     thread pool) against 1.3-2.9 ms at one thread, and sessions are created afresh every
     round: beside other test runs (load average 3-5), the four classes of both call times at
-    both thread counts took 4.5-5.9 s (3 calibrations), these three 2.0-4.5 s, median 2.2 s
-    (6), against 21-32 s, median 26 s, for a default nightly run (3): 8 % of it.
+    both thread counts took 4.5-5.9 s (3 calibrations), these three 2.0-4.5 s (6), and with 3
+    calls per round in the long classes 1.5-1.7 s, median 1.6 s, against 19.7-20.3 s for a
+    default nightly run (``benchmarks/calibration_cost.py``): 7.9 % of it.
     A many-thread measurement of a short call is judged by the many-thread class, the nearest
     (:meth:`mlprof.results.records.NoiseRecord.class_for`)."""
     out = [CalibrationClass(SHORT_BATCH, 1, SHORT_CALLS),
@@ -231,12 +236,13 @@ def calibrate(pairs: int = DEFAULT_PAIRS, *, classes: Sequence[CalibrationClass]
                for copy in ("A", "A'")] for c in classes]
     base = MeasureSettings(runtime=CALIBRATION_RUNTIME, batch_size=classes[0].batch_size,
                            warmup=CALIBRATION_WARMUP, min_duration=0.0)
-    t0 = time.monotonic()
     label = f"noise floor: {len(classes)} classes x {pairs} A/A pairs"
     with measurement_lock(label) as lock:
+        t0 = time.monotonic()  # the calibration's own time, without the wait for the lock
         results = run_isolated(_measure_pairs, {"groups": groups, "settings": base,
                                                 "rounds": pairs, "seed": seed},
                                timeout=timeout, progress=progress, label=label)
+        t1 = time.monotonic()
     out = []
     for c, result in zip(classes, results, strict=True):
         m = result.round_medians_ms
@@ -252,7 +258,7 @@ def calibrate(pairs: int = DEFAULT_PAIRS, *, classes: Sequence[CalibrationClass]
                       f"{FLOOR_PERCENTILE:g}th percentile of |A/A' - 1| over the rounds, its "
                       f"{100 * FLOOR_LEVEL:g} % interval from {FLOOR_RESAMPLES} bootstrap "
                       "resamples of the rounds",
-            "duration_s": round(time.monotonic() - t0, 3), "lock_wait_s": lock.wait_s,
+            "duration_s": round(t1 - t0, 3), "lock_wait_s": lock.wait_s,
             "interleaved": [r.provenance for r in results]}
 
 
