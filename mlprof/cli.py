@@ -260,8 +260,9 @@ def cmd_corpus(a: argparse.Namespace) -> int:
 
 
 def system_info() -> dict:
-    """CPU, threads, library versions and ``checks``: warnings about frequency scaling, turbo
-    and SMT (:func:`mlprof.measure.contention.system_checks`)."""
+    """CPU, threads, library versions, ``checks``: warnings about frequency scaling, turbo
+    and SMT (:func:`mlprof.measure.contention.system_checks`), the host's fingerprint id and
+    its noise floor per class when the store has one (else ``not calibrated``)."""
     from mlprof.measure.sysinfo import system_info as sysinfo
     from mlprof.util import dist_version, git_commit
     from mlprof.version import __version__
@@ -279,6 +280,14 @@ def system_info() -> dict:
 
     # what makes this machine measure less reproducibly (pyperf system show's checks)
     info["checks"] = system_checks()
+    # which noise floor this machine's measurements are judged by (CalibrateNoise)
+    from mlprof.measure.noise import NOT_CALIBRATED_SHORT, find_floor, floor_summary
+    from mlprof.measure.sysinfo import fingerprint_id, host_fingerprint
+
+    info["host_fingerprint"] = fingerprint_id()
+    info["fingerprint"] = host_fingerprint()
+    record = find_floor()
+    info["noise_floor"] = NOT_CALIBRATED_SHORT if record is None else floor_summary(record)
     return info
 
 
@@ -410,8 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "checkout's models/); same as giving it as PATH")
     _measure_args(c, runtime_alias=True)
     c.set_defaults(n_calls=20, min_duration=0.0, version="corpus", workers=_default_workers())
-    sub.add_parser("system-info", help="CPU, threads, library versions and warnings about "
-                   "frequency scaling, turbo and SMT (JSON)")
+    sub.add_parser("system-info", help="CPU, threads, library versions, warnings about "
+                   "frequency scaling, turbo and SMT, and this host's noise floor (JSON)")
     sub.add_parser("models", help="print the location of the models corpus")
     sub.add_parser("version", help="print mlprof's version")
     _store_args(sub)

@@ -23,9 +23,11 @@ def test_round_trip_for_every_task_family(cls, kind, store):
         pytest.skip(f"{cls.__name__} does not take a {kind} model")
     path = task.local_path("some_file.csv")
     rp = layout.parse_result_path(path, str(store))
-    # --version "v", except for a result that belongs to the machine (MeasurePeak's revision)
+    # --version "v", except for a result that belongs to the machine (MeasurePeak's and
+    # CalibrateNoise's revisions)
     assert (rp.task, rp.version, rp.file) == (cls.__name__, task.version_dir(), "some_file.csv")
-    assert rp.version == ("v" if cls.__name__ != "MeasurePeak" else layout.PEAK_REVISION)
+    assert rp.version == {"MeasurePeak": layout.PEAK_REVISION,
+                          "CalibrateNoise": layout.NOISE_REVISION}.get(cls.__name__, "v")
     assert rp.directory == task.local_path()
     assert set(rp.segments) == set(layout.LAYOUTS[cls.__name__])
     parsed = rp.parsed()

@@ -343,6 +343,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("PlotSpeedup", _plots, (_plot_spec(r"speedup_vs-[^.]+?"),)),
     Family("MeasurePeak", lambda: {"peak": layout.PEAK_FILE},
            (FileSpec("peak", re.escape(layout.PEAK_FILE)),)),
+    Family("CalibrateNoise", lambda: {"noise": layout.NOISE_FILE},
+           (FileSpec("noise", re.escape(layout.NOISE_FILE)),)),
     Family("Report", lambda: {"csv": "report.csv", "parquet": "report.parquet",
                               "load": "load.csv", "summary": "summary.txt"},
            (FileSpec("csv", r"report\.csv"), FileSpec("parquet", r"report\.parquet"),

@@ -46,6 +46,7 @@ from mlprof.report.nightly import (
 from mlprof.results import layout
 from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.dashboard import Dashboard
+from mlprof.tasks.noise import CalibrateNoise
 from mlprof.tasks.parameters import PathParameter, expand_path
 from mlprof.tasks.plotting import PlotMultiRuntimes, PlotSpeedup
 from mlprof.tasks.runtime import MeasureRuntime
@@ -297,15 +298,24 @@ class Nightly(_ExperimentsMixin):
         default=False, significant=False, description="exit with code 50 when the night has a "
         "new confirmed regression or a failed or partial experiment (for cron and CI); "
         "default: False")
+    calibrate_noise = luigi.BoolParameter(
+        default=True, significant=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        description="measure this host's noise floor first (CalibrateNoise) when its "
+        "fingerprint has none; --calibrate-noise False: judge the night without one; "
+        "default: True")
 
-    exclude_params_req = {"notify_slack", "notify_telegram", "notify_mail", "fail_on_regression"}
+    exclude_params_req = {"notify_slack", "notify_telegram", "notify_mail", "fail_on_regression",
+                          "calibrate_noise"}
     param_reasons = {
         **{n: "only sends the summary line somewhere; the results are the same"
            for n in ("notify_slack", "notify_telegram", "notify_mail")},
         "fail_on_regression": "only sets law run's exit code from the night's summary; the "
-        "night measures and writes the same"}
+        "night measures and writes the same",
+        "calibrate_noise": "only whether a missing noise floor is measured first (into "
+        "CalibrateNoise's own path, one per host fingerprint); the night's measurements are "
+        "the same, and nightly.json names the floor it found, whichever way it got there"}
     reqs = Requirements(_ExperimentsMixin.reqs, ConfirmResults=ConfirmResults,
-                        Dashboard=Dashboard)
+                        Dashboard=Dashboard, CalibrateNoise=CalibrateNoise)
 
     @property
     def uses_confirm_version(self) -> bool:  # type: ignore[override]
@@ -316,6 +326,10 @@ class Nightly(_ExperimentsMixin):
         reqs = {"experiments": self.experiment_tasks()}
         if self.confirm:
             reqs["confirm"] = self.reqs.ConfirmResults.req(self)
+        if self.calibrate_noise:
+            # complete when this host's fingerprint has its floor (the fingerprint is in its
+            # path); run first (its priority) so that the whole night is judged by it
+            reqs["noise"] = self.reqs.CalibrateNoise.req(self)
         return reqs
 
     def output(self):
@@ -364,10 +378,29 @@ class Nightly(_ExperimentsMixin):
         summary = nightly_summary(self.version, statuses, confirmed,
                                   pd.read_csv(os.path.join(site, "alerts.csv")),
                                   os.path.join(site, "index.html"))
+        summary["noise_floor"] = night_floor()
         write_json_atomic(self.output().path, summary)
         # to the scheduler only (law's notifications show it as the last message); the console
         # gets it once, from run_summary at the end of the run
         self.publish_message(summary_line(summary), stdout=None)
+
+
+def night_floor(store: str | None = None) -> dict:
+    """What ``nightly.json`` records of the floor the night was judged by: this machine's
+    fingerprint id and, when ``store`` has its :class:`~mlprof.results.records.NoiseRecord`,
+    the record's file and each class's floor, interval and minimum detectable change; else
+    ``calibrated: false`` and why."""
+    from mlprof.measure.noise import NOT_CALIBRATED, find_floor, floor_summary, noise_paths
+    from mlprof.measure.sysinfo import fingerprint_id
+
+    fid = fingerprint_id()
+    record = find_floor(store or layout.store_base(), fid)
+    if record is None:
+        return {"fingerprint_id": fid, "calibrated": False, "note": NOT_CALIBRATED}
+    paths = noise_paths(store or layout.store_base(), fid)
+    return {"fingerprint_id": fid, "calibrated": True, "file": paths[0] if paths else None,
+            "timestamp": record.header.timestamp,
+            "classes": floor_summary(record)}
 
 
 def _load(path: str) -> dict:
