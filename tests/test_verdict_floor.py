@@ -157,7 +157,7 @@ def test_a_significant_speedup_within_the_floor_says_so(tmp_path):
     rows = read_table(str(path))
     assert rows[1]["floor"] == pytest.approx(0.041)
     assert rows[1]["verdict"] == "within this host's noise (floor 4.1 %)"
-    assert "judged against this host's noise floor: 4.1 %" in format_table(rows)
+    assert "judged against this host's noise floor: 4.1 % at batch size 1" in format_table(rows)
 
 
 def test_a_comparison_table_of_an_older_mlprof_still_reads(tmp_path):

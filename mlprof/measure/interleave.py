@@ -415,10 +415,11 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
                    or f"{r['max_abs_error']:.3g}")
             line += f" {err:>11}  {'' if top1 is None else f'{top1:.3f}':>5}"
         lines.append(line.rstrip())
-    floors = sorted({r["floor"] for r in rows if r.get("floor") is not None})
+    floors = {r["batch_size"]: r["floor"] for r in rows if r.get("floor") is not None}
     if floors:
         lines.append("verdicts judged against this host's noise floor: "
-                     + ", ".join(f"{percent(f)} %" for f in floors)
+                     + ", ".join(f"{percent(f)} % at batch size {bs}"
+                                 for bs, f in sorted(floors.items()))
                      + " (a significant speed-up within it: within this host's noise)")
     elif rows:
         lines.append(f"noise floor: {NOT_CALIBRATED_SHORT} (verdicts by the interval alone)")

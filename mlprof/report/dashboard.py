@@ -974,8 +974,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         f'{rule.trend_z:g}); a run with an unusually wide spread counts only beyond '
         f'{100 * rule.neighbour_max:g}% slower; confirmed by the next point or a '
         f're-measurement; statistic {_esc(statistic)}. The change must also exceed 2 x '
-        f"the noise floor of the series' host where it is calibrated "
-        f"({_esc(floors.summary(rule))}). "
+        f"the noise floor of the series' host where it is calibrated; "
+        f"{_esc(floors.summary(rule))}. "
         "Each row links to its history.</p>"
         + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
                  links={"model": lambda r: model_link(r, _anchor(series_key(r))),

@@ -131,10 +131,7 @@ def floor_rule(rule: AlertRule, floor: float | None) -> AlertRule:
 
     Why: a change smaller than twice what an A/A pair of this host moves (the floor is their
     95th percentile of ``|ratio - 1|``) cannot be told from the host's own noise, whatever the
-    history's run-to-run noise says. ``benchmarks/alerts_floor.py`` (seed 1, 2000 series of 40
-    runs, a floor of 4 %): a +6 % step alerted in 28.4 % of 3 %-noise series without the
-    floor, 0.0 % with it, while a +20 % step is still caught by the second run after it
-    (99.0 -> 98.9 %)."""
+    history's run-to-run noise says (figures: ``benchmarks/alerts_floor.py``, docs/noise.md)."""
     if floor is None or not floor > 0:
         return rule
     return dataclasses.replace(rule, min_change=max(rule.min_change, 2.0 * floor))
