@@ -5,6 +5,7 @@ them, into a temporary store."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -237,3 +238,17 @@ def test_report_summary_states_the_min_detectable_change(tmp_path):
     text = summary.read_text()
     assert "minimum detectable change on this host: 8.0 % (2 x floor; fingerprint" in text
     assert "minimum detectable change on this host: 8.0 %" in proc.stdout + proc.stderr
+
+
+def test_the_floor_raises_the_change_not_the_agreement_tolerance():
+    from mlprof.report.alerts import AlertRule, detect
+    from mlprof.report.history import floor_rule
+
+    rule = floor_rule(AlertRule(), 0.093)
+    assert rule.min_change == pytest.approx(0.186) and rule.agree_within == 0.05
+    assert floor_rule(AlertRule(), None) == AlertRule()
+    # two runs +25 % and +45 %: a step by its mean, but they disagree on a 0.4 % history;
+    # within 18.6 % of their mean they would have "agreed" had the tolerance followed the floor
+    x = [*STEADY, 1.25, 1.45]
+    assert detect(x, rule) == []
+    assert len(detect(x, dataclasses.replace(rule, agree_within=None))) == 1

@@ -127,14 +127,18 @@ class SeriesFloor:
 
 
 def floor_rule(rule: AlertRule, floor: float | None) -> AlertRule:
-    """``rule`` with its ``min_change`` raised to 2 x ``floor`` (unchanged without a floor).
+    """``rule`` with its ``min_change`` raised to 2 x ``floor`` (unchanged without a floor);
+    the tolerance within which a step's points agree stays the rule's (``agree_within``).
 
     Why: a change smaller than twice what an A/A pair of this host moves (the floor is their
     95th percentile of ``|ratio - 1|``) cannot be told from the host's own noise, whatever the
     history's run-to-run noise says (figures: ``benchmarks/alerts_floor.py``, docs/noise.md)."""
     if floor is None or not floor > 0:
         return rule
-    return dataclasses.replace(rule, min_change=max(rule.min_change, 2.0 * floor))
+    # the points of a step still have to agree as closely as without a floor
+    agree = rule.min_change if rule.agree_within is None else rule.agree_within
+    return dataclasses.replace(rule, min_change=max(rule.min_change, 2.0 * floor),
+                               agree_within=agree)
 
 
 class NoiseFloors:
