@@ -132,7 +132,11 @@ def floor_rule(rule: AlertRule, floor: float | None) -> AlertRule:
 
     Why: a change smaller than twice what an A/A pair of this host moves (the floor is their
     95th percentile of ``|ratio - 1|``) cannot be told from the host's own noise, whatever the
-    history's run-to-run noise says (figures: ``benchmarks/alerts_floor.py``, docs/noise.md)."""
+    history's run-to-run noise says. ``benchmarks/alerts_floor.py`` (seed 1, 2000 simulated
+    series of 40 nights): A/A false alerts on quiet nights of a host with a slow state went
+    from 1.6 to 0.2 % at a 3.1 % floor (32.4 to 0.0 % at 9.3 %), at most 1 % under every noise
+    model, and a +20 % step at 3 % noise is still found by the second night after it in 98.4 %
+    of series (98.2 % without the floor; 82.2 % at a 9.3 % floor, 2 x which is 18.6 %)."""
     if floor is None or not floor > 0:
         return rule
     # the points of a step still have to agree as closely as without a floor
