@@ -49,6 +49,7 @@ from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
 from mlprof.measure.provenance import measurement_header
 from mlprof.measure.settings import MeasureSettings
+from mlprof.results.records import NoiseRecord
 from mlprof.runtimes import TFAOT_MODEL, get_runtime
 
 #: bootstrap resamples and confidence level of the speed-up intervals
@@ -77,13 +78,14 @@ TOO_FEW = "too few rounds to tell"
 TABLE_COLUMNS = ("batch_size", "config", "model", "runtime", "reference", "rounds", "median_ms",
                  "speedup", "ci_low", "ci_high", "significant", "verdict", "precision",
                  "max_abs_error", "max_rel_error", "top1_agreement", "error_note",
-                 "disturbed_rounds", "causes")
+                 "disturbed_rounds", "causes", "floor")
 #: the columns a table of an older mlprof may lack (read as empty); ``error_note``: why the
 #: errors are ``inf`` (:data:`mlprof.model.precision.NONFINITE`), empty when they are numbers;
 #: ``disturbed_rounds``: the rounds in which a cause was named (:class:`_CauseWindows`),
-#: ``causes`` which (comma-separated), both empty where the rounds were not judged
+#: ``causes`` which (comma-separated), both empty where the rounds were not judged;
+#: ``floor``: the host's noise floor the verdict was judged by (empty: not calibrated)
 _NEWER_COLUMNS = ("precision", "max_abs_error", "max_rel_error", "top1_agreement",
-                  "error_note", "disturbed_rounds", "causes")
+                  "error_note", "disturbed_rounds", "causes", "floor")
 #: the columns of the rounds CSV (:func:`rounds_csv`); an older one lacks the last two
 ROUNDS_COLUMNS = ("batch_size", "round", "position", "config", "median_ms", "contended",
                   "causes")
@@ -380,15 +382,32 @@ def bootstrap_ci(ratios: Sequence[float], n_resamples: int = N_RESAMPLES, level:
     return float(np.median(x)), float(low), float(high)
 
 
-def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
+def comparison_rows(result: InterleavedResult, noise: NoiseRecord | None = None
+                    ) -> list[dict[str, Any]]:
     """One row per configuration: speed-up over the first with its interval and verdict, and
-    a lower precision's error against fp32 (``inf`` with its ``error_note`` where infinite)."""
+    a lower precision's error against fp32 (``inf`` with its ``error_note`` where infinite).
+
+    ``noise``: this host's noise record (:func:`mlprof.measure.noise.find_floor`). A speed-up
+    whose interval excludes 1 but whose ``|speed-up - 1|`` is within the floor of the class of
+    the reference's median call time and threads gets the verdict ``within this host's noise
+    (floor X %)``: the rounds tell the two apart, but an A/A pair of this host moves as far
+    (interleaved A/A rounds of one DNN on this VM: 95th percentile of |ratio - 1| 9.3 % at
+    0.019 ms calls, 3.1 % at 0.037 ms; ``benchmarks/alerts_floor.py``). The floor used is the
+    row's ``floor`` (None without a record: the verdicts are the interval's alone)."""
+    from mlprof.measure.noise import is_within_floor, within_noise
     from mlprof.model.precision import error_note, error_number
 
     m = result.round_medians_ms
     ref = result.configs[0]
     rows = []
     configs = result.provenance.get("configs") or [{} for _ in result.configs]
+    floor = None
+    if noise is not None:
+        prov_settings = result.provenance.get("settings") or {}
+        threads = dict(ref.settings).get("threads", prov_settings.get("threads")
+                                         if isinstance(prov_settings, dict) else None)
+        floor = noise.floor_for(float(np.median(m[:, 0])),
+                                threads if isinstance(threads, int) else None)
     for j, c in enumerate(result.configs):
         error = configs[j].get("error_vs_fp32") or {}
         if j == 0:
@@ -397,6 +416,7 @@ def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
             est, low, high = bootstrap_ci(m[:, 0] / m[:, j])
         significant = j > 0 and not (low <= 1.0 <= high)
         verdict = ("reference" if j == 0 else "not significant" if not significant
+                   else within_noise(floor) if floor is not None and is_within_floor(est, floor)
                    else "faster" if est > 1 else "slower")
         rows.append({"batch_size": result.batch_size, "config": c.label, "model": c.model,
                      "runtime": c.runtime, "reference": ref.label, "rounds": m.shape[0],
@@ -404,7 +424,7 @@ def comparison_rows(result: InterleavedResult) -> list[dict[str, Any]]:
                      "ci_high": high, "significant": significant, "verdict": verdict,
                      "precision": _precision(c),
                      **{k: error_number(error, k) for k in _ERROR_NUMBERS},
-                     "error_note": error_note(error)})
+                     "error_note": error_note(error), "floor": floor})
     for row in rows:
         row.update(disturbed(result.round_causes))
     return rows
@@ -499,6 +519,10 @@ def read_table(path: str) -> list[dict[str, Any]]:
                 r[k] = float(r[k]) if r[k] != "" else None
             r["disturbed_rounds"] = (int(r["disturbed_rounds"]) if r["disturbed_rounds"] != ""
                                      else None)
+            floor = float(r["floor"]) if r["floor"] != "" else None
+            if floor is not None and not 0 <= floor <= 10:
+                raise ValueError("floor")
+            r["floor"] = floor
             if r["error_note"] == "" and r["max_abs_error"] == math.inf:
                 r["error_note"] = "inf"  # a table of an older mlprof
         except (KeyError, TypeError, ValueError) as e:
@@ -507,7 +531,10 @@ def read_table(path: str) -> list[dict[str, Any]]:
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The table as text, one line per configuration and batch size."""
+    """The table as text, one line per configuration and batch size; then, once, the noise
+    floor the verdicts were judged by, or that the host is not calibrated (no row has a
+    floor: a table of this host before CalibrateNoise, or of an older mlprof)."""
+    from mlprof.measure.noise import NOT_CALIBRATED_SHORT, percent
     from mlprof.measure.trust import NOT_MEASURABLE, row_not_measurable
     from mlprof.model.precision import NONFINITE
 
@@ -536,6 +563,14 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
         if judged:
             line += f"  {disturbed_text(r)}"
         lines.append(line.rstrip())
+    floors = {r["batch_size"]: r["floor"] for r in rows if r.get("floor") is not None}
+    if floors:
+        lines.append("verdicts judged against this host's noise floor: "
+                     + ", ".join(f"{percent(f)} % at batch size {bs}"
+                                 for bs, f in sorted(floors.items()))
+                     + " (a significant speed-up within it: within this host's noise)")
+    elif rows:
+        lines.append(f"noise floor: {NOT_CALIBRATED_SHORT} (verdicts by the interval alone)")
     return "\n".join(lines)
 
 

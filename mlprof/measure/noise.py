@@ -310,3 +310,55 @@ def describe_class(c: Any) -> str:
 
 def _ms(v: float) -> str:
     return f"{v:.3g} ms" if math.isfinite(v) else "? ms"
+
+# --- how verdicts use a floor (pure helpers: alerts, interleaved and --compare verdicts,
+# Report and the dashboard all word it the same way) ----------------------------------------
+
+#: what a reader without a floor says, once (Report, dashboard, comparison tables, alerts)
+NOT_CALIBRATED_SHORT = "not calibrated: law run CalibrateNoise"
+
+
+def percent(floor: float) -> str:
+    """A relative floor as per cent, as every verdict writes it: ``0.0412`` -> ``"4.1"``."""
+    return f"{100 * floor:.1f}"
+
+
+def within_noise(floor: float) -> str:
+    """The verdict of a speed-up whose interval excludes 1 but whose distance from 1 is within
+    the host's floor: the rounds tell the two apart, the host does not (an A/A pair of this
+    host moves that far in 1 of 20 rounds)."""
+    return f"within this host's noise (floor {percent(floor)} %)"
+
+
+def is_within_floor(speedup: float, floor: float | None) -> bool:
+    """Whether ``|speedup - 1|`` is within ``floor`` (never without a floor)."""
+    return floor is not None and abs(speedup - 1.0) <= floor
+
+
+def calibration_date(record: NoiseRecord) -> str:
+    """The day the record was calibrated (its header's timestamp), ``"?"`` without one."""
+    ts = record.header.timestamp
+    return str(ts)[:10] if ts else "?"
+
+
+def min_detectable_text(record: NoiseRecord | None, host: str = "this host") -> str:
+    """One line: the smallest change this host can tell from noise (2 x floor), per class
+    where the classes differ (by a tenth of a per cent or more), with the fingerprint id and
+    the calibration date; ``"minimum detectable change: not calibrated: law run
+    CalibrateNoise"`` without a record. ``host`` names the machine (another host's records
+    in a report of several).
+
+    Why per class: short calls and many threads move more between A/A rounds than long
+    single-threaded ones; one number for all would hide small regressions of the steady
+    configurations or call the noise of the unsteady ones a change."""
+    if record is None:
+        return (f"minimum detectable change{'' if host == 'this host' else ' on ' + host}: "
+                f"{NOT_CALIBRATED_SHORT}")
+    where = f"fingerprint {record.fingerprint_id}, calibrated {calibration_date(record)}"
+    shown = {percent(2 * c.floor) for c in record.classes}
+    if len(shown) == 1:
+        return f"minimum detectable change on {host}: {shown.pop()} % (2 x floor; {where})"
+    parts = [f"{percent(2 * c.floor)} % for {c.call_ms:.3g} ms calls with {c.threads} "
+             f"thread{'s' if c.threads != 1 else ''}"
+             for c in sorted(record.classes, key=lambda c: (c.threads, c.call_ms))]
+    return f"minimum detectable change on {host}: {'; '.join(parts)} (2 x floor; {where})"

@@ -126,6 +126,12 @@ class AlertRule:
     #: the points of a run must agree with each other: their chi-square around their mean
     #: (in noise units) within the quantile at the normal ``z_agree`` (0: not tested)
     z_agree: float = 3.0
+    #: points within this of their own mean level always agree (None: ``min_change``). The
+    #: noise floor raises ``min_change`` but not this (:func:`mlprof.report.history.floor_rule`):
+    #: with the agreement tolerance raised to 2 x a 9.3 % floor, two disagreeing runs of a
+    #: noisy neighbour passed as one step and A/A false alerts under ``heavy`` noise went from
+    #: 1.0 to 2.1 % (benchmarks/alerts_floor.py, seed 1, 2000 series)
+    agree_within: float | None = None
     #: the trend test: a line through ``trend_min`` to ``trend_window`` points, its slope's
     #: z beyond the Student-t quantile at the normal ``trend_z`` (0 turns the test off)
     trend_z: float = 4.0
@@ -331,7 +337,8 @@ def _check(x: np.ndarray, start: int, end: int, rule: AlertRule, disturbed: np.n
     # within min_change of their own mean level agree whatever the history's noise: a 5x step
     # measured twice, 2 % apart, on a history steadier than that (the nightly test's copied
     # nights, noise at the 0.2 % floor) is one step
-    close = bool((np.abs(pts / pts.mean() - 1) <= rule.min_change).all())
+    agree = rule.min_change if rule.agree_within is None else rule.agree_within
+    close = bool((np.abs(pts / pts.mean() - 1) <= agree).all())
     # points each beyond the thresholds on their own (what makes a confirmation candidate,
     # :func:`mlprof.report.history.candidates`) *and* beyond what a neighbour can do (more
     # than 2x slower) are a step whether or not they agree: a 4.2x and a 4.7x slower run

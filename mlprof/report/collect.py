@@ -50,7 +50,7 @@ REPORT_COLUMNS = [
     *[c for c in STAT_COLUMNS if c != "batch_size" and c not in ERROR_COLUMNS],
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
     "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement",
-    "error_note", "isa",
+    "error_note", "isa", "host_fingerprint",
     "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
     "contended_causes", "version", "timestamp", "git_commit", records.MLPROF_VERSION,
     "settings_key", "stage", "store", "path",
@@ -147,6 +147,9 @@ def _branch_row(js: Path, store: Path) -> dict:
         runtime_version=(h.runtime_version if "runtime_version" in prov
                          else row["runtime_version"]),
         cpu_model=h.cpu_model, host=h.host,
+        # the machine's fingerprint id: which noise floor the point is judged by (None in
+        # records from before the noise floor)
+        host_fingerprint=h.host_fingerprint,
         threads=h.threads, n_calls=s.get("n_calls"),
         n_events=s.get("n_events"), warmup=s.get("warmup"),
         min_duration=s.get("min_duration"), input_data=s.get("input_data"),

@@ -56,7 +56,13 @@ from mlprof.report.dashboard_svg import (
     readable,
     sparkline,
 )
-from mlprof.report.history import HIGHER_IS_BETTER, alerts_table, history_unit
+from mlprof.report.history import (
+    HIGHER_IS_BETTER,
+    NoiseFloors,
+    alerts_table,
+    history_unit,
+    min_detectable_lines,
+)
 from mlprof.report.nightly import CONFIRM_SUFFIX
 from mlprof.results import identity, layout, records
 from mlprof.results.identity import SERIES_KEY
@@ -882,7 +888,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                     reference_runtime: str = DEFAULT_RUNTIME, statistic: str = "median_ms",
                     rule: AlertRule | None = None, title: str = "mlprof dashboard",
                     plots: bool = True, precisions: Sequence[Mapping[str, Any]] = (),
-                    loads: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+                    loads: Sequence[Mapping[str, Any]] = (),
+                    floors: NoiseFloors | None = None) -> dict[str, Any]:
     """Write the dashboard for ``report`` (a DataFrame of :func:`mlprof.report.to_frame`).
 
     ``experiments`` are status dicts (title, file, status, errors, ...) as written by the
@@ -890,7 +897,10 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     (:func:`mlprof.report.collect.collect_precisions`) and ``loads`` the MeasureLoad records
     (:func:`mlprof.report.collect.collect_loads`), shown on the front page and each model's
     page; ``plots=False`` leaves out the matplotlib history plots of configurations with
-    an alert (every other chart is SVG, drawn here).
+    an alert (every other chart is SVG, drawn here). ``floors``: where the hosts' noise
+    records are (:class:`mlprof.report.history.NoiseFloors`; the configured store by
+    default): every page's header states the minimum detectable change of the results'
+    hosts, and alerts fire only above 2 x their floor.
     Returns a summary: counts of results, failures and alerts, the pages and what the archive
     (:mod:`mlprof.report.dashboard_archive`) lists.
     """
@@ -903,7 +913,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     worse_up = statistic not in HIGHER_IS_BETTER
     current = current_results(report, current_versions)
     series = build_series(report, statistic)
-    alerts_df = alerts_table(report, statistic, rule)
+    floors = NoiseFloors() if floors is None else floors
+    alerts_df = alerts_table(report, statistic, rule, floors)
     alerts = alerts_df.to_dict("records")
     current_set = set(current_versions or [])
     for a in alerts:
@@ -982,7 +993,9 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
             f"host(s): {_esc(', '.join(hosts) or '-')} &middot; mlprof commit(s): "
             f"{_esc(', '.join(c[:10] for c in commits) or '-')} &middot; "
             '<a href="results.csv">results.csv</a> &middot; <a href="report.csv">report.csv</a>'
-            ' &middot; <a href="alerts.csv">alerts.csv</a>')
+            ' &middot; <a href="alerts.csv">alerts.csv</a>'
+            # what a change must exceed to be told from the host's noise (issue 36)
+            + "".join(f"<br>{_esc(t)}" for t in min_detectable_lines(current, floors)))
     n_reg = sum(1 for a in alerts if a["kind"] == "regression")
     n_imp = sum(1 for a in alerts if a["kind"] == "improvement")
     new_reg = sum(1 for a in alerts if a["kind"] == "regression" and a["new"])
@@ -1024,7 +1037,9 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         f'trend over {rule.trend_min} to {rule.trend_window} results (|z| &ge; '
         f'{rule.trend_z:g}); a run with an unusually wide spread counts only beyond '
         f'{100 * rule.neighbour_max:g}% slower; confirmed by the next point or a '
-        f're-measurement; statistic {_esc(statistic)}. '
+        f're-measurement; statistic {_esc(statistic)}. The change must also exceed 2 x '
+        f"the noise floor of the series' host where it is calibrated; "
+        f"{_esc(floors.summary(rule))}. "
         "Each row links to its history.</p>"
         + _table(alerts, alert_cols, table_id="alerts-table", headers=alert_headers,
                  links={"model": lambda r: model_link(r, _anchor(series_key(r))),

@@ -165,8 +165,11 @@ class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementM
     model (QuantizeModel) or with the runtime's own setting, as MeasureRuntime measures it.
 
     Outputs: ``speedup_<bs>_il<R>.csv`` (per batch size and configuration: speed-up over the
-    first configuration, 95 % CI, significant, verdict), ``rounds_<bs>_il<R>.csv`` (every
-    round's medians) and ``provenance_<bs>_il<R>.json`` (``"interleaved": true``).
+    first configuration, 95 % CI, significant, verdict, and the host's noise ``floor`` the
+    verdict was judged by: a significant speed-up within it is ``within this host's noise
+    (floor X %)``), ``rounds_<bs>_il<R>.csv`` (every round's medians) and
+    ``provenance_<bs>_il<R>.json`` (``"interleaved": true``; ``noise_floor``: the fingerprint
+    and calibration date of the floor used, or that the host is not calibrated).
     """
 
     model_files = PathsParameter(description="comma-separated model files (YAML, ONNX or "
@@ -326,6 +329,7 @@ class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementM
             rounds_csv,
             table_csv,
         )
+        from mlprof.measure.noise import NOT_CALIBRATED, calibration_date, find_floor
 
         # a model measured on static graphs: each batch size's graph is exported first (a
         # dynamic dependency, as in MeasureRuntime: which graph is needed shows only once the
@@ -337,6 +341,9 @@ class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementM
         if missing:
             yield missing
         results, rows = [], []
+        # this host's noise floor: a significant speed-up within it is "within this host's
+        # noise" (issue 36); without one the verdicts are the intervals' alone
+        noise = find_floor()
         for bs in self.batch_sizes:
             configs = self.configs(bs)
             self.publish_message(f"interleaving {len(configs)} configurations at batch size "
@@ -345,7 +352,7 @@ class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementM
                 configs, self.measure_settings(bs, configs[0].runtime, self.device),
                 self.interleave)
             results.append(res)
-            rows.extend(comparison_rows(res))
+            rows.extend(comparison_rows(res, noise))
         out = self.output()
         write_text_atomic(out["rounds"].path, rounds_csv(results))
         write_json_atomic(out["provenance"].path, records.stamp({
@@ -353,7 +360,12 @@ class CompareInterleaved(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementM
                                           "params": self.to_str_params(only_significant=True)},
             "compared": {"setting": self.compared[0], "values": list(self.compared[1])}
             if self.compared else None,
-            "batch_sizes": {str(r.batch_size): r.provenance for r in results}}, "interleaved"))
+            "batch_sizes": {str(r.batch_size): r.provenance for r in results},
+            "noise_floor": {"fingerprint_id": noise.fingerprint_id,
+                            "calibrated": calibration_date(noise),
+                            "floors": {str(r["batch_size"]): r["floor"] for r in rows
+                                       if r["verdict"] == "reference"}}
+            if noise is not None else {"not_calibrated": NOT_CALIBRATED}}, "interleaved"))
         write_text_atomic(out["table"].path, table_csv(rows))  # last: it marks completion
         if verbose():  # else the same table ends the run (run_summary)
             logger.info("interleaved comparison:\n%s", format_table(rows))

@@ -101,6 +101,7 @@ class Dashboard(StoresMixin):
         from mlprof.report.collect import collect_loads, collect_precisions
         from mlprof.report.dashboard import build_dashboard
         from mlprof.report.dashboard_archive import publish, publishable
+        from mlprof.report.history import NoiseFloors
 
         experiments = None
         if self.experiments_file != law.NO_STR:
@@ -114,7 +115,8 @@ class Dashboard(StoresMixin):
                                       reference_runtime=self.reference_runtime,
                                       statistic=self.statistic, title=self.title,
                                       precisions=collect_precisions(self.resolved_stores()),
-                                      loads=collect_loads(self.resolved_stores()))
+                                      loads=collect_loads(self.resolved_stores()),
+                                      floors=NoiseFloors(self.resolved_stores()))
         record = {k: summary[k] for k in ("results", "failures", "failure_groups",
                                           "regressions", "improvements", "new_regressions",
                                           "new_improvements", "counts", "generated",

@@ -61,7 +61,9 @@ class PlotHistory(StoresMixin):
     one axis, each batch size as its change vs its baseline); configurations with a single
     night are not drawn. Confirming re-measurements (``<night>.confirm``) are hollow points of
     their night; regressions and improvements found by the robust rule are marked, explained
-    in the legend and listed in ``alerts_<statistic>.csv``. Only like is compared with like
+    in the legend and listed in ``alerts_<statistic>.csv`` (with the threshold each series was
+    judged by: at least 2 x its host's noise floor where the host is calibrated). Only like
+    is compared with like
     (see :mod:`mlprof.report.history`).
 
     MeasureLoad's answers have a history too: one ``load_*`` figure per model, runtime,
@@ -89,11 +91,12 @@ class PlotHistory(StoresMixin):
         from mlprof.plotting.history import drawable, plot_history, save_history
         from mlprof.report import collect, to_frame
         from mlprof.report.collect import collect_loads
-        from mlprof.report.history import alerts_table, history_groups
+        from mlprof.report.history import NoiseFloors, alerts_table, history_groups
         from mlprof.report.load import load_history_groups
 
         report = to_frame(collect(self.resolved_stores()))
-        alerts = alerts_table(report, self.statistic)
+        floors = NoiseFloors(self.resolved_stores())
+        alerts = alerts_table(report, self.statistic, floors=floors)
         out = self.output()
         groups = history_groups(report, alerts.to_dict("records"), self.statistic)
         drawn = loads_drawn = 0
@@ -130,3 +133,5 @@ class PlotHistory(StoresMixin):
             f"{drawn} history plot(s) (PDF and PNG; {len(groups) - drawn} configuration(s) with "
             f"a single night not drawn), {loads_drawn} load history plot(s), {len(alerts)} "
             f"alert(s) -> {out['plots'].path}")
+        # which series were judged above their host's noise floor, which by the rule alone
+        self.publish_message(floors.summary())

@@ -15,7 +15,9 @@ class Report(StoresMixin):
     failures; and ``summary.txt``: per corpus (the scripts' directory) how many scripts were
     measured (with how many have unstable ``~`` or contended ``!`` points) and the failures
     grouped by cause (:mod:`mlprof.report.causes`), then the marked points with their medians
-    (:mod:`mlprof.measure.trust`), which ``law run`` also prints at its end. Run it under a
+    (:mod:`mlprof.measure.trust`), and the host's minimum detectable change (2 x its noise
+    floor, :func:`mlprof.report.history.min_detectable_lines`; "not calibrated: law run
+    CalibrateNoise" without one), which ``law run`` also prints at its end. Run it under a
     new ``--version`` to see new results.
 
     MeasureLoad's records are the ``load.csv`` table: one row per load point and version
@@ -42,6 +44,7 @@ class Report(StoresMixin):
         from mlprof.report import collect, to_frame
         from mlprof.report.causes import format_summary
         from mlprof.report.collect import collect_loads, script_rows
+        from mlprof.report.history import NoiseFloors, min_detectable_lines
         from mlprof.report.load import load_frame, load_summary
 
         df = to_frame(collect(self.resolved_stores()))
@@ -60,6 +63,9 @@ class Report(StoresMixin):
             load_frame(loads).to_csv(tmp, index=False)
         if loads:
             summary += "\n\n" + load_summary(loads)
+        # what a change must exceed to be told from this host's noise (issue 36)
+        summary += "\n\n" + "\n".join(min_detectable_lines(
+            df, NoiseFloors(self.resolved_stores())))
         write_text_atomic(out["summary"].path, summary + "\n")
         counts = df["status"].value_counts().to_dict()
         self.publish_message(f"report: {len(df)} rows ({counts}), {len(loads)} load point(s) "
