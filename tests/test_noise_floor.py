@@ -18,13 +18,11 @@ import pytest
 
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure.interleave import _round_orders
+from mlprof.measure.calibration import calibration_classes, check_pairs, floor_of
 from mlprof.measure.noise import (
     NOT_CALIBRATED_SHORT,
-    calibration_classes,
-    check_pairs,
     describe_class,
     find_floor,
-    floor_of,
     noise_paths,
     read_noise,
 )
@@ -222,7 +220,7 @@ def test_system_info_without_a_floor_says_not_calibrated(store, capsys):
     assert main(["system-info"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["noise_floor"] == NOT_CALIBRATED_SHORT == \
-        "not calibrated (law run CalibrateNoise)"
+        "not calibrated: law run CalibrateNoise"
 
 
 def test_nightly_requires_the_floor_unless_told_not_to(tmp_path):

@@ -1,7 +1,7 @@
 """CalibrateNoise: this host's noise floor, once per host fingerprint (interleaved A/A pairs).
 
 The floor (``noise.json``, :class:`mlprof.results.records.NoiseRecord`, measured by
-:func:`mlprof.measure.noise.calibrate`) is what two runs of the same configuration differ by on
+:func:`mlprof.measure.calibration.calibrate`) is what two runs of the same configuration differ by on
 this machine: a change smaller than twice it (the minimum detectable change) cannot be told from
 noise. It belongs to the machine's fingerprint (:func:`mlprof.measure.sysinfo.host_fingerprint`:
 CPU, usable CPUs, memory, SMT, kernel, virtualisation, runtime versions), which is in its path
@@ -53,7 +53,7 @@ class CalibrateNoise(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.measure.noise import check_pairs
+        from mlprof.measure.calibration import check_pairs
 
         check_pairs(self.pairs)  # up front: one line, exit 40, nothing measured or written
 
@@ -106,12 +106,8 @@ class CalibrateNoise(BaseTask):
         return "\n".join(lines)
 
     def run(self):
-        from mlprof.measure.noise import (
-            calibrate,
-            calibration_classes,
-            describe_class,
-            read_noise,
-        )
+        from mlprof.measure.calibration import calibrate, calibration_classes
+        from mlprof.measure.noise import describe_class, read_noise
         from mlprof.measure.progress import progress_logger
         from mlprof.measure.provenance import measurement_header
         from mlprof.measure.sysinfo import fingerprint_id, host_fingerprint
