@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from mlprof.errors import CorruptResult, MLProfError
-from mlprof.measure.interleave import _round_orders
 from mlprof.measure.calibration import calibration_classes, check_pairs, floor_of
+from mlprof.measure.interleave import _round_orders
 from mlprof.measure.noise import (
     NOT_CALIBRATED_SHORT,
     describe_class,
