@@ -3,8 +3,8 @@
 The floor (``noise.json``, :class:`mlprof.results.records.NoiseRecord`, measured by
 :func:`mlprof.measure.calibration.calibrate`) is what two runs of the same configuration
 differ by on this machine: a change smaller than twice it (the minimum detectable change)
-cannot be told from noise. It belongs to the machine's fingerprint (:func:`mlprof.measure.sysinfo.host_fingerprint`:
-CPU, usable CPUs, memory, SMT, kernel, virtualisation, runtime versions), which is in its path
+cannot be told from noise. It belongs to the machine's fingerprint
+(:func:`mlprof.measure.sysinfo.host_fingerprint`: CPU, usable CPUs, memory, SMT, kernel, virtualisation, runtime versions), which is in its path
 (``CalibrateNoise/<host>/fp-<id>/aa1/noise.json``): a new kernel or runtime version is a new
 fingerprint, which has no floor until calibrated again; Nightly requires it for the current one.
 
