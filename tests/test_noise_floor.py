@@ -187,7 +187,7 @@ def test_calibrate_noise_writes_one_floor_per_fingerprint(store, capsys):
     # short and long calls: the classes' call times are apart
     assert rec.classes[1].call_ms > 5 * rec.classes[0].call_ms
     assert rec.header.host_fingerprint == fingerprint_id()
-    assert rec.data is not None and rec.data["method"].startswith("per class, 20 rounds")
+    assert rec.data is not None and rec.data["method"].startswith("per class, 20 A/A pairs")
     # the publish message states each class's floor, interval and minimum detectable change
     for c in rec.classes:
         assert describe_class(c) in out

@@ -38,32 +38,36 @@ CALIBRATION_RUNTIME = "onnxruntime"
 @dataclass(frozen=True)
 class CalibrationClass:
     """One class of configuration to calibrate: a batch size of the calibration model (which
-    sets the call time) at a thread count, ``n_calls`` timed calls per round.
-
-    Why these calls per round: the calibration must cost at most 10 % of a default nightly run,
-    and a round's median must not be one call. A short call (batch size 1, 0.02 ms here) takes
-    40 calls per round (about 1 ms of calls); a long one (batch size 256, 0.8 ms here) 3, after
-    only the fresh session's untimed first call. Beside other test runs (load average 4-5,
-    3 calibrations each, alternated), 5 calls after one warm-up call took 1.3-2.5 s for the
-    long two-thread class and 0.4-0.7 s at one thread, 3 calls without it 1.0-1.1 s and
-    0.2-0.3 s, with floors of the same size (7-14 % and 8-11 % at one thread). Fewer calls per
-    round than a measurement's (100 by default) make each round median noisier, never quieter:
-    the floor errs on the side of calling less a change."""
+    sets the call time) at a thread count."""
 
     batch_size: int
     threads: int
-    n_calls: int
 
     @property
     def label(self) -> str:
         return f"bs{self.batch_size}_t{self.threads}"
 
 
-#: the batch sizes of a short and a long call, and their calls per round
-SHORT_BATCH, SHORT_CALLS = 1, 40
-LONG_BATCH, LONG_CALLS = 256, 3
-#: untimed calls after each fresh session's (untimed) first call
-CALIBRATION_WARMUP = 0
+#: the batch sizes of a short and a long call
+SHORT_BATCH, LONG_BATCH = 1, 256
+#: untimed calls of each session before its first round
+CALIBRATION_WARMUP = 5
+#: the time of calls each copy runs per pair, in slices of about :data:`SLICE_MS` that alternate
+#: between the copies in a fresh random order, and the bounds on the calls of a pair. Why:
+#: a pair must compare what a measurement's median compares, steady calls, and it must not
+#: read this VM's speed flips (a 0.02 ms call runs 1.5x slower for tens of ms at a time, every
+#: 0.1-1 s) as the difference of two copies. Measured here on a quiet machine (load 0.8,
+#: 20 pairs): with fresh sessions each round, 40 calls (short class) and 3 calls (long class)
+#: a round without warm-up, eight calibrations gave floors of 1-43 % (short) and 2-11 %
+#: (long); with two sessions kept, 5 warm-up calls and 10 ms of calls per copy in one piece,
+#: still 1-43 % and 2-11 % (the pairs were 1.00 +- 0.01 but for the one or two in 20 that a
+#: flip hit: 0.65, 1.73); with the 10 ms cut into 1 ms slices alternating between the copies,
+#: 0.5-2.4 % (short) and 1.7-3.8 % (long) in 0.33-0.42 s a class: both copies see a flip
+ROUND_MS = 10.0
+SLICE_MS = 1.0
+#: the time each copy is called, untimed, before its first pair (after its warm-up calls)
+WARM_MS = 20.0
+MIN_CALLS, MAX_CALLS = 5, 5000
 
 
 def calibration_classes(usable_cpus: float | None) -> list[CalibrationClass]:
@@ -72,18 +76,13 @@ def calibration_classes(usable_cpus: float | None) -> list[CalibrationClass]:
     quota), the long call at all of them: the thread counts measurements use most (the default
     and the machine's width).
 
-    Why no short call at all CPUs: a two-thread session costs 6-8 ms to create here (its
-    thread pool) against 1.3-2.9 ms at one thread, and sessions are created afresh every
-    round: beside other test runs (load average 3-5), the four classes of both call times at
-    both thread counts took 4.5-5.9 s (3 calibrations), these three 2.0-4.5 s (6), and with 3
-    calls per round in the long classes 1.5-1.7 s, median 1.6 s, against 19.7-20.3 s for a
-    default nightly run (``benchmarks/calibration_cost.py``): 7.9 % of it.
-    A many-thread measurement of a short call is judged by the many-thread class, the nearest
+    Why no short call at all CPUs: the calibration must cost at most 10 % of a default
+    nightly run (``benchmarks/calibration_cost.py``: 20 s here), and each class costs 0.4-0.7 s;
+    a many-thread measurement of a short call is judged by the many-thread class, the nearest
     (:meth:`mlprof.results.records.NoiseRecord.class_for`)."""
-    out = [CalibrationClass(SHORT_BATCH, 1, SHORT_CALLS),
-           CalibrationClass(LONG_BATCH, 1, LONG_CALLS)]
+    out = [CalibrationClass(SHORT_BATCH, 1), CalibrationClass(LONG_BATCH, 1)]
     if usable_cpus is not None and int(usable_cpus) > 1:
-        out.append(CalibrationClass(LONG_BATCH, int(usable_cpus), LONG_CALLS))
+        out.append(CalibrationClass(LONG_BATCH, int(usable_cpus)))
     return out
 
 
@@ -140,10 +139,8 @@ def calibrate(pairs: int = DEFAULT_PAIRS, *, classes: Sequence[CalibrationClass]
     Returns the record's body (``classes``, ``pairs``, ``seed``, ``method``, ``model_file``,
     ``interleaved``: the child's provenance), without header or fingerprint (the task adds
     them: :class:`mlprof.results.records.NoiseRecord`)."""
-    from mlprof.measure.interleave import Config
     from mlprof.measure.isolate import run_isolated
     from mlprof.measure.lock import measurement_lock
-    from mlprof.measure.settings import MeasureSettings
     from mlprof.measure.sysinfo import host_fingerprint
 
     pairs = check_pairs(pairs)
@@ -154,58 +151,108 @@ def calibrate(pairs: int = DEFAULT_PAIRS, *, classes: Sequence[CalibrationClass]
     model = model_file or os.path.join(
         os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
         CALIBRATION_MODEL)
-    groups = [[Config(f"{copy} {c.label}", model, CALIBRATION_RUNTIME, "dnn_l10u128",
-                      settings=(("batch_size", c.batch_size), ("threads", c.threads),
-                                ("n_calls", c.n_calls)))
-               for copy in ("A", "A'")] for c in classes]
-    base = MeasureSettings(runtime=CALIBRATION_RUNTIME, batch_size=classes[0].batch_size,
-                           warmup=CALIBRATION_WARMUP, min_duration=0.0)
     label = f"noise floor: {len(classes)} classes x {pairs} A/A pairs"
     with measurement_lock(label) as lock:
         t0 = time.monotonic()  # the calibration's own time, without the wait for the lock
-        results = run_isolated(_measure_pairs, {"groups": groups, "settings": base,
+        results = run_isolated(_measure_pairs, {"classes": list(classes), "model": model,
                                                 "rounds": pairs, "seed": seed},
                                timeout=timeout, progress=progress, label=label)
         t1 = time.monotonic()
     out = []
     for c, result in zip(classes, results, strict=True):
-        m = result.round_medians_ms
-        ratios = m[:, 0] / m[:, 1]
+        m = np.asarray(result["medians_ms"], dtype=np.float64)
+        ratios = [float(r) for r in m[:, 0] / m[:, 1]]
         out.append({"call_ms": float(np.median(m)), "threads": c.threads,
                     "pairs": pairs, **floor_of(ratios, seed=seed), "model": "dnn_l10u128",
                     "runtime": CALIBRATION_RUNTIME, "batch_size": c.batch_size,
-                    "n_calls": c.n_calls, "ratios": [float(r) for r in ratios]})
+                    "n_calls": result["n_calls"], "slice_calls": result["slice_calls"],
+                    "sessions": result["sessions"], "ratios": ratios,
+                    # what disturbed the class's rounds (a disturbed calibration's floor is
+                    # high: the task says so, and CalibrateNoise can be run again)
+                    "causes": list((result["environment"] or {}).get("causes") or [])})
     return {"classes": out, "pairs": pairs, "seed": seed, "model_file": model,
-            "method": f"per class, {pairs} rounds of an A/A pair: the class's configuration "
-                      "twice (separate sessions, fresh each round) interleaved in a fresh random "
-                      f"order each round (seeded) in one process; floor = "
+            "method": f"per class, {pairs} A/A pairs of the class's configuration against "
+                      "itself (two sessions at one thread, one at more; "
+                      f"{CALIBRATION_WARMUP} warm-up calls), each copy running ~{ROUND_MS:g} ms "
+                      f"of calls a pair in ~{SLICE_MS:g} ms slices interleaved in a fresh random "
+                      "order (seeded) in one process; floor = "
                       f"{FLOOR_PERCENTILE:g}th percentile of |A/A' - 1| over the rounds, its "
                       f"{100 * FLOOR_LEVEL:g} % interval from {FLOOR_RESAMPLES} bootstrap "
                       "resamples of the rounds",
             "duration_s": round(t1 - t0, 3), "lock_wait_s": lock.wait_s,
-            "interleaved": [r.provenance for r in results]}
+            "class_environment": [r["environment"] for r in results]}
 
 
-def _measure_pairs(groups: Sequence[Sequence[Any]], settings: Any, rounds: int, seed: int,
-                   progress: Callable[[float, str], None] | None = None) -> list[Any]:
-    """In the child: each class's A/A pair interleaved alone
-    (:func:`mlprof.measure.interleave.measure_interleaved`, random order, seed ``seed + i``),
-    one class after the other.
+def _measure_pairs(classes: Sequence[CalibrationClass], model: str, rounds: int, seed: int,
+                   progress: Callable[[float, str], None] | None = None
+                   ) -> list[dict[str, Any]]:
+    """In the child: per class, its two copies (A and A'), warmed up, then ``rounds`` pairs;
+    a pair runs each copy for ~:data:`ROUND_MS` of calls in slices of ~:data:`SLICE_MS`, the
+    copies alternating slice by slice in a fresh random order (seeded with ``seed + i``), each
+    call timed alone with ``perf_counter_ns`` as in :mod:`mlprof.measure.harness`; its ratio
+    is A's median call over A''s. One class after the other.
 
-    Why not all classes in one interleaving: ONNX Runtime's thread pools spin after a call, so
-    a two-thread session that ran just before slows the next configuration; with 8
-    configurations in one random order the 0.8 ms two-thread class moved by 22 % in its median
-    pair (floor 65 %) here, against 1-3 % for the others: the noise of the mix, not of a
-    comparison, which interleaves its own configurations only."""
-    from mlprof.measure.interleave import measure_interleaved
+    The copies are two sessions at one thread (where a session's memory lands is part of what
+    two runs differ by: up to 2 % here), ONE session at more threads: two multi-thread ONNX
+    Runtime sessions in one process keep each other's spinning thread pools on the CPUs (named
+    ``oversubscribed`` in all 8 calibrations here, floors 36-66 %, against 1.3-5.8 % for one
+    session), which no measurement of one session sees. Each class alone: with 8
+    configurations in one random order the two-thread class's median pair moved by 22 %.
+
+    Returns per class ``medians_ms`` (rounds x 2), ``n_calls`` per copy and pair,
+    ``slice_calls``, ``sessions`` and the cause record around its pairs (``environment``)."""
+    from mlprof.measure.contention import environment, snapshot
+    from mlprof.measure.inputs import make_feeds
+    from mlprof.measure.interleave import _ready
+    from mlprof.measure.settings import MeasureSettings
+    from mlprof.runtimes import get_runtime
 
     say = progress or (lambda f, m: None)
-    n = len(groups)
+    cls = get_runtime(CALIBRATION_RUNTIME)
+    resolved = cls.resolve(model, ())
+    pc = time.perf_counter_ns
     out = []
-    for i, pair in enumerate(groups):
-        def sub(f: float, msg: str, i: int = i) -> None:
-            say((i + f) / n, f"class {i + 1} of {n} ({groups[i][0].label[2:]}): {msg}")
-
-        out.append(measure_interleaved(pair, settings, rounds, progress=sub, ordering="random",
-                                       seed=seed + i))
+    for i, c in enumerate(classes):
+        s = MeasureSettings(runtime=CALIBRATION_RUNTIME, batch_size=c.batch_size,
+                            threads=c.threads, warmup=CALIBRATION_WARMUP,
+                            min_duration=0.0).validated()
+        feeds = make_feeds(resolved.inputs, c.batch_size, 1, s.input_data, s.seed)
+        first = _ready(cls, resolved, feeds, s)
+        second = _ready(cls, resolved, feeds, s) if c.threads == 1 else first
+        copies = [first[1][0], second[1][0]]
+        # warm up by time as well: 5 calls of the short class are 0.1 ms, and a class whose
+        # first pairs ran cold set a floor of 52 % in 1 of 6 calibrations here
+        for fn, args in copies:
+            t0, end = pc(), pc() + int(WARM_MS * 1e6)
+            while pc() < end:
+                fn(*args)
+        fn, args = copies[0]
+        t0 = pc()
+        for _ in range(MIN_CALLS):
+            fn(*args)
+        call_ms = max((pc() - t0) / MIN_CALLS / 1e6, 1e-6)
+        n = int(min(MAX_CALLS, max(MIN_CALLS, round(ROUND_MS / call_ms))))
+        per_slice = max(1, min(n, round(SLICE_MS / call_ms)))
+        slices = max(1, n // per_slice)
+        rng = np.random.default_rng(seed + i)
+        medians = np.zeros((rounds, 2))
+        bufs = [[0] * (slices * per_slice) for _ in range(2)]
+        start = snapshot()
+        for r in range(rounds):
+            for sl in range(slices):
+                for j in rng.permutation(2):
+                    fn, args = copies[int(j)]
+                    buf, k = bufs[int(j)], sl * per_slice
+                    for _ in range(per_slice):
+                        t0 = pc()
+                        fn(*args)
+                        buf[k] = pc() - t0
+                        k += 1
+            medians[r] = [float(np.median(b)) / 1e6 for b in bufs]
+            say((i + (r + 1) / rounds) / len(classes),
+                f"class {i + 1} of {len(classes)} ({c.label}): pair {r + 1} of {rounds}")
+        out.append({"medians_ms": medians.tolist(), "n_calls": slices * per_slice,
+                    "slice_calls": per_slice, "sessions": 2 if second is not first else 1,
+                    "environment": environment(start, snapshot())})
+        del first, second, copies
     return out

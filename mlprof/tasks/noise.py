@@ -8,13 +8,13 @@ CPU, usable CPUs, memory, SMT, kernel, virtualisation, runtime versions), which 
 (``CalibrateNoise/<host>/fp-<id>/aa1/noise.json``): a new kernel or runtime version is a new
 fingerprint, which has no floor until calibrated again; Nightly requires it for the current one.
 
-Cost, measured on this 2-vCPU VM beside other test runs (``python benchmarks/calibration_cost.py
---repeats 3``, load average 2.3-2.6: a default ``law run Nightly`` of the repository's experiments/
-with ``--calibrate-noise False``, ``law run CalibrateNoise``, the same Nightly calibrating, in turn,
-each into an empty store): the calibration (3 classes x 20 pairs) took 1.50-1.73 s, median 1.59 s
-(its record's ``duration_s``, 6 calibrations) against 19.7-20.3 s, median 20.0 s, for the night
-without it: 7.9 % of a night; the night calibrating took 20.7-22.5 s; ``law run CalibrateNoise``
-alone 2.1-2.2 s with law's start-up (10.8 %). Figures in docs/noise.md, "The noise floor".
+Cost, measured on this 2-vCPU VM (``python benchmarks/calibration_cost.py --repeats 2``, load
+1.1: a default ``law run Nightly`` of the repository's experiments/ with ``--calibrate-noise
+False``, ``law run CalibrateNoise``, the same Nightly calibrating, in turn, each into an empty
+store): the calibration (3 classes x 20 pairs) took 1.46-1.54 s, median 1.52 s (its record's
+``duration_s``) against a median 20.7 s for the night without it: 7.3 % of a night;
+``law run CalibrateNoise`` alone 1.97 s with law's start-up (9.5 %). Figures in docs/noise.md,
+"The noise floor".
 """
 
 from __future__ import annotations
