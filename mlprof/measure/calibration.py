@@ -17,6 +17,7 @@ import numpy as np
 
 from mlprof.errors import MLProfError
 from mlprof.results.records import NOISE_MAX_PAIRS
+from mlprof.runtimes import DEFAULT_RUNTIME
 
 # --- calibration (CalibrateNoise) -------------------------------------------------------------
 
@@ -30,9 +31,10 @@ FLOOR_PERCENTILE = 95.0
 FLOOR_LEVEL = 0.95
 #: bootstrap resamples of the floor's interval (seeded: the same ratios, the same interval)
 FLOOR_RESAMPLES = 2000
-#: the calibrated model: the bundled 10x128 DNN on ONNX Runtime (always installed)
+#: the calibrated model: the bundled 10x128 DNN on the default runtime (ONNX Runtime: always
+#: installed, and it runs the bundled ONNX model)
 CALIBRATION_MODEL = os.path.join("examples", "dnn", "model_onnx_l10u128.onnx")
-CALIBRATION_RUNTIME = "onnxruntime"
+CALIBRATION_RUNTIME = DEFAULT_RUNTIME
 
 
 @dataclass(frozen=True)
