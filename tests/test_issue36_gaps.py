@@ -5,6 +5,8 @@ disturbed load point whose calls spread over more than 10x."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from mlprof.measure.noise import within_noise
 from mlprof.plotting import use_backend
 
@@ -69,3 +71,93 @@ def test_is_open_reads_the_verdict() -> None:
     assert is_open({"significant": False, "verdict": "not significant"})
     assert is_open({"significant": True, "verdict": within_noise(0.031)})
     assert not is_open({"significant": True, "verdict": "slower"})
+
+
+
+def _precision_rows(tmp_path, round_causes: list[list[str]], medians: list[float],
+                    floor: float | None = None) -> list[dict]:
+    """ComparePrecisions' rows as its CSV has them: fp32 against int8-dynamic at batch size 8
+    in interleaved rounds of injected medians and causes (no measurement; ``floor``: the
+    host's, as :func:`comparison_rows` sets it from a noise record), written by the task's own
+    writer and read back by the dashboard's reader."""
+    from mlprof.measure.interleave import Config, InterleavedResult, comparison_rows
+    from mlprof.report.precision import COLUMNS, read_precision_table
+    from mlprof.tasks.precision import _csv
+
+    configs = [Config("fp32", "x.onnx", "onnxruntime", "m"),
+               Config("int8-dynamic", "x.onnx", "onnxruntime", "m")]
+    m = np.array([[1.0, x] for x in medians])
+    result = InterleavedResult(8, configs, m, [[0, 1], [1, 0]] * (len(medians) // 2), {},
+                               round_causes)
+    rows = [{**r, "precision": r["config"], "floor": floor} for r in comparison_rows(result)]
+    table = [{**{k: r.get(k) for k in COLUMNS if k != "why"}, "why": ""} for r in rows]
+    path = tmp_path / "precisions_bs_8_il6_budget60s.csv"
+    path.write_text(_csv(table))
+    return read_precision_table(path)
+
+
+#: the second precision's ratios run from 0.1 to 9: an interval far wider than 10x
+WIDE = [0.5, 2.0, 0.1, 9.0, 0.2, 3.0]
+
+
+def test_precision_csv_keeps_the_rounds_causes_and_floor(tmp_path) -> None:
+    """The CSV has how many rounds were disturbed, by what, and the floor; read back they are
+    what the interleaved rows said."""
+    rows = _precision_rows(tmp_path, [[], ["cpu-wait"], [], ["gc", "cpu-wait"], [], []], WIDE,
+                           floor=0.031)
+    low = rows[1]
+    assert (low["rounds"], low["disturbed_rounds"], low["causes"], low["floor"]) == (
+        6, 2, "cpu-wait,gc", 0.031)
+    # rounds not judged (no /proc): empty, read as None
+    rows = _precision_rows(tmp_path, [None] * 6, WIDE)
+    assert (rows[1]["disturbed_rounds"], rows[1]["causes"], rows[1]["floor"]) == (None, "", None)
+
+
+def test_older_precision_csvs_read_with_the_rounds_columns_empty(tmp_path) -> None:
+    from mlprof.report.precision import COLUMNS_V1, COLUMNS_V2, read_precision_table
+
+    for columns, fp32 in ((COLUMNS_V2, "8,fp32,2,1,1,1,reference,,,,,"),
+                          (COLUMNS_V1, "8,fp32,2,1,1,1,reference,,,,")):
+        path = tmp_path / f"old_{len(columns)}.csv"
+        path.write_text(",".join(columns) + "\n" + fp32 + "\n")
+        (row,) = read_precision_table(path)
+        assert (row["rounds"], row["disturbed_rounds"], row["causes"], row["floor"]) == (
+            None, None, "", None)
+
+
+def test_a_damaged_rounds_column_is_a_damaged_table(tmp_path) -> None:
+    import pytest
+
+    from mlprof.errors import CorruptResult
+    from mlprof.report.precision import COLUMNS, read_precision_table
+
+    good = "8,fp32,2,1,1,1,reference,,,,,,6,2,cpu-wait,0.03"
+    for field, bad in (("rounds", "8,fp32,2,1,1,1,reference,,,,,,0,,,"),
+                       ("disturbed_rounds", "8,fp32,2,1,1,1,reference,,,,,,6,7,,"),
+                       ("disturbed_rounds", "8,fp32,2,1,1,1,reference,,,,,,6,-1,,"),
+                       ("causes", '8,fp32,2,1,1,1,reference,,,,,,6,2,"<b>",'),
+                       ("floor", "8,fp32,2,1,1,1,reference,,,,,,6,2,gc,nan"),
+                       ("floor", "8,fp32,2,1,1,1,reference,,,,,,6,2,gc,11")):
+        path = tmp_path / "bad.csv"
+        path.write_text(",".join(COLUMNS) + "\n" + good + "\n" + bad + "\n")
+        with pytest.raises(CorruptResult, match=f"{field} in line 3"):
+            read_precision_table(path)
+
+
+def test_dashboard_precision_rows_say_not_measurable_now_with_the_causes(tmp_path) -> None:
+    """From the CSV alone: a disturbed row whose interval spans more than 10x reads "not
+    measurable now" with its disturbed rounds and causes; the same spread on quiet rounds
+    keeps its number and no flag."""
+    from mlprof.measure.trust import NOT_MEASURABLE
+    from mlprof.report.dashboard import current_precisions
+
+    where = {"model": "m", "model_hash": "h", "runtime": "onnxruntime", "settings_key": "s",
+             "version": "v1", "mtime": 1.0}
+    disturbed = _precision_rows(tmp_path, [[], ["cpu-wait"], [], ["gc", "cpu-wait"], [], []],
+                                WIDE)
+    (row,) = current_precisions([{**where, **r} for r in disturbed])
+    assert row["speedup"] == NOT_MEASURABLE
+    assert row["flags"] == "! 2 of 6: cpu-wait, gc"
+    quiet = _precision_rows(tmp_path, [[]] * 6, WIDE)
+    (row,) = current_precisions([{**where, **r} for r in quiet])
+    assert row["speedup"] != NOT_MEASURABLE and row["flags"] == ""
