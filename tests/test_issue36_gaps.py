@@ -161,3 +161,38 @@ def test_dashboard_precision_rows_say_not_measurable_now_with_the_causes(tmp_pat
     quiet = _precision_rows(tmp_path, [[]] * 6, WIDE)
     (row,) = current_precisions([{**where, **r} for r in quiet])
     assert row["speedup"] != NOT_MEASURABLE and row["flags"] == ""
+
+
+def _load_row(p99_ms: float, contended: bool, version: str = "v1") -> dict:
+    """A row as :func:`mlprof.report.collect.collect_loads` makes it: the issue's streams
+    point (12,068 events/s, p50 0.05 ms), its p99 and whether a point was contended."""
+    return {"model": "dnn", "model_hash": "h", "runtime": "onnxruntime",
+            "runtime_version": "1.32.0", "device": "cpu", "settings_key": "s",
+            "version": version, "point": "streams_2", "scenario": "streams",
+            "config": "2 streams x 1 thread", "events_per_s": 12068.0, "p50_ms": 0.05,
+            "p99_ms": p99_ms, "latency_bound_ms": None, "points": 2, "contended": contended,
+            "causes": "cpu-wait,gc" if contended else "", "host": "vm", "timestamp": "t",
+            "answer": "max 12,068 events/s with 2 streams x 1 thread (p99 3.2 ms per call)",
+            "path": "/s/load_streams_2.json", "mtime": 1.0}
+
+
+def test_report_load_summary_says_not_measurable_now_and_the_csv_keeps_the_numbers() -> None:
+    """A contended load point whose calls spread 64x (p50 0.05 ms, p99 3.2 ms): the summary
+    says "not measurable now" with the band and the causes instead of the answer; load.csv
+    keeps its numbers and says ``not_measurable``. The same spread on a quiet point, and a
+    contended point within 10x, keep their answers."""
+    from mlprof.measure.trust import NOT_MEASURABLE
+    from mlprof.report.load import load_frame, load_summary
+
+    wide = _load_row(3.2, True)
+    text = load_summary([wide])
+    assert (f"dnn on onnxruntime 1.32.0, streams_2 (v1): {NOT_MEASURABLE}: calls p50 0.05 ms "
+            "to p99 3.2 ms (64x) on contended points (cpu-wait, gc); the numbers are in "
+            "load.csv") in text
+    assert "12,068" not in text
+    frame = load_frame([wide])
+    assert frame.loc[0, "events_per_s"] == 12068.0 and frame.loc[0, "p50_ms"] == 0.05
+    assert bool(frame.loc[0, "not_measurable"]) and frame.loc[0, "causes"] == "cpu-wait,gc"
+    for row in (_load_row(3.2, False), _load_row(0.4, True)):
+        assert NOT_MEASURABLE not in load_summary([row]) and row["answer"] in load_summary([row])
+        assert not load_frame([row]).loc[0, "not_measurable"]
