@@ -110,7 +110,7 @@ def plot_comparison(rows: Sequence[Mapping[str, Any]], *, labels: Mapping[str, s
                    label=plot_text(f"{labels.get(reference, reference)} (reference)"))
         floors = _floors(rows)
         if floors:  # this host's noise: 1 +- floor per batch size (the floor of its class)
-            fbs = [b for b, _ in floors]
+            fbs: list[float] = [float(b) for b, _ in floors]
             if len(fbs) == 1:  # one batch size: a line across the axes
                 fbs = [fbs[0] * 0.9, fbs[0] * 1.1]
                 floors = floors * 2
