@@ -1206,9 +1206,9 @@ def _trends_html(cur: Sequence[dict], series: Mapping[tuple, Series], trend, mod
 
 #: the columns of the precision tables (ComparePrecisions) on the dashboard
 PRECISION_COLUMNS = ["runtime", "batch_size", "precision", "fp32_ms", "median_ms", "speedup",
-                     "ci", "verdict", "max_rel_error", "top1", "why", "version"]
+                     "ci", "verdict", "flags", "max_rel_error", "top1", "why", "version"]
 _PRECISION_HEADERS = {"fp32_ms": "fp32 median [ms]", "speedup": "speed-up vs fp32",
-                      "ci": "95% CI", "top1": "top-1 agreement",
+                      "ci": "95% CI", "flags": "disturbed rounds", "top1": "top-1 agreement",
                       "why": "why not faster (operator time per call)"}
 
 
@@ -1217,7 +1217,10 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
     """The ComparePrecisions rows to show (:func:`mlprof.report.collect.collect_precisions`):
     those of ``versions`` when given, else the newest table's row of each model, runtime,
     settings, batch size and precision; sorted for reading (the precisions in the order of
-    THE precision table, :mod:`mlprof.runtimes.precisions`)."""
+    THE precision table, :mod:`mlprof.runtimes.precisions`). Each has its ``flags``: how many
+    of its rounds were disturbed and by what (``! 3 of 20: cpu-wait, gc``), and its speed-up
+    reads "not measurable now" where those rounds' interval spans more than 10x."""
+    from mlprof.measure.interleave import disturbed_text
     from mlprof.runtimes.precisions import order as precision_order
 
     chosen: dict[tuple, dict] = {}
@@ -1240,6 +1243,9 @@ def current_precisions(rows: Sequence[Mapping[str, Any]],
         r["gain"], r["speedup"] = r["speedup"], f"{r['speedup']:.2f}x"
         if row_not_measurable({**r, "contended": bool(r.get("disturbed_rounds"))}):
             r["speedup"] = NOT_MEASURABLE
+        # the rounds that named a cause, and which (a table of an older mlprof: empty)
+        r["flags"] = (f"{CONTENDED} {disturbed_text(r)}" if r.get("disturbed_rounds")
+                      and r.get("rounds") else "")
         top1 = r.get("top1_agreement")
         r["top1"] = "" if top1 is None else f"{top1:.3f}"
         if r.get("error_note"):  # an infinite error is an answer: "inf", "NaN outputs differ"

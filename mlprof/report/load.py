@@ -311,11 +311,35 @@ def load_history_groups(rows: Sequence[Mapping[str, Any]]
     return out
 
 
-#: the columns of Report's ``load.csv``, in order (one row per load point and version)
+#: the columns of Report's ``load.csv``, in order (one row per load point and version);
+#: ``p50_ms`` and ``p99_ms`` are the chosen point's, ``causes`` what disturbed the contended
+#: points, ``not_measurable`` whether the summary says "not measurable now" instead of the
+#: answer (:func:`load_not_measurable`; the numbers stay in the CSV)
 LOAD_CSV_COLUMNS = ("model", "model_hash", "runtime", "runtime_version", "device",
                     "settings_key", "version", "point", "scenario", "config", "events_per_s",
-                    "p99_ms", "latency_bound_ms", "points", "contended", "host", "timestamp",
-                    "answer", "path")
+                    "p50_ms", "p99_ms", "latency_bound_ms", "points", "contended", "causes",
+                    "not_measurable", "host", "timestamp", "answer", "path")
+
+
+def load_not_measurable(row: Mapping[str, Any]) -> bool:
+    """Whether a load row (:func:`mlprof.report.collect.collect_loads`) is
+    :data:`~mlprof.measure.trust.NOT_MEASURABLE`: contended, and its chosen point's calls
+    spread from ``p50_ms`` to ``p99_ms`` over more than 10x
+    (:func:`~mlprof.measure.trust.row_not_measurable`, as the dashboard's load rows and
+    PlotLoad's table judge it): the issue's streams point, 12,068 events/s where 1/p50 is
+    53,800/s, waited for a CPU most of the time, and its throughput says how busy the
+    machine was that minute."""
+    return row_not_measurable(row)
+
+
+def not_measurable_text(row: Mapping[str, Any]) -> str:
+    """What Report's summary says of a :func:`load_not_measurable` row instead of its answer:
+    ``not measurable now: calls p50 0.05 ms to p99 3.2 ms (64x) on contended points
+    (cpu-wait); the numbers are in load.csv``."""
+    p50, p99 = float(row["p50_ms"]), float(row["p99_ms"])
+    causes = ", ".join(c for c in str(row.get("causes") or "").split(",") if c) or UNEXPLAINED
+    return (f"{NOT_MEASURABLE}: calls p50 {p50:.3g} ms to p99 {p99:.3g} ms ({p99 / p50:.0f}x) "
+            f"on contended points ({causes}); the numbers are in load.csv")
 
 
 def load_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -323,17 +347,20 @@ def load_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     columns of :data:`LOAD_CSV_COLUMNS`, in time order (the header alone without rows)."""
     ordered = sorted(rows, key=lambda r: (str(r.get("model")), str(r.get("runtime")),
                                           str(r.get("point")), _order(r)))
-    return pd.DataFrame([{c: r.get(c) for c in LOAD_CSV_COLUMNS} for r in ordered],
+    return pd.DataFrame([{**{c: r.get(c) for c in LOAD_CSV_COLUMNS},
+                          "not_measurable": load_not_measurable(r)} for r in ordered],
                         columns=list(LOAD_CSV_COLUMNS))
 
 
 def load_summary(rows: Sequence[Mapping[str, Any]]) -> str:
     """Report's summary of load results: the newest answer of each load point, one line each
-    (``model on runtime, point: answer``)."""
+    (``model on runtime, point: answer``); :func:`not_measurable_text` instead of the answer
+    of a :func:`load_not_measurable` row."""
     newest = newest_loads(rows)
     lines = [f"load ({len(newest)} load point{'s' if len(newest) != 1 else ''}, the newest "
              "record of each; all versions in load.csv):"]
     lines += [f"  {r.get('model')} on {r.get('runtime')} {r.get('runtime_version') or ''}"
-              f"".rstrip() + f", {r.get('point')} ({r.get('version')}): {r.get('answer')}"
+              f"".rstrip() + f", {r.get('point')} ({r.get('version')}): "
+              + (not_measurable_text(r) if load_not_measurable(r) else str(r.get('answer')))
               for r in newest]
     return "\n".join(lines)

@@ -25,11 +25,24 @@ SLOW_GAIN = 1.2
 #: ``max_rel_error`` are ``inf`` where the error is infinite, and ``error_note`` then says why
 #: (:data:`mlprof.model.precision.NONFINITE`: ``inf``, ``nan-mismatch``); a lower precision
 #: whose outputs overflow or turn NaN is an answer, not a damaged table
+#:
+#: The last four are the interleaved rounds' (:func:`mlprof.measure.interleave.comparison_rows`):
+#: ``rounds``, ``disturbed_rounds`` (how many named a cause; empty: not judged), ``causes``
+#: (which, comma-separated) and ``floor`` (this host's noise floor the verdict was judged by;
+#: empty: not calibrated), so that a reader (the dashboard) can say "not measurable now" and
+#: name the causes from the table alone
 COLUMNS = ("batch_size", "precision", "median_ms", "speedup", "ci_low", "ci_high", "verdict",
-           "max_abs_error", "max_rel_error", "top1_agreement", "error_note", "why")
+           "max_abs_error", "max_rel_error", "top1_agreement", "error_note", "why", "rounds",
+           "disturbed_rounds", "causes", "floor")
+#: the columns of tables written before the rounds' causes (still read: those four empty)
+COLUMNS_V2 = COLUMNS[:COLUMNS.index("why") + 1]
 #: the columns of tables written before ``error_note`` (still read; an ``inf`` error in them
 #: reads as ``error_note`` ``inf``)
-COLUMNS_V1 = tuple(c for c in COLUMNS if c != "error_note")
+COLUMNS_V1 = tuple(c for c in COLUMNS_V2 if c != "error_note")
+#: the rounds' columns (empty in an older table, and where the rounds were not judged)
+_ROUND_COLUMNS = ("rounds", "disturbed_rounds", "causes", "floor")
+#: the longest ``causes`` read (all of mlprof.measure.causes' names together are 76 characters)
+MAX_CAUSES_CHARS = 200
 #: numeric columns of the table and the columns that may be empty (fp32 has no error; a CNN
 #: output without class scores no agreement)
 _NUMBERS = ("median_ms", "speedup", "ci_low", "ci_high", "max_abs_error", "max_rel_error",
@@ -48,8 +61,11 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
     :data:`MAX_TABLE_BYTES` read through :mod:`mlprof.ingest`, the header :data:`COLUMNS`,
     batch sizes positive integers, medians and speed-ups positive finite numbers, errors
     numbers >= 0, ``inf`` (with ``error_note`` saying why) or empty, agreements in [0, 1].
-    Tables of older mlprof versions (:data:`COLUMNS_V1`) read with ``error_note`` from their
-    errors. A damaged table raises
+    ``rounds`` a positive integer, ``disturbed_rounds`` an integer from 0 to ``rounds``,
+    ``causes`` lowercase names, ``floor`` a number in [0, 10]; each of these None (``""`` for
+    ``causes``) where empty. Tables of older mlprof versions read with those empty
+    (:data:`COLUMNS_V2`) and with ``error_note`` from their errors (:data:`COLUMNS_V1`).
+    A damaged table raises
     :class:`~mlprof.errors.CorruptResult` naming the file and the line: it never becomes a
     number on the dashboard."""
     from mlprof import ingest
@@ -62,7 +78,7 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         raise CorruptResult(e.message, path) from None
     reader = csv.reader(text.splitlines())
     header = next(reader, None)
-    if header is None or tuple(header) not in (COLUMNS, COLUMNS_V1):
+    if header is None or tuple(header) not in (COLUMNS, COLUMNS_V2, COLUMNS_V1):
         raise CorruptResult("header is not ComparePrecisions' columns", path)
     columns = tuple(header)
     rows = []
@@ -70,7 +86,9 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         if len(fields) != len(columns):
             raise CorruptResult(f"line {i} has {len(fields)} fields, expected {len(columns)}",
                                 path)
-        row: dict[str, Any] = {"error_note": "", **dict(zip(columns, fields, strict=True))}
+        row: dict[str, Any] = {"error_note": "", **dict.fromkeys(_ROUND_COLUMNS, ""),
+                               **dict(zip(columns, fields, strict=True))}
+        _read_rounds(row, i, path)
         for key in ("batch_size", *_NUMBERS):
             value = row[key]
             if value == "" and key in _MAY_BE_EMPTY:
@@ -99,6 +117,43 @@ def read_precision_table(path: str | os.PathLike) -> list[dict[str, Any]]:
         row["why"] = row["why"][:MAX_WHY_CHARS]
         rows.append(row)
     return rows
+
+
+def _read_rounds(row: dict[str, Any], line: int, path: str | os.PathLike) -> None:
+    """``row``'s rounds columns (:data:`_ROUND_COLUMNS`) checked and typed in place."""
+    import re
+
+    from mlprof.errors import CorruptResult
+
+    def bad(key: str) -> CorruptResult:
+        return CorruptResult(f"{key} in line {line} is {str(row[key])[:20]!r}, not plausible",
+                             path)
+
+    for key in ("rounds", "disturbed_rounds"):
+        value = row[key]
+        if value == "":
+            row[key] = None
+        elif not (value.isascii() and value.isdigit()):
+            raise bad(key)
+        else:
+            row[key] = int(value)
+    if row["rounds"] is not None and row["rounds"] < 1:
+        raise bad("rounds")
+    if row["disturbed_rounds"] is not None and row["rounds"] is not None \
+            and row["disturbed_rounds"] > row["rounds"]:
+        raise bad("disturbed_rounds")
+    if len(row["causes"]) > MAX_CAUSES_CHARS or not re.fullmatch(r"[a-z0-9,-]*", row["causes"]):
+        raise bad("causes")
+    if row["floor"] == "":
+        row["floor"] = None
+        return
+    try:
+        floor = float(row["floor"]) if row["floor"].isascii() else float("x")
+    except ValueError:
+        raise bad("floor") from None
+    if not 0 <= floor <= 10:  # NaN fails too
+        raise bad("floor")
+    row["floor"] = floor
 
 
 #: operator types by what they mean for a lower precision (ONNX Runtime's and PyTorch's names)

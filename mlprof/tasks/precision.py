@@ -47,7 +47,8 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
     (:func:`mlprof.report.precision.why_not_faster`).
 
     Writes ``precisions_<bs>.csv`` (batch size x precision: median, speed-up, interval,
-    verdict, errors, why) and the same as a text table, which ends the run.
+    verdict, errors, why, and the rounds' ``disturbed_rounds``, ``causes`` and ``floor``) and
+    the same as a text table, which ends the run.
     """
 
     interleave = RoundsParameter(default=20, description="alternating rounds per batch size "
@@ -161,11 +162,8 @@ class ComparePrecisions(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Prec
                   "why": why.get((r["batch_size"], r["precision"]), "")} for r in rows]
         out = self.output()
         write_text_atomic(out["csv"].path, _csv(table))
-        # the text table also says how many rounds were disturbed, and by what (not in the
-        # CSV, whose columns are ComparePrecisions' format)
-        shown = [{**t, **{k: r.get(k) for k in ("rounds", "disturbed_rounds", "causes")}}
-                 for t, r in zip(table, rows, strict=True)]
-        write_text_atomic(out["text"].path, format_precisions(shown, self.resolved_model_name,
+        # the text table says the same: how many rounds were disturbed, and by what
+        write_text_atomic(out["text"].path, format_precisions(table, self.resolved_model_name,
                                                               self.runtime))
 
 
