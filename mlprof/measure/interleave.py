@@ -160,7 +160,8 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
                         ordering: str = "rotate", seed: int = 0) -> InterleavedResult:
     """Load every configuration in this process, then time ``rounds`` rounds, their order
     rotating (``ordering="rotate"``) or a fresh random permutation each round, drawn from
-    ``seed`` (``"random"``: the A/A pairs of :func:`mlprof.measure.calibration.calibrate`).
+    ``seed`` (no caller uses ``"random"`` since the calibration interleaves its A/A pairs
+    itself, slice by slice: :func:`mlprof.measure.calibration._measure_pairs`).
 
     Per configuration: inputs (its settings' input data and seed: the same values for all
     unless the input data is the compared setting), session, one untimed first call and
