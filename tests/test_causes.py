@@ -322,3 +322,24 @@ def test_this_machine_reads_without_root():
     assert c.usable_cpus is not None and 0 < c.usable_cpus <= os.cpu_count()
     if os.path.exists("/proc/pressure/cpu"):
         assert c.psi and set(c.psi) <= {"cpu", "memory", "io"}
+
+
+def test_drift_needs_the_loop_to_move_where_its_calls_are_known():
+    """A probe flip (the VM's bimodal speed, +-40-60 % between two 0.7 ms probes) names ``drift``
+    only where the loop's own calls moved the same way by more than LOOP_DRIFT_PCT."""
+    from mlprof.measure.causes import LOOP_DRIFT_PCT, loop_drift_pct
+
+    base = {"window_s": 1.0, "other_cpu_cores": 0.0, "drift_pct": 47.5}
+    assert named_causes(base, CONTENDED_CORES) == ["drift"]  # interleaved rounds, load, peak
+    assert named_causes({**base, "loop_drift_pct": 1.2}, CONTENDED_CORES) == []
+    assert named_causes({**base, "loop_drift_pct": -30.0}, CONTENDED_CORES) == []  # other way
+    assert named_causes({**base, "loop_drift_pct": LOOP_DRIFT_PCT + 0.1},
+                        CONTENDED_CORES) == ["drift"]
+    assert named_causes({**base, "loop_drift_pct": LOOP_DRIFT_PCT - 0.1}, CONTENDED_CORES) == []
+    assert named_causes({**base, "drift_pct": -45.0, "loop_drift_pct": -25.0},
+                        CONTENDED_CORES) == ["drift"]
+    # the loop's quarters: calls 100 us, then the machine slows to 150 us for the last half
+    calls = [100_000] * 50 + [150_000] * 50
+    assert loop_drift_pct(calls) == 50.0
+    assert loop_drift_pct([100_000] * 100) == 0.0
+    assert loop_drift_pct([1, 2, 3]) is None

@@ -173,7 +173,8 @@ def _loadavg() -> list[float] | None:
 
 
 def environment(start: Snapshot | None, end: Snapshot | None,
-                planned_threads: float | None = None, short: bool = False) -> dict[str, Any]:
+                planned_threads: float | None = None, short: bool = False,
+                loop_drift_pct: float | None = None) -> dict[str, Any]:
     """The ``environment`` record of the window between two snapshots (see the module
     docstring); its numbers are None where they could not be read. ``planned_threads``: the
     threads the measurement runs on purpose (a load point's streams x threads: more than the
@@ -183,7 +184,10 @@ def environment(start: Snapshot | None, end: Snapshot | None,
     ``short``: a window shorter than :data:`MIN_WINDOW_S` (an interleaved round, tens of ms)
     is judged too, on the causes read from ns and us counters only (:data:`SHORT_CAUSES`:
     ``others`` and ``steal`` come from 10 ms jiffies, +-0.7 cores over 30 ms), with the
-    per-second rules (major faults, throttled and GC time) over :data:`MIN_WINDOW_S`."""
+    per-second rules (major faults, throttled and GC time) over :data:`MIN_WINDOW_S`.
+
+    ``loop_drift_pct``: how much the loop's own calls moved
+    (:func:`mlprof.measure.causes.loop_drift_pct`), which ``drift`` then needs too."""
     rec: dict[str, Any] = {
         "window_s": None, "cpus": None, "other_cpu_cores": None, "own_cpu_cores": None,
         "steal_share": None, "loadavg": _loadavg(), "cpu_mhz": None, "contended": None,
@@ -195,6 +199,8 @@ def environment(start: Snapshot | None, end: Snapshot | None,
                                end.causes if ok and end else None, wall))
     rec.update(causes=None, cause_thresholds=_causes.thresholds(CONTENDED_CORES),
                planned_threads=planned_threads)
+    if loop_drift_pct is not None:
+        rec["loop_drift_pct"] = loop_drift_pct
     if not ok or start is None or end is None:
         return rec
     busy, own = end.busy - start.busy, end.own - start.own

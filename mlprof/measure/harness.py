@@ -130,7 +130,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     (:func:`mlprof.model.precision.output_error`, recorded under ``precision`` in the
     provenance).
     """
-    from mlprof.measure.causes import gc_watch
+    from mlprof.measure.causes import gc_watch, loop_drift_pct
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.progress import Progress
@@ -259,7 +259,8 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         },
         settings=s, events_per_call=events_in_call(s.batch_size, resolved.inputs),
         # what else used the CPUs during the timed loop: mlprof.measure.contention
-        environment=environment(cpu_before, cpu_after))
+        environment=environment(cpu_before, cpu_after,
+                                loop_drift_pct=loop_drift_pct(samples)))
     prov = {
         # the versions, the machine, the model, the settings, the environment, the process
         # (the process that started this measurement, parent_pid: the measurement server

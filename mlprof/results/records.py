@@ -269,6 +269,7 @@ def _check_environment(f: _Fields, key: str = "environment") -> Mapping[str, Any
     for k in _ENVIRONMENT_COUNTS:
         env.integer(k, none=True)
     env.number("drift_pct", lo=-1e9, hi=1e9, none=True)
+    env.number("loop_drift_pct", lo=-1e9, hi=1e9, none=True)
     for i, cause in enumerate(env.texts("causes") or ()):
         if cause not in ENVIRONMENT_CAUSES:
             raise env._bad(f"causes[{i}]", f"not a cause: {cause!r:.40}")
