@@ -18,7 +18,6 @@ import pytest
 
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure.calibration import calibration_classes, check_pairs, floor_of
-from mlprof.measure.interleave import _round_orders
 from mlprof.measure.noise import (
     NOT_CALIBRATED_SHORT,
     describe_class,
@@ -75,19 +74,6 @@ def test_classes_cover_short_and_long_calls_at_one_thread_and_the_usable_cpus():
         (1, 1), (256, 1), (256, 4)]
     assert [(c.batch_size, c.threads) for c in calibration_classes(1.5)] == [(1, 1), (256, 1)]
     assert [c.threads for c in calibration_classes(None)] == [1, 1]
-
-
-def test_a_random_order_is_a_fresh_seeded_permutation_each_round():
-    orders = _round_orders("random", 4, 3)
-    drawn = [orders(r) for r in range(50)]
-    assert all(sorted(o) == [0, 1, 2, 3] for o in drawn)
-    assert len({tuple(o) for o in drawn}) > 10  # not a rotation of one order
-    again = _round_orders("random", 4, 3)
-    assert [again(r) for r in range(50)] == drawn  # seeded
-    rotate = _round_orders("rotate", 2, 0)
-    assert [rotate(r) for r in range(3)] == [[0, 1], [1, 0], [0, 1]]
-    with pytest.raises(MLProfError, match="ordering must be one of rotate, random"):
-        _round_orders("shuffle", 2, 0)
 
 
 # --- the record --------------------------------------------------------------------------------

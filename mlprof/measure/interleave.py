@@ -156,12 +156,11 @@ def check_rounds(rounds: int) -> int:
 
 
 def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, rounds: int,
-                        progress: Callable[[float, str], None] | None = None,
-                        ordering: str = "rotate", seed: int = 0) -> InterleavedResult:
+                        progress: Callable[[float, str], None] | None = None
+                        ) -> InterleavedResult:
     """Load every configuration in this process, then time ``rounds`` rounds, their order
-    rotating (``ordering="rotate"``) or a fresh random permutation each round, drawn from
-    ``seed`` (no caller uses ``"random"`` since the calibration interleaves its A/A pairs
-    itself, slice by slice: :func:`mlprof.measure.calibration._measure_pairs`).
+    rotating (AB, BA, ...: the noise calibration interleaves its A/A pairs itself, slice by
+    slice in random order, :func:`mlprof.measure.calibration._measure_pairs`).
 
     Per configuration: inputs (its settings' input data and seed: the same values for all
     unless the input data is the compared setting), session, one untimed first call and
@@ -171,7 +170,6 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
     """
 
     rounds = check_rounds(rounds)
-    next_order = _round_orders(ordering, len(configs), seed)  # refused before any loading
     s = settings.validated()
     say = progress or (lambda f, m: None)
     say(0.0, f"loading {len(configs)} configurations")
@@ -197,7 +195,7 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
     run_start = snapshot()
     windows = _CauseWindows(pc)
     for r in range(rounds):
-        order = next_order(r)
+        order = [(r + k) % len(configs) for k in range(len(configs))]
         orders.append(order)
         # fresh sessions every round, created while the last round's still exist: where a
         # session's weights land in memory changes its speed by up to 2 % for the whole life
@@ -241,7 +239,7 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
         "interleaved": True,
         "method": f"{rounds} rounds; each round runs every configuration for its n_calls "
                   f"({', '.join(str(sc.n_calls) for sc in own)}) calls per event in "
-                  f"{'rotating' if ordering == 'rotate' else 'a random'} order in one process; "
+                  "rotating order in one process; "
                   "speed-ups are paired per round",
         **measurement_header(settings=s, environment=run_env).to_json(), "rounds": rounds,
         "round_environment": windows.records, "round_environment_s": windows.spent_ns / 1e9,
@@ -299,22 +297,6 @@ class _CauseWindows:
         self.first, self.start, self.opened = r + 1, end, self.clock()
 
 
-#: the orders of the rounds (:func:`measure_interleaved`)
-ORDERS = ("rotate", "random")
-
-
-def _round_orders(how: str, n: int, seed: int) -> Callable[[int], list[int]]:
-    """The order of round r: rotating (AB, BA, ...) or a fresh permutation drawn from a
-    generator seeded with ``seed`` (the same seed, the same orders)."""
-    if how not in ORDERS:
-        raise MLProfError(f"ordering must be one of {', '.join(ORDERS)}, got {how!r}",
-                          field="ordering")
-    if how == "rotate":
-        return lambda r: [(r + k) % n for k in range(n)]
-    rng = np.random.default_rng(seed)
-    return lambda r: [int(j) for j in rng.permutation(n)]
-
-
 def _precision(c: Config) -> str:
     return str(dict(c.settings).get("precision", "fp32"))
 
@@ -349,8 +331,7 @@ def _ready(cls: Any, resolved: Any, feeds: list[dict[str, np.ndarray]],
 
 def measure_interleaved_isolated(configs: Sequence[Config], settings: MeasureSettings,
                                  rounds: int, *, timeout: float | None = None,
-                                 progress: Callable[[float, str], None] | None = None,
-                                 ordering: str = "rotate", seed: int = 0
+                                 progress: Callable[[float, str], None] | None = None
                                  ) -> InterleavedResult:
     """:func:`measure_interleaved` in one isolated child, under the machine-wide measurement
     lock (the time waited is recorded as ``lock_wait_s``)."""
@@ -359,8 +340,7 @@ def measure_interleaved_isolated(configs: Sequence[Config], settings: MeasureSet
              f"{settings.batch_size}")
     with measurement_lock(label) as lock:
         result = run_isolated(measure_interleaved, {"configs": list(configs),
-                                                    "settings": settings, "rounds": rounds,
-                                                    "ordering": ordering, "seed": seed},
+                                                    "settings": settings, "rounds": rounds},
                               timeout=timeout, progress=progress, label=label,
                               torch=any(_needs_torch(c.model_file, c.runtime) for c in configs))
     result.provenance["lock_wait_s"] = lock.wait_s
