@@ -17,11 +17,11 @@ model's own weights copied in, so only the output head is new. An encoder (BERT:
 has a ``BertLMHeadModel``, but BERT attends both ways unless built with ``is_decoder=True``) or an
 encoder-decoder is refused in one line: ``<file>: is not a decoder (...)``, exit 40.
 
-How a directory is read: its ``config.json`` through :mod:`mlprof.ingest` (a regular file of at
-most 1 MiB, UTF-8), checked before any weight is loaded: a known ``model_type`` with a causal LM
-class, and the sizes that multiply memory and time bounded (:data:`CONFIG_BOUNDS`, and the
-parameters they imply, :data:`MAX_PARAMS`); its weights must be safetensors files (no pickle),
-regular files of bounded size.
+How a directory is read: its ``config.json`` through :mod:`mlprof.ingest` (a regular file, not
+a link, of at most 1 MiB, UTF-8), checked before any weight is loaded: a known ``model_type``
+with a causal LM class, and the sizes that multiply memory and time bounded
+(:data:`CONFIG_BOUNDS`, and the parameters they imply, :data:`MAX_PARAMS`); its weights must be
+safetensors files (no pickle), regular files (not links) of bounded size.
 
 The cache: ``<cache_dir>/<name>__<hash12>/`` with ``config.json``, ``model.safetensors``,
 ``generation_config.json`` (greedy, no sampling), a tiny tokenizer (:func:`build_tokenizer`:
@@ -256,7 +256,10 @@ def read_config(directory: str) -> dict[str, Any]:
     """``<directory>/config.json`` through the one way in, checked (see the module docstring);
     errors name the file and the field."""
     path = os.path.join(directory, "config.json")
-    text = ingest.read_text(path, MAX_CONFIG_BYTES, what="a config.json")
+    # not followed: a link could name /dev/zero or a file outside what the user gave
+    data_bytes = ingest.read_bytes(path, MAX_CONFIG_BYTES, follow_links=False,
+                                   what="a config.json")
+    text = ingest.decode_text(data_bytes, path)
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as e:
@@ -279,6 +282,14 @@ def check_config_fields(data: dict[str, Any], path: str) -> None:
     if model_type not in CONFIG_MAPPING_NAMES:
         raise MLProfError(f"{ingest.printable(model_type)[:60]!r} is not a model type this "
                           "transformers knows", path, "model_type")
+    if _causal_class_name(model_type) is None:
+        raise MLProfError(f"is not a decoder (model type {model_type!r} has no causal language "
+                          "model in transformers)", path, "model_type")
+    kind = _encoder_kind(model_type)
+    if kind is not None and data.get("is_decoder") is not True:
+        raise MLProfError(f"is not a decoder (model type {model_type!r} is {kind}, "
+                          "bidirectional unless its config sets is_decoder=True)", path,
+                          "model_type")
     sections = [("", data)]
     if isinstance(data.get("text_config"), dict):
         sections.append(("text_config.", data["text_config"]))
@@ -299,8 +310,8 @@ def check_config_fields(data: dict[str, Any], path: str) -> None:
         estimate = _params_estimate(values)
         if estimate > MAX_PARAMS:
             raise MLProfError(f"the sizes imply about {estimate:.3g} parameters; at most "
-                              f"{MAX_PARAMS:.0e} are loaded ({MAX_PARAMS * 4 >> 30} GB in fp32)",
-                              path, prefix + "vocab_size")
+                              f"{MAX_PARAMS:.0e} are loaded ({MAX_PARAMS * 4 / 1e9:.0f} GB in "
+                              "fp32)", path, ", ".join(prefix + k for k in values))
 
 
 def _params_estimate(v: dict[str, int]) -> int:
