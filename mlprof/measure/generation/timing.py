@@ -6,31 +6,18 @@ INTERFACE (committed first; the backends fill :func:`open_backend`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.generation.timed import TimedGeneration
 from mlprof.model.decoder import Decoder
 
 #: the runtimes that generate (``--runtimes``); torch-compile where it works
 GENERATION_RUNTIMES = ("torch", "torch-compile", "onnxruntime", "openvino")
 
-
-@dataclass(frozen=True)
-class TimedGeneration:
-    """One timed generation call of a batch.
-
-    ``tokens``: int64 ``[batch, new_tokens]``, the generated ids (greedy, exactly
-    ``new_tokens`` each: ``min_new_tokens = max_new_tokens``); ``token_ns``: int64
-    ``[new_tokens]``, ``perf_counter_ns`` when step i's tokens (the whole batch) had been sampled,
-    relative to the call's start (``token_ns[0]`` is the TTFT); ``e2e_ns``: the call's start to
-    its return."""
-
-    tokens: np.ndarray
-    token_ns: np.ndarray
-    e2e_ns: int
+__all__ = ["GENERATION_RUNTIMES", "GenerationBackend", "TimedGeneration", "open_backend"]
 
 
 class GenerationBackend(Protocol):

@@ -33,7 +33,7 @@ from mlprof.measure.generation.backends import (
     export_seconds,
     write_tokenizer,
 )
-from mlprof.measure.generation.timing import TimedGeneration
+from mlprof.measure.generation.timed import TimedGeneration
 from mlprof.model.decoder import Decoder
 
 

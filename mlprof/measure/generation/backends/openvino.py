@@ -34,7 +34,7 @@ from mlprof.measure.generation.backends import (
     export_dir,
     export_seconds,
 )
-from mlprof.measure.generation.timing import TimedGeneration
+from mlprof.measure.generation.timed import TimedGeneration
 from mlprof.model.decoder import Decoder
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from mlprof.measure.generation.backends import check_precision, ticking
-from mlprof.measure.generation.timing import TimedGeneration
+from mlprof.measure.generation.timed import TimedGeneration
 from mlprof.model.decoder import Decoder
 
 
