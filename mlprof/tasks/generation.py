@@ -29,6 +29,7 @@ from mlprof.tasks.parameters import (
     PlotMixin,
     RuntimesParameter,
 )
+from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.util import write_text_atomic
 
 if TYPE_CHECKING:
@@ -188,20 +189,21 @@ class GenerationMixin(BaseTask):
                 for p in self.generation.points()]
 
 
-class MeasureGeneration(GenerationMixin, law.LocalWorkflow):
+class MeasureGeneration(GenerationMixin, law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
     """Measure a decoder generating, one branch per (prompt length, batch size): every runtime
     loaded in one isolated child, warmed up and timed in interleaved rounds, the tokens checked
     against the reference runtime.
 
     Each branch writes ``generation_p<P>_bs<B>.csv`` (every generated token's time of every
     timed call) and ``generation_p<P>_bs<B>.json`` (provenance and, per runtime, the metrics
-    with their formulas and intervals, the agreement, peak memory; the paired speed-ups)."""
+    with their formulas and intervals, the agreement, peak memory; the paired speed-ups).
+    Under ``--workflow slurm``/``htcondor`` each point is a job on a whole node."""
 
     local_workflow_require_branches = True
 
     param_reasons = {
-        "workflow": "where the branches run (local only): the same measurement into the same "
-                    "files",
+        "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
+                    "into the same files",
         "effective_workflow": "law's resolved --workflow (see workflow)",
         "branches": "which branches run; each branch writes its own point's files",
         "branch": "one branch: its own point's files (all of the workflow's where it has one "
@@ -212,9 +214,20 @@ class MeasureGeneration(GenerationMixin, law.LocalWorkflow):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self.workflow not in ("", law.NO_STR, "local"):
-            raise MLProfError(f"unknown workflow {self.workflow!r}; generation runs local only",
+        # law falls back to the first workflow for an unknown name: a typo would measure
+        # locally without a word (as MeasureRuntime refuses it)
+        known = list(dict.fromkeys(
+            c.workflow_proxy_cls.workflow_type for c in type(self).__mro__
+            if c.__dict__.get("workflow_proxy_cls") is not None
+            and c.workflow_proxy_cls.workflow_type))
+        if self.workflow not in ("", law.NO_STR, *known):
+            raise MLProfError(f"unknown workflow {self.workflow!r}; one of {', '.join(known)}",
                               field="--workflow")
+
+    def jobs_tag(self) -> str:
+        """Remote jobs of other point sets keep apart (see RemoteJobsMixin)."""
+        return layout.generation_set_tag(self.generation.prompt_lengths,
+                                         self.generation.batch_sizes)
 
     def create_branch_map(self) -> dict[int, tuple[str, GenerationSettings]]:
         return dict(enumerate(self.generation_points()))
@@ -275,8 +288,6 @@ class MeasureGeneration(GenerationMixin, law.LocalWorkflow):
         result = measure_generation_isolated(
             self.decoder_path, point, layout.generation_cache_dir(),
             model_identity=self.model_identity().to_dict(), progress=progress)
-        from mlprof.tasks.remote import batch_job_info
-
         write_generation(result, {k: t.path for k, t in self.output().items()}, task={
             "family": self.task_family, "version": self.version,
             "model_name": self.decoder_name, "model_file": self.decoder_path,
