@@ -90,14 +90,14 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
 #: top-level directories that hold model *sources* (no versions), e.g. the API's saved models
 SOURCE_DIRS: dict[str, tuple[str, ...]] = {"ApiModels": ("model",)}
 
-#: the store's cache of derived model files (a decoder's ``save_pretrained`` directory, its
-#: exports for ONNX Runtime and OpenVINO), hidden so that ``mlprof store`` lists results only
-CACHE_DIR = ".cache"
+#: the store's cache of derived model files (a decoder's ``save_pretrained`` directory,
+#: :func:`mlprof.model.decoder.default_cache_dir`; its exports for ONNX Runtime and OpenVINO)
+CACHE_DIR = "cache"
 
 
 def generation_cache_dir(store: str | None = None) -> str:
-    """Where generation keeps decoders and their exports, by content hash:
-    ``<store>/.cache/generation`` (made once, reused by every version and task)."""
+    """Where the generation runtimes keep their exports of a decoder, by its content hash:
+    ``<store>/cache/generation`` (made once, reused by every version and task)."""
     return os.path.join(store or store_base(), CACHE_DIR, "generation")
 
 

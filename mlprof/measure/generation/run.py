@@ -101,7 +101,7 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
     backends: dict[str, Any] = {}
     with Progress(progress) as rep:
         rep.phase("loading the decoder")
-        decoder = load_decoder(model_file, cache_dir)
+        decoder = load_decoder(model_file, progress=lambda _f, m: rep.update(f"decoder: {m}"))
         s.check_context(decoder.max_context, model_file)
         input_ids = gm.prompt_ids(decoder.vocab_size, prompt, batch)
         opened: dict[str, dict[str, Any]] = {}
