@@ -9,9 +9,10 @@
 #   MLP_BASE         this checkout (always derived from the location of this file)
 #   MLP_STORE        where task outputs go (default: $MLP_BASE/data/store)
 #   MLP_VENV         the virtual environment (default: $MLP_BASE/.venv)
-#   MLP_EXTRAS       pip extras to install (default: dev,style,torch,tf,openvino; torch brings
-#                    PyTorch, torchvision and the model corpus' requirements from
-#                    models/requirements.txt; tf TensorFlow (CPU), openvino OpenVINO)
+#   MLP_EXTRAS       pip extras to install (default: dev,style,torch,tf,openvino,genai; torch
+#                    brings PyTorch, torchvision and the model corpus' requirements from
+#                    models/requirements.txt; tf TensorFlow (CPU), openvino OpenVINO, genai
+#                    onnxruntime-genai for generation on ONNX Runtime)
 #   MLP_TIMEOUT      per-measurement timeout in seconds (default: 600, read by the harness)
 #   LAW_HOME, LAW_CONFIG_FILE   law's home (default: $MLP_BASE/.law) and config (law.cfg)
 
@@ -31,7 +32,7 @@ _mlp_setup() {
     export MLP_VENV="${MLP_VENV:-${MLP_BASE}/.venv}"
     export LAW_HOME="${LAW_HOME:-${MLP_BASE}/.law}"
     export LAW_CONFIG_FILE="${LAW_CONFIG_FILE:-${MLP_BASE}/law.cfg}"
-    local extras="${MLP_EXTRAS:-dev,style,torch,tf,openvino}"
+    local extras="${MLP_EXTRAS:-dev,style,torch,tf,openvino,genai}"
 
     # venv, created on first use
     if [ ! -x "${MLP_VENV}/bin/python" ]; then

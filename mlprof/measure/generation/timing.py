@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from mlprof.errors import MLProfError
 from mlprof.model.decoder import Decoder
 
 #: the runtimes that generate (``--runtimes``); torch-compile where it works
@@ -60,5 +61,25 @@ def open_backend(runtime: str, decoder: Decoder, *, threads: int, cache_dir: str
                  precision: str = "fp32",
                  progress: Callable[[str], None] | None = None) -> GenerationBackend:
     """Load (exporting once into ``cache_dir`` where the runtime needs it) ``decoder`` on
-    ``runtime`` with ``threads`` threads."""
-    raise NotImplementedError("issue 37: filled by the generation work")
+    ``runtime`` with ``threads`` threads.
+
+    Each runtime's library is imported only here, when it is asked for: torch and transformers
+    (``torch``, ``torch-compile``), onnxruntime-genai (``onnxruntime``), OpenVINO
+    (``openvino``); see :mod:`mlprof.measure.generation.backends` for why each."""
+    if runtime in ("torch", "torch-compile"):
+        from mlprof.measure.generation.backends.torch import TorchBackend
+
+        return TorchBackend(decoder, threads=threads, compile=runtime == "torch-compile",
+                            precision=precision, progress=progress)
+    if runtime == "onnxruntime":
+        from mlprof.measure.generation.backends.onnxruntime import OrtGenaiBackend
+
+        return OrtGenaiBackend(decoder, threads=threads, cache_dir=cache_dir,
+                               precision=precision, progress=progress)
+    if runtime == "openvino":
+        from mlprof.measure.generation.backends.openvino import OpenVinoBackend
+
+        return OpenVinoBackend(decoder, threads=threads, cache_dir=cache_dir,
+                               precision=precision, progress=progress)
+    raise MLProfError(f"unknown generation runtime {runtime!r} "
+                      f"(one of {', '.join(GENERATION_RUNTIMES)})", field="runtimes")
