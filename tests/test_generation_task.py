@@ -83,21 +83,25 @@ def test_law_run_refuses_hostile_values_in_one_line_writing_nothing(args, messag
 
 
 def _metric(p50: float, lo: float, hi: float) -> dict:
-    return {"p50": p50, "p50_ci": [lo, hi], "p90": hi, "p99": hi}
+    """A distribution as mlprof.measure.generation.metrics writes it."""
+    def est(v: float) -> dict:
+        return {"value": v, "low": min(lo, v), "high": max(hi, v)}
+
+    return {"n": 6, "p50": est(p50), "p90": est(hi), "p99": est(hi)}
 
 
 def a_record(prompt: int = 16, batch: int = 1, *, slow: float = 1.0) -> dict:
     """A generation record as MeasureGeneration writes it (the numbers made up)."""
     def runtime(name: str, ttft: float, tpot: float, agreement: dict | None) -> dict:
         return {"runtime": name, "version": "1.0", "info": {"library": name, "threads": 1},
-                "metrics": {"ttft_ms": _metric(ttft, ttft * 0.9, ttft * 1.1),
-                            "tpot_ms": _metric(tpot, tpot * 0.95, tpot * 1.05),
+                "metrics": {"ttft": _metric(ttft, ttft * 0.9, ttft * 1.1),
+                            "tpot": _metric(tpot, tpot * 0.95, tpot * 1.05),
                             "decode_tokens_per_s": _metric(batch * 1000 / tpot,
                                                            batch * 950 / tpot,
                                                            batch * 1050 / tpot),
                             "prefill_tokens_per_s": _metric(batch * prompt * 1000 / ttft,
                                                             1.0, 1e6),
-                            "e2e_ms": _metric(ttft + 7 * tpot, 1.0, 1e4)},
+                            "e2e": _metric(ttft + 7 * tpot, 1.0, 1e4)},
                 "agreement": agreement, "peak_rss_mb": 500.0, "calls": 6}
 
     base = 2.0 + prompt / 64
@@ -109,10 +113,11 @@ def a_record(prompt: int = 16, batch: int = 1, *, slow: float = 1.0) -> dict:
         "reference": "torch", "rounds": 6,
         "runtimes": [runtime("torch", base * batch * slow, 3.0 * slow, None),
                      runtime("onnxruntime", base * batch * 0.6, 1.5,
-                             {"agreement": 1.0, "errors": 0, "first_divergence": None,
+                             {"share": 1.0, "errors": 0, "first_divergence": None,
                               "steps": 8 * batch})],
-        "speedups": [{"runtime": "onnxruntime", "tpot": {"speedup": 2.0, "speedup_ci":
-                                                          [1.8, 2.2]}}],
+        "speedups": [{"runtime": "onnxruntime", "reference": "torch", "metric": "tpot_ms",
+                      "rounds": 6, "speedup": {"value": 2.0, "low": 1.8, "high": 2.2},
+                      "significant": True}],
         "formulas": {"TPOT": "(E2E - TTFT) / (N - 1)"},
     }, "generation")
 
@@ -128,7 +133,7 @@ def test_a_record_reads_back_as_written(tmp_path):
     typed = records.GenerationRecord.from_json(rec)
     assert (typed.prompt_length, typed.batch_size, typed.new_tokens) == (16, 1, 8)
     assert [r.runtime for r in typed.runtimes] == ["torch", "onnxruntime"]
-    assert typed.runtimes[1].agreement == {"agreement": 1.0, "errors": 0,
+    assert typed.runtimes[1].agreement == {"share": 1.0, "errors": 0,
                                            "first_divergence": None, "steps": 8}
     assert typed.to_json() == rec
 
@@ -141,9 +146,9 @@ def test_a_record_reads_back_as_written(tmp_path):
     (lambda r: r.update(format_version=99), None),
     (lambda r: r.update(reference="openvino"), "reference"),
     (lambda r: r["runtimes"].append(copy.deepcopy(r["runtimes"][0])), "runtimes"),
-    (lambda r: r["runtimes"][0]["metrics"].pop("tpot_ms"), "runtimes[0].metrics.tpot_ms"),
-    (lambda r: r["runtimes"][1]["metrics"]["ttft_ms"].update(p50=float("inf")),
-     "runtimes[1].metrics.ttft_ms.p50"),
+    (lambda r: r["runtimes"][0]["metrics"].pop("tpot"), "runtimes[0].metrics.tpot"),
+    (lambda r: r["runtimes"][1]["metrics"]["ttft"]["p50"].update(value=float("inf")),
+     "runtimes[1].metrics.ttft.p50.value"),
     (lambda r: r["runtimes"][1].update(agreement=[1]), "runtimes[1].agreement"),
     (lambda r: r["runtimes"][0].update(calls=0), "runtimes[0].calls"),
     (lambda r: r["speedups"][0].update(runtime="tfaot"), "speedups[0].runtime"),

@@ -23,7 +23,7 @@ COLUMNS = ("prompt_length", "batch_size", "new_tokens", "runtime", "version", "c
            "peak_rss_mb", "contended")
 
 #: the metrics of the table: (record key, column)
-_METRICS = (("ttft_ms", "ttft_ms"), ("tpot_ms", "tpot_ms"),
+_METRICS = (("ttft", "ttft_ms"), ("tpot", "tpot_ms"),
             ("decode_tokens_per_s", "decode_tokens_per_s"))
 
 
@@ -40,7 +40,10 @@ def statistic(metric: Any, stat: str = "p50") -> tuple[float | None, float | Non
         return _num(metric), None, None
     if not isinstance(metric, Mapping):
         return None, None, None
-    value = _num(metric.get(stat))
+    est = metric.get(stat)
+    if isinstance(est, Mapping):  # mlprof.measure.generation.metrics: {value, low, high}
+        return _num(est.get("value")), _num(est.get("low")), _num(est.get("high"))
+    value = _num(est)
     if value is None and stat == "p50":
         value = _num(metric.get("median"))
     for ci in (metric.get(f"{stat}_ci"), (metric.get("ci") or {}).get(stat)
@@ -56,11 +59,10 @@ def statistic(metric: Any, stat: str = "p50") -> tuple[float | None, float | Non
 
 def _speedup(speedups: Sequence[Mapping[str, Any]], runtime: str
              ) -> tuple[float | None, float | None, float | None]:
+    """The TPOT speed-up of ``runtime`` (:class:`mlprof.measure.generation.metrics.Speedup`'s
+    JSON: ``speedup`` is ``{value, low, high}``)."""
     for s in speedups:
-        if s.get("runtime") == runtime:
-            tp = s.get("tpot") if isinstance(s.get("tpot"), Mapping) else s.get("tpot_ms")
-            if isinstance(tp, Mapping):
-                return (_num(tp.get("speedup", tp.get("ratio"))), *statistic(tp, "speedup")[1:])
+        if s.get("runtime") == runtime and s.get("metric") == "tpot_ms":
             return statistic(s, "speedup")
     return None, None, None
 
@@ -95,7 +97,7 @@ def points_table(recs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             for key, col in _METRICS:
                 row[col], row[f"{col}_low"], row[f"{col}_high"] = statistic(m.get(key))
             row["prefill_tokens_per_s"] = statistic(m.get("prefill_tokens_per_s"))[0]
-            row["e2e_ms"] = statistic(m.get("e2e_ms"))[0]
+            row["e2e_ms"] = statistic(m.get("e2e"))[0]
             if rt["runtime"] == rec.get("reference"):
                 row["speedup_tpot"], row["speedup_tpot_low"], row["speedup_tpot_high"] = \
                     1.0, None, None

@@ -1000,7 +1000,7 @@ class GenerationRuntime:
     def from_json(cls, obj: Any, file: str | None, where: str) -> GenerationRuntime:
         f = _Fields(obj, file, where + ".", what=where)
         metrics = f.mapping("metrics", required=True, none=False) or {}
-        for k in ("ttft_ms", "tpot_ms"):
+        for k in ("ttft", "tpot"):
             if k not in metrics:
                 raise CorruptResult("missing", file, f"{where}.metrics.{k}")
         agreement = f.mapping("agreement")

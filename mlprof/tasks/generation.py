@@ -100,11 +100,11 @@ def decoder_hash(path: str) -> str:
                 full = os.path.join(root, name)
                 h.update(os.path.relpath(full, path).encode() + b"\0")
                 with open(full, "rb") as fh:
-                    for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    for block in iter(functools.partial(fh.read, 1 << 20), b""):
                         h.update(block)
     else:
         with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
+            for block in iter(functools.partial(fh.read, 1 << 20), b""):
                 h.update(block)
     return h.hexdigest()
 

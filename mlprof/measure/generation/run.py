@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import functools
 import io
 import os
 import time
@@ -64,6 +65,11 @@ def round_order(runtimes: tuple[str, ...], rnd: int) -> tuple[str, ...]:
     return runtimes[k:] + runtimes[:k]
 
 
+def _tell(rep: Any, runtime: str, message: str) -> None:
+    """A backend's progress (an export's phase) under its runtime's name."""
+    rep.update(f"{runtime}: {message}")
+
+
 def _rss_mb() -> float | None:
     """This process's resident memory now (MiB), from ``/proc/self/status``."""
     try:
@@ -88,6 +94,7 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.generation import agreement as agree
     from mlprof.measure.generation import metrics as gm
+    from mlprof.measure.generation.prompts import prompt_ids
     from mlprof.measure.generation.timing import open_backend
     from mlprof.measure.progress import Progress
     from mlprof.measure.provenance import measurement_header
@@ -103,7 +110,8 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
         rep.phase("loading the decoder")
         decoder = load_decoder(model_file, progress=lambda _f, m: rep.update(f"decoder: {m}"))
         s.check_context(decoder.max_context, model_file)
-        input_ids = gm.prompt_ids(decoder.vocab_size, prompt, batch)
+        input_ids = prompt_ids(decoder.vocab_size, batch, prompt,
+                               special_ids=decoder.special_ids)
         opened: dict[str, dict[str, Any]] = {}
         try:
             for rt in s.runtimes:
@@ -112,7 +120,7 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
                 rep.phase(f"opening {rt} (an export the first time)")
                 backends[rt] = open_backend(
                     rt, decoder, threads=s.threads, cache_dir=cache_dir, precision=s.precision,
-                    progress=lambda m, rt=rt: rep.update(f"{rt}: {m}"))
+                    progress=functools.partial(_tell, rep, rt))
                 open_s = time.perf_counter() - t0
                 for i in range(s.warmup):
                     rep.update(f"warm-up of {rt}, call {i + 1} of {s.warmup}")
@@ -141,20 +149,24 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
             ref_tokens = calls[s.reference][0][1].tokens
             agreements = {rt: None if rt == s.reference else agree.teacher_forced(
                 backends[s.reference], backends[rt], input_ids, ref_tokens,
-                free_running=calls[rt][0][1].tokens).to_json() for rt in s.runtimes}
+                other_tokens=calls[rt][0][1].tokens).to_json() for rt in s.runtimes}
             entries = []
             for rt in s.runtimes:
-                m = gm.generation_metrics([t for _, t in calls[rt]], batch_size=batch,
-                                          prompt_length=prompt)
+                m = gm.generation_metrics([t for _, t in calls[rt]], runtime=rt,
+                                          batch_size=batch, prompt_length=prompt)
                 entries.append({"runtime": rt, "version": backends[rt].version,
                                 "info": {**backends[rt].info(), **opened[rt]},
                                 "metrics": m.to_json(), "agreement": agreements[rt],
                                 "peak_rss_mb": opened[rt]["peak_rss_mb"],
                                 "calls": len(calls[rt])})
-            speedups = [gm.paired_speedups(
-                [(r, t) for r, t in calls[s.reference]], [(r, t) for r, t in calls[rt]],
-                reference=s.reference, runtime=rt, batch_size=batch,
-                prompt_length=prompt).to_json() for rt in s.runtimes if rt != s.reference]
+            def by_round(rt: str) -> list[list[TimedGeneration]]:
+                return [[t for r, t in calls[rt] if r == k] for k in range(rnd)]
+
+            speedups = [gm.paired_speedup(
+                by_round(s.reference), by_round(rt), reference=s.reference, runtime=rt,
+                metric=metric, batch_size=batch, prompt_length=prompt).to_json()
+                for rt in s.runtimes if rt != s.reference
+                for metric in ("ttft_ms", "tpot_ms", "decode_tokens_per_s")]
         finally:
             for b in backends.values():
                 b.close()
