@@ -32,7 +32,7 @@ VALID_LOAD = (b'{"format_version": 1, "record": "load", "load": {"scenario": "st
 #: likewise a generation record (mlprof.results.records.GenerationRecord): the least that reads
 VALID_GENERATION = (b'{"format_version": 2, "record": "generation", "point": {"prompt_length": '
                     b'16, "batch_size": 1, "new_tokens": 8}, "reference": "torch", "rounds": 1, '
-                    b'"runtimes": [{"runtime": "torch", "metrics": {"ttft_ms": 1.0, "tpot_ms": '
+                    b'"runtimes": [{"runtime": "torch", "metrics": {"ttft": 1.0, "tpot": '
                     b'0.5}, "calls": 1}], "speedups": []}')
 #: damaged contents by file type (an interrupted copy, a file of another kind)
 DAMAGED = {".json": b'{"format_version": ', ".csv": b"", ".txt": b"\0\0",

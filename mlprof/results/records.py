@@ -1061,7 +1061,7 @@ class GenerationRecord:
                                 f"{GENERATION_MAX_RUNTIMES}", file, "runtimes")
         runtimes = tuple(GenerationRuntime.from_json(r, file, f"runtimes[{i}]")
                          for i, r in enumerate(items))
-        names = [r.runtime for r in runtimes]
+        names = tuple(r.runtime for r in runtimes)
         if len(set(names)) != len(names):
             raise CorruptResult(f"a runtime twice: {', '.join(names)}", file, "runtimes")
         reference = f.text("reference", names, required=True, none=False) or names[0]
