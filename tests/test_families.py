@@ -29,6 +29,11 @@ VALID = {
 #: reads
 VALID_LOAD = (b'{"format_version": 1, "record": "load", "load": {"scenario": "streams"}, '
               b'"points": []}')
+#: likewise a generation record (mlprof.results.records.GenerationRecord): the least that reads
+VALID_GENERATION = (b'{"format_version": 2, "record": "generation", "point": {"prompt_length": '
+                    b'16, "batch_size": 1, "new_tokens": 8}, "reference": "torch", "rounds": 1, '
+                    b'"runtimes": [{"runtime": "torch", "metrics": {"ttft": 1.0, "tpot": '
+                    b'0.5}, "calls": 1}], "speedups": []}')
 #: damaged contents by file type (an interrupted copy, a file of another kind)
 DAMAGED = {".json": b'{"format_version": ', ".csv": b"", ".txt": b"\0\0",
            ".parquet": b"PAR1 cut", ".png": b"\x89PNG\r\n", ".pdf": b"%PDF-1.4\n",
@@ -38,7 +43,7 @@ CASES = [cls for cls in families()]
 
 
 def _task(cls):
-    for kind in ("yaml", "script"):
+    for kind in ("yaml", "script", "decoder"):
         task = _construct(cls, base_kwargs(cls, kind))
         if task is not None:
             return task
@@ -54,7 +59,8 @@ def _write(paths: set[str], dir_keys: set[str]) -> None:
         else:
             name = os.path.basename(p)
             load = name.startswith("load_") and name.endswith(".json")
-            Path(p).write_bytes(VALID_LOAD if load else
+            gen = name.startswith("generation_") and name.endswith(".json")
+            Path(p).write_bytes(VALID_LOAD if load else VALID_GENERATION if gen else
                                 VALID.get(os.path.splitext(p)[1], b"text\n"))
 
 

@@ -92,6 +92,18 @@ def check_load_json(path: str) -> None:
         raise ValueError(f"{e.field}: {e.message}" if e.field else e.message) from None
 
 
+def check_generation_json(path: str) -> None:
+    """A generation record whose every field reads
+    (:class:`mlprof.results.records.GenerationRecord`)."""
+    from mlprof.errors import CorruptResult
+    from mlprof.results.records import GenerationRecord
+
+    try:
+        GenerationRecord.from_json(_json_object(path), path)
+    except CorruptResult as e:
+        raise ValueError(f"{e.field}: {e.message}" if e.field else e.message) from None
+
+
 def check_csv(path: str) -> None:
     """Text with a header line of comma-separated names."""
     head, _, size = _read_head_tail(path)
@@ -278,7 +290,8 @@ def is_failure_record(name: str) -> bool:
     """A failure record (``_failure.json``, ``_failure_bs_<N>.json``, ``_failure_<load
     point>.json``): why a task failed."""
     return (name == layout.FAILURE_FILE or layout.parse_branch_failure(name) is not None
-            or layout.parse_load_failure(name) is not None)
+            or layout.parse_load_failure(name) is not None
+            or layout.parse_generation_failure(name) is not None)
 
 
 def _plot_spec(stem_pattern: str) -> FileSpec:
@@ -337,6 +350,16 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            (_plot_spec(r"load_(?:streams|server)_[0-9A-Za-z_]+?"),
             FileSpec("csv", r"(?P<unit>load_(?:streams|server)_[0-9A-Za-z_]+)\.csv"),
             FileSpec("text", r"(?P<unit>load_(?:streams|server)_[0-9A-Za-z_]+)\.txt"))),
+    Family("MeasureGeneration", layout.generation_files,
+           (FileSpec("csv", r"generation_(?P<unit>p\d+_bs\d+)\.csv"),
+            FileSpec("json", r"generation_(?P<unit>p\d+_bs\d+)\.json",
+                     check=check_generation_json))),
+    Family("PlotGeneration", lambda stem, tag="", file_types=("pdf",): {
+               **_plots(stem, tag, file_types), "csv": f"{stem}.csv", "text": f"{stem}.txt"},
+           (_plot_spec(r"generation_p[0-9x-]+_bs[0-9x-]+(?:_[0-9a-f]{8})?"),
+            FileSpec("csv", r"(?P<unit>generation_p[0-9x-]+_bs[0-9x-]+(?:_[0-9a-f]{8})?)\.csv"),
+            FileSpec("text",
+                     r"(?P<unit>generation_p[0-9x-]+_bs[0-9x-]+(?:_[0-9a-f]{8})?)\.txt"))),
     Family("PlotRuntimes", _plots, (_plot_spec(r"runtimes_[^.]+?"),)),
     Family("PlotMultiRuntimes", _plots, (_plot_spec(r"(?:runtimes|speedup)_[^.]+?"),)),
     Family("PlotThroughput", _plots, (_plot_spec(r"throughput_[^.]+?"),)),

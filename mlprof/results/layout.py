@@ -75,6 +75,8 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "PlotProfile": ("model", "runtime", "settings"),
     "MeasureLoad": ("model", "runtime", "settings"),
     "PlotLoad": ("model", "runtime", "settings"),
+    "MeasureGeneration": ("model", "runtime", "settings"),
+    "PlotGeneration": ("model", "runtime", "settings"),
     "Report": ("model",),
     "PlotHistory": ("model",),
     "Dashboard": ("model", "settings"),
@@ -87,6 +89,17 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
 
 #: top-level directories that hold model *sources* (no versions), e.g. the API's saved models
 SOURCE_DIRS: dict[str, tuple[str, ...]] = {"ApiModels": ("model",)}
+
+#: the store's cache of derived model files (a decoder's ``save_pretrained`` directory,
+#: :func:`mlprof.model.decoder.default_cache_dir`; its exports for ONNX Runtime and OpenVINO)
+CACHE_DIR = "cache"
+
+
+def generation_cache_dir(store: str | None = None) -> str:
+    """Where the generation runtimes keep their exports of a decoder, by its content hash:
+    ``<store>/cache/generation`` (made once, reused by every version and task)."""
+    return os.path.join(store or store_base(), CACHE_DIR, "generation")
+
 
 #: where remote workflows keep their job files: ``<store>/jobs/<result path>/<bs>/<system>``
 JOBS_DIR = "jobs"
@@ -576,14 +589,15 @@ def parse_settings_segment(segment: str) -> dict:
     """The inverse of the ``*_settings_segment`` builders: ``measure``, ``export``, ``script``
     (each None when absent) and ``other`` (parts of other tasks' settings, kept as strings)."""
     out: dict = {"measure": None, "export": None, "script": None, "precision": None,
-                 "other": []}
+                 "generation": None, "other": []}
     if segment == "default":
         return out
     for part in segment.split("__"):
         m = re.fullmatch(r"(onnx-op.+?)_((?:args-|depth).+)", part)
         pieces = [m.group(1), m.group(2)] if m else [part]
         for piece in pieces:
-            for key, parse in (("measure", parse_measure_segment),
+            for key, parse in (("generation", parse_generation_settings_segment),
+                               ("measure", parse_measure_segment),
                                ("export", parse_export_segment),
                                ("script", parse_script_segment),
                                ("precision", parse_precision_segment)):
@@ -606,6 +620,7 @@ FAILURE_FILE = "_failure.json"
 _BRANCH_FILE = re.compile(r"runtime_bs_(\d+)\.(csv|json)")
 _BRANCH_FAILURE = re.compile(r"_failure_bs_(-?\w+)\.json")
 _LOAD_FAILURE = re.compile(r"_failure_((?:streams|server)_[\w.-]+)\.json")
+_GENERATION_FAILURE = re.compile(r"_failure_generation_(p\d+_bs\d+)\.json")
 
 
 def branch_files(batch_size: int) -> dict[str, str]:
@@ -736,6 +751,12 @@ def load_failure_file(tag: str) -> str:
     return f"_failure_{tag}.json"
 
 
+def parse_generation_failure(name: str) -> str | None:
+    """``_failure_generation_p16_bs1.json`` -> ``p16_bs1``; None for another name."""
+    m = _GENERATION_FAILURE.fullmatch(os.path.basename(name))
+    return m.group(1) if m else None
+
+
 def parse_load_failure(name: str) -> str | None:
     """``_failure_streams_s2_bs1_each.json`` -> ``streams_s2_bs1_each``; None for another
     name."""
@@ -756,6 +777,69 @@ def load_plot_files(set_tag: str) -> dict[str, str]:
     """PlotLoad's files besides the plots: the ``plot`` stem, the points as ``csv`` and the
     table with the answer as ``text``."""
     stem = f"load_{set_tag}"
+    return {"plot": stem, "csv": f"{stem}.csv", "text": f"{stem}.txt"}
+
+
+def generation_settings_segment(new_tokens: int, warmup: int, n_calls: int,
+                                min_duration: float, rounds: int, threads: int,
+                                precision: str = "fp32") -> str:
+    """MeasureGeneration's and PlotGeneration's settings (the points, prompt lengths and batch
+    sizes, are in the file names): ``gen-new32_warmup2_calls3_mindur1_il6_threads1``, plus
+    ``__prec-<precision>`` below fp32."""
+    seg = (f"gen-new{int(new_tokens)}_warmup{int(warmup)}_calls{int(n_calls)}"
+           f"_mindur{float_tag(min_duration)}_{interleave_tag(rounds)}_threads{int(threads)}")
+    if precision != "fp32":
+        seg += f"__prec-{precision}"
+    return seg
+
+
+_GENERATION_SEG = re.compile(r"gen-new(\d+)_warmup(\d+)_calls(\d+)_mindur([0-9pem]+)_il(\d+)"
+                             r"_threads(\d+)(?:__prec-([a-z0-9-]+))?")
+
+
+def parse_generation_settings_segment(segment: str) -> dict:
+    """The inverse of :func:`generation_settings_segment`; ``ValueError`` for another
+    string."""
+    m = _GENERATION_SEG.fullmatch(segment)
+    if not m:
+        raise ValueError(f"not a generation settings segment: {segment!r}")
+    new, warmup, calls, mindur, rounds, threads, precision = m.groups()
+    return {"new_tokens": int(new), "warmup": int(warmup), "n_calls": int(calls),
+            "min_duration": _float_from_tag(mindur), "interleave": int(rounds),
+            "threads": int(threads), "precision": precision or "fp32"}
+
+
+def generation_point_tag(prompt_length: int, batch_size: int) -> str:
+    """One MeasureGeneration branch's part of its file names: ``p128_bs4``."""
+    return f"p{int(prompt_length)}_bs{int(batch_size)}"
+
+
+def generation_files(tag: str) -> dict[str, str]:
+    """MeasureGeneration's files of one point: every timed call's per-token times (``csv``)
+    and the record (``json``: provenance, each runtime's metrics and agreement, speed-ups)."""
+    return {"csv": f"generation_{tag}.csv", "json": f"generation_{tag}.json"}
+
+
+def generation_failure_file(tag: str) -> str:
+    """The failure record of one MeasureGeneration point (the points share a directory)."""
+    return f"_failure_generation_{tag}.json"
+
+
+def generation_set_tag(prompt_lengths: Sequence[int], batch_sizes: Sequence[int]) -> str:
+    """PlotGeneration: its points as one file-name part, ``p16-128_bs1-4`` (hashed when
+    long)."""
+    tag = (f"p{'-'.join(str(int(p)) for p in prompt_lengths)}"
+           f"_bs{'-'.join(str(int(b)) for b in batch_sizes)}")
+    if len(tag) <= 60:
+        return tag
+    return (f"p{len(prompt_lengths)}x_bs{len(batch_sizes)}x_"
+            f"{short_hash(*prompt_lengths, '/', *batch_sizes, length=8)}")
+
+
+def generation_plot_files(set_tag: str) -> dict[str, str]:
+    """PlotGeneration's files besides the plots: the ``plot`` stem, the table as ``csv`` and
+    as ``text``."""
+    stem = f"generation_{set_tag}"
     return {"plot": stem, "csv": f"{stem}.csv", "text": f"{stem}.txt"}
 
 

@@ -1,0 +1,385 @@
+"""MeasureGeneration (a workflow over (prompt length, batch size) points of a decoder, every
+runtime interleaved in each) and PlotGeneration (TTFT and TPOT against prompt length, decode
+tokens/s against batch size, and the end-of-run table).
+
+The measurement is :mod:`mlprof.measure.generation`; these tasks choose the points, name their
+files (:func:`mlprof.results.layout.generation_point_tag`) and wire the calls. Every option is a
+field of :class:`~mlprof.measure.generation.settings.GenerationSettings`, which makes the law
+parameter and checks the value once, when the task is made.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+import law
+import luigi
+
+from mlprof.errors import MLProfError
+from mlprof.results import layout, records
+from mlprof.tasks.base import BaseTask, Requirements
+from mlprof.tasks.parameters import (
+    AsciiFloatParameter,
+    AsciiIntParameter,
+    BatchSizesParameter,
+    PathParameter,
+    PlotMixin,
+    RuntimesParameter,
+)
+from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.util import write_text_atomic
+
+if TYPE_CHECKING:
+    from mlprof.measure.generation.settings import GenerationSettings
+
+logger = logging.getLogger("mlprof")
+
+#: the bundled decoder (gen-model's): a Llama-class model with random weights, no download
+DEFAULT_DECODER = "$MLP_BASE/models/generation/tiny_llama.py"
+
+
+class _PromptInt(AsciiIntParameter):
+    _mlprof_name = "prompt-lengths"
+
+
+class PromptLengthsParameter(law.CSVParameter):
+    """Comma-separated prompt lengths in ASCII digits (``16,128``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("cls", _PromptInt)
+        super().__init__(*args, **kwargs)
+
+
+def _generation_parameter(name: str) -> luigi.Parameter:
+    """The law parameter of generation option ``name``, from its one definition in
+    :class:`~mlprof.measure.generation.settings.GenerationSettings` (type, default, help)."""
+    from typing import get_type_hints
+
+    from mlprof.measure.generation.settings import GENERATION_FIELDS, GenerationSettings
+
+    f = GENERATION_FIELDS[name]
+    kind = get_type_hints(GenerationSettings)[name]
+    meta = f.metadata
+    default: Any = f.default
+    param: Any
+    if meta["choices"]:
+        param = luigi.ChoiceParameter(default=default, choices=meta["choices"],
+                                      description=meta["help"])
+    elif name == "batch_sizes":
+        param = BatchSizesParameter(default=default, description=meta["help"])
+    elif name == "runtimes":
+        param = RuntimesParameter(default=default, description=meta["help"])
+    elif kind == tuple[int, ...]:
+        param = PromptLengthsParameter(default=default, description=meta["help"])
+    elif kind is int:
+        param = AsciiIntParameter(default=default, description=meta["help"])
+    elif kind is float:
+        param = AsciiFloatParameter(default=default, description=meta["help"])
+    else:  # a new field's type needs its parameter here
+        raise TypeError(f"no law parameter for generation option {name} of type {kind}")
+    param._mlprof_name = meta["flag"].removeprefix("--")
+    return param
+
+
+def decoder_hash(path: str) -> str:
+    """The content hash naming a decoder in the store: the script's bytes, or every file of a
+    ``save_pretrained`` directory (names and bytes). The decoder's own hash (its config and
+    weights, :attr:`~mlprof.model.decoder.Decoder.content_hash`) needs the model built (a
+    second or more); this one is read before anything is scheduled, and the record keeps
+    both."""
+    import hashlib
+
+    h = hashlib.sha256()
+    if os.path.isdir(path):
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            for name in sorted(files):
+                full = os.path.join(root, name)
+                h.update(os.path.relpath(full, path).encode() + b"\0")
+                with open(full, "rb") as fh:
+                    for block in iter(functools.partial(fh.read, 1 << 20), b""):
+                        h.update(block)
+    else:
+        with open(path, "rb") as fh:
+            for block in iter(functools.partial(fh.read, 1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+class GenerationMixin(BaseTask):
+    """A decoder and what to measure of it: the options of
+    :class:`~mlprof.measure.generation.settings.GenerationSettings`, checked once, as one
+    settings object, when the task is made."""
+
+    exclude_index = True
+
+    model_file = PathParameter(default=DEFAULT_DECODER, description="decoder: a Python script "
+                               "that builds a Hugging Face causal LM, or a directory written by "
+                               "save_pretrained; default: the bundled tiny Llama")
+    prompt_lengths = _generation_parameter("prompt_lengths")
+    batch_sizes = _generation_parameter("batch_sizes")
+    new_tokens = _generation_parameter("new_tokens")
+    runtimes = _generation_parameter("runtimes")
+    threads = _generation_parameter("threads")
+    precision = _generation_parameter("precision")
+    warmup = _generation_parameter("warmup")
+    n_calls = _generation_parameter("n_calls")
+    min_duration = _generation_parameter("min_duration")
+    interleave = _generation_parameter("interleave")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mlprof.measure.generation.settings import GENERATION_FIELDS, GenerationSettings
+        from mlprof.measure.settings import check_threads_here
+
+        path = str(self.model_file).partition("::")[0]
+        if not path.strip():
+            raise MLProfError("must not be empty (an unset variable?)", field="--model-file")
+        if os.path.isdir(path):
+            if not os.path.isfile(os.path.join(path, "config.json")):
+                raise MLProfError("not a decoder: a directory without config.json (give one "
+                                  "written by save_pretrained)", path, "--model-file")
+        elif not os.path.isfile(path):
+            raise MLProfError("no such file or directory", path, "--model-file")
+        elif not path.endswith(".py"):
+            raise MLProfError("not a decoder: give a Python script (.py) that builds a "
+                              "causal language model, or a save_pretrained directory", path,
+                              "--model-file")
+        self.decoder_path = path
+        self.generation = GenerationSettings(**{n: getattr(self, n) for n in GENERATION_FIELDS})
+        check_threads_here(self.generation.threads)
+
+    @property
+    def device(self) -> str:
+        """Generation runs on the CPU."""
+        return "cpu"
+
+    @property
+    def decoder_name(self) -> str:
+        """The decoder's name: the script's or directory's stem."""
+        return os.path.splitext(os.path.basename(self.decoder_path.rstrip("/")))[0]
+
+    @functools.cached_property
+    def _decoder_hash(self) -> str:
+        return decoder_hash(self.decoder_path)
+
+    def model_identity(self) -> records.ModelIdentity:
+        """The decoder as the user named it."""
+        return records.ModelIdentity(self.decoder_name, self.decoder_name, self.decoder_path,
+                                     self._decoder_hash[:8])
+
+    def store_parts(self) -> dict[str, str]:
+        from mlprof.runtimes import runtime_version
+
+        g = self.generation
+        return {"model": layout.model_segment(self.decoder_name, self._decoder_hash),
+                "runtime": layout.runtime_segment([(r, runtime_version(r)) for r in g.runtimes],
+                                                  self.device),
+                "settings": layout.generation_settings_segment(
+                    g.new_tokens, g.warmup, g.n_calls, g.min_duration, g.interleave, g.threads,
+                    g.precision)}
+
+    def generation_points(self) -> list[tuple[str, GenerationSettings]]:
+        """``(file tag, the point's settings)`` of every branch: prompt lengths, then batch
+        sizes."""
+        return [(layout.generation_point_tag(p.prompt_length, p.batch_size), p)
+                for p in self.generation.points()]
+
+
+class MeasureGeneration(GenerationMixin, law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
+    """Measure a decoder generating, one branch per (prompt length, batch size): every runtime
+    loaded in one isolated child, warmed up and timed in interleaved rounds, the tokens checked
+    against the reference runtime.
+
+    Each branch writes ``generation_p<P>_bs<B>.csv`` (every generated token's time of every
+    timed call) and ``generation_p<P>_bs<B>.json`` (provenance and, per runtime, the metrics
+    with their formulas and intervals, the agreement, peak memory; the paired speed-ups).
+    Under ``--workflow slurm``/``htcondor`` each point is a job on a whole node."""
+
+    local_workflow_require_branches = True
+
+    param_reasons = {
+        "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
+                    "into the same files",
+        "effective_workflow": "law's resolved --workflow (see workflow)",
+        "branches": "which branches run; each branch writes its own point's files",
+        "branch": "one branch: its own point's files (all of the workflow's where it has one "
+                  "point)",
+        **dict.fromkeys(("acceptance", "tolerance", "pilot"), "law's rules for when the "
+                        "workflow counts as complete; each branch writes the same files"),
+    }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # law falls back to the first workflow for an unknown name: a typo would measure
+        # locally without a word (as MeasureRuntime refuses it)
+        known = list(dict.fromkeys(
+            c.workflow_proxy_cls.workflow_type for c in type(self).__mro__
+            if c.__dict__.get("workflow_proxy_cls") is not None
+            and c.workflow_proxy_cls.workflow_type))
+        if self.workflow not in ("", law.NO_STR, *known):
+            raise MLProfError(f"unknown workflow {self.workflow!r}; one of {', '.join(known)}",
+                              field="--workflow")
+
+    def jobs_tag(self) -> str:
+        """Remote jobs of other point sets keep apart (see RemoteJobsMixin)."""
+        return layout.generation_set_tag(self.generation.prompt_lengths,
+                                         self.generation.batch_sizes)
+
+    def create_branch_map(self) -> dict[int, tuple[str, GenerationSettings]]:
+        return dict(enumerate(self.generation_points()))
+
+    @property
+    def priority(self) -> int:
+        return max(1, 10_000 - self.branch) if self.is_branch() else 0
+
+    @property
+    def resources(self) -> dict[str, int]:
+        # never beside a measurement of this run, whatever --workers says
+        return {"mlprof_measure": 1} if self.is_branch() else {}
+
+    def output(self):
+        return self.declared_outputs(tag=self.branch_data[0])
+
+    def failure_path(self) -> str:
+        """One failure record per point (the branches share a directory)."""
+        if self.is_branch():
+            return self.local_path(layout.generation_failure_file(self.branch_data[0]))
+        return super().failure_path()
+
+    def complete(self) -> bool:
+        """Complete when both files exist and the record reads (a damaged point is measured
+        again)."""
+        if not self.is_branch():
+            return super().complete()
+        out = self.output()
+        if not (out["csv"].exists() and out["json"].exists()):
+            return False
+        from mlprof.measure.generation.run import read_generation
+
+        try:
+            read_generation(out["json"].path)
+        except MLProfError as e:
+            logger.warning("re-measuring: %s", e)
+            return False
+        return True
+
+    def run(self):
+        from mlprof.measure.generation.run import measure_generation_isolated, write_generation
+        from mlprof.measure.progress import progress_logger
+
+        tag, point = self.branch_data
+        label = (f"{self.decoder_name} on {','.join(point.runtimes)}, prompt "
+                 f"{point.prompt_length}, batch {point.batch_size} (point {self.branch + 1} of "
+                 f"{len(self.branch_map)})")
+        self.publish_message(f"generating: {label}")
+        log_progress = progress_logger(label)
+        percent = [0]
+
+        def progress(fraction: float, message: str) -> None:
+            if int(100 * fraction) != percent[0]:
+                percent[0] = int(100 * fraction)
+                self.publish_progress(percent[0])
+            log_progress(fraction, message)
+
+        result = measure_generation_isolated(
+            self.decoder_path, point, layout.generation_cache_dir(),
+            model_identity=self.model_identity().to_dict(), progress=progress)
+        write_generation(result, {k: t.path for k, t in self.output().items()}, task={
+            "family": self.task_family, "version": self.version,
+            "model_name": self.decoder_name, "model_file": self.decoder_path,
+            "params": self.to_str_params(only_significant=True)},
+            model_identity=self.model_identity().to_dict(), batch_job=batch_job_info())
+
+
+class PlotGeneration(GenerationMixin):
+    """TTFT and TPOT against prompt length (one curve per runtime and batch size), decode
+    tokens/s against batch size (one curve per runtime and prompt length), and the table:
+    TTFT, TPOT and decode tokens/s with their intervals, and the tokens' agreement, per runtime
+    and point (as CSV and text; printed at the end of ``law run``)."""
+
+    file_types = PlotMixin.file_types
+    top_right_label = PlotMixin.top_right_label
+    plot_postfix = PlotMixin.plot_postfix
+    view_cmd = PlotMixin.view_cmd
+
+    param_reasons = {"view_cmd": "only opens the finished plots in a viewer"}
+    reqs = Requirements(MeasureGeneration=MeasureGeneration)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.file_types:
+            raise MLProfError("give at least one of pdf, png, svg", field="--file-types")
+
+    def requires(self):
+        return self.reqs.MeasureGeneration.req(self)
+
+    def set_tag(self) -> str:
+        return layout.generation_set_tag(self.generation.prompt_lengths,
+                                         self.generation.batch_sizes)
+
+    def plot_tag(self) -> str:
+        """The plot options that are not the default, as a file-name part."""
+        from mlprof.util import short_hash
+
+        tags = []
+        if self.top_right_label != law.NO_STR:
+            tags.append("trl" + short_hash(self.top_right_label, length=6))
+        if self.plot_postfix != law.NO_STR:
+            tags.append(layout.path_safe(self.plot_postfix))
+        return "__" + "_".join(tags) if tags else ""
+
+    def output(self):
+        """The plots, the table as CSV and as text (the family's files)."""
+        stem = layout.generation_plot_files(self.set_tag())["plot"]
+        return self.declared_outputs(stem=stem, tag=self.plot_tag(),
+                                     file_types=tuple(self.file_types))
+
+    def records(self) -> list[dict]:
+        """The points' records, checked."""
+        from mlprof.measure.generation.run import read_generation
+
+        coll = self.input()["collection"]
+        return [read_generation(coll.targets[b]["json"].path) for b in sorted(coll.targets)]
+
+    def run_summary(self) -> str:
+        if not self.complete():
+            from mlprof.tasks.base import failure_reason
+
+            return f"{self.task_family}: not complete: {failure_reason(self)}"
+        from mlprof import ingest
+
+        table = ingest.read_text(self.output()["text"].path, ingest.MAX_RECORD_BYTES,
+                                 what="a table")
+        return table + "outputs:\n" + "\n".join(f"  {t.path}" for t in self.output().values())
+
+    def run(self):
+        from mlprof.plotting import save_figure
+        from mlprof.plotting.generation import corner_text, plot_generation
+        from mlprof.report.generation import COLUMNS, format_table, formulas_of, points_table
+
+        recs = self.records()
+        df = points_table(recs)
+        write_text_atomic(self.output()["csv"].path, df[list(COLUMNS)].to_csv(index=False))
+        write_text_atomic(self.output()["text"].path, format_table(df, formulas_of(recs)))
+        corner = (self.top_right_label if self.top_right_label != law.NO_STR
+                  else corner_text(recs))
+        title = f"{self.decoder_name}, {self.generation.new_tokens} new tokens" + (
+            f", {self.generation.precision}" if self.generation.precision != "fp32" else "")
+        fig = plot_generation(df, title=title, top_right_label=corner)
+        paths = [t.path for k, t in self.output().items() if k in self.file_types]
+        save_figure(fig, paths)
+        from mlprof.tasks.summary import listed_at_end
+
+        if not listed_at_end(self):
+            for p in paths:
+                self.publish_message(f"plot: {p}")
+        if self.view_cmd != law.NO_STR:
+            import shlex
+            import subprocess
+
+            for p in paths:
+                subprocess.call(shlex.split(self.view_cmd) + [p])
