@@ -96,8 +96,10 @@ def plot_generation(df: pd.DataFrame, *, title: str = "", top_right_label: str |
         axes[2].set_xticks(batches)
         axes[2].set_xticklabels([str(b) for b in batches])
         axes[2].set_ylim(bottom=0)
-        for ax in axes:
-            ax.legend(fontsize=7, loc="best")
+        for ax in axes:  # headroom above the curves for the legend (it covered them)
+            top = ax.get_ylim()[1]
+            ax.set_ylim(0, top * 1.45)
+            ax.legend(fontsize=7, loc="upper left", ncol=1)
         decorate(axes[0], top_left_label, None, None)
         decorate(axes[2], "", top_right_label, None)
         if title:

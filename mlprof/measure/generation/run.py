@@ -21,6 +21,7 @@ import datetime as _dt
 import functools
 import io
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -65,9 +66,25 @@ def round_order(runtimes: tuple[str, ...], rnd: int) -> tuple[str, ...]:
     return runtimes[k:] + runtimes[:k]
 
 
+def _quiet_libraries() -> None:
+    """transformers' weight-loading bars and advice, and the tracers' warnings while a backend
+    exports, are not this tool's output: the user saw them between the progress lines."""
+    import warnings
+
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", message=".*[Tt]race.*")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
 def _tell(rep: Any, runtime: str, message: str) -> None:
-    """A backend's progress (an export's phase) under its runtime's name."""
-    rep.update(f"{runtime}: {message}")
+    """A backend's progress (an export's phase) under its runtime's name (its own
+    ``, 4.5 s elapsed`` dropped: the point's line says how long the point has taken)."""
+    rep.update(f"{runtime}: {re.sub(r', [0-9.]+ s elapsed.*$', '', message)}")
 
 
 def _rss_mb() -> float | None:
@@ -106,6 +123,7 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
     prompt, batch, new = s.prompt_length, s.batch_size, s.new_tokens
     started = _dt.datetime.now(_dt.timezone.utc)
     backends: dict[str, Any] = {}
+    _quiet_libraries()
     with Progress(progress) as rep:
         rep.phase("loading the decoder")
         decoder = load_decoder(model_file, progress=lambda _f, m: rep.update(f"decoder: {m}"))
