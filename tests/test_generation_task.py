@@ -242,3 +242,29 @@ def test_plot_generation_measures_once_and_again_for_other_new_tokens(store):
     rec = json.loads(Path(sorted(store.glob("MeasureGeneration/*/*/gen-new9*/g1/"
                                             "generation_p16_bs1.json"))[0]).read_text())
     assert rec["point"]["new_tokens"] == 9 and rec["record"] == "generation"
+
+
+@pytest.mark.slow
+def test_a_runtime_that_cannot_run_the_model_costs_only_its_row(tmp_path):
+    """onnxruntime-genai's builder has no GPT-2: its row says why, torch's is measured."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        n_layer=2, n_embd=64, n_head=2, vocab_size=512, n_positions=256))
+    model.save_pretrained(tmp_path / "tiny_gpt2")
+    r = law_run("PlotGeneration", "--version", "f1", "--model-file", str(tmp_path / "tiny_gpt2"),
+                "--runtimes", "torch,onnxruntime", "--prompt-lengths", "8", "--batch-sizes", "1",
+                "--new-tokens", "4", store=tmp_path / "store", timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "onnxruntime  not run: " in r.stdout
+    assert "cannot export GPT2LMHeadModel" in r.stdout
+    (path,) = (tmp_path / "store").glob("MeasureGeneration/**/generation_p8_bs1.json")
+    rec = records.GenerationRecord.from_json(json.loads(path.read_text()), str(path))
+    assert [x.runtime for x in rec.runtimes] == ["torch"] and rec.reference == "torch"
+    assert [f["runtime"] for f in rec.to_json()["failed"]] == ["onnxruntime"]
+    bad = copy.deepcopy(rec.to_json())
+    bad["failed"] = [{"runtime": "torch", "error": "x"}]
+    with pytest.raises(CorruptResult, match="both ran and failed"):
+        records.GenerationRecord.from_json(bad, "g.json")

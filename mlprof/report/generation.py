@@ -20,7 +20,7 @@ COLUMNS = ("prompt_length", "batch_size", "new_tokens", "runtime", "version", "c
            "decode_tokens_per_s", "decode_tokens_per_s_low", "decode_tokens_per_s_high",
            "prefill_tokens_per_s", "e2e_ms", "speedup_tpot", "speedup_tpot_low",
            "speedup_tpot_high", "agreement", "agreement_errors", "first_divergence",
-           "peak_rss_mb", "contended")
+           "peak_rss_mb", "contended", "causes", "error")
 
 #: the metrics of the table: (record key, column)
 _METRICS = (("ttft", "ttft_ms"), ("tpot", "tpot_ms"),
@@ -86,7 +86,9 @@ def points_table(recs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     rows = []
     for rec in recs:
         point = rec["point"]
-        contended = bool((rec.get("environment") or {}).get("contended") is True)
+        env = rec.get("environment") or {}
+        contended = bool(env.get("contended") is True)
+        causes = ", ".join(str(c) for c in env.get("causes") or ())
         for order, rt in enumerate(rec["runtimes"]):
             m = rt["metrics"]
             row: dict[str, Any] = {"prompt_length": point["prompt_length"],
@@ -107,8 +109,14 @@ def points_table(recs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             row["agreement"], row["agreement_errors"], row["first_divergence"] = \
                 _agreement(rt.get("agreement"))
             row["peak_rss_mb"] = rt.get("peak_rss_mb")
-            row["contended"] = contended
+            row["contended"], row["causes"], row["error"] = contended, causes, None
             rows.append(row)
+        for k, bad in enumerate(rec.get("failed") or ()):  # could not run this model
+            rows.append({"prompt_length": point["prompt_length"],
+                         "batch_size": point["batch_size"], "new_tokens": point["new_tokens"],
+                         "runtime": bad["runtime"], "_order": len(rec["runtimes"]) + k,
+                         "reference": rec.get("reference"), "contended": False, "causes": "",
+                         "error": bad["error"]})
     df = pd.DataFrame(rows, columns=[*COLUMNS, "_order", "reference"])
     if not df.empty:
         df = df.sort_values(["prompt_length", "batch_size", "_order"], kind="stable")
@@ -136,6 +144,10 @@ def format_table(df: pd.DataFrame, formulas: Mapping[str, str] | None = None) ->
             "decode tok/s [95% CI]", "speed-up TPOT", "agreement")
     lines = []
     for _, r in df.iterrows():
+        if isinstance(r.get("error"), str) and r["error"]:
+            lines.append((str(int(r["prompt_length"])), str(int(r["batch_size"])),
+                          str(r["runtime"]), "not run: " + r["error"], "", "", "", ""))
+            continue
         agree = "-" if r["agreement"] is None or pd.isna(r["agreement"]) else \
             f"{100 * float(r['agreement']):.1f} %"
         if r["runtime"] == r.get("reference"):
@@ -143,7 +155,7 @@ def format_table(df: pd.DataFrame, formulas: Mapping[str, str] | None = None) ->
         elif r["agreement_errors"] is not None and not pd.isna(r["agreement_errors"]):
             agree += f" ({int(r['agreement_errors'])} errors)"
         lines.append((str(int(r["prompt_length"])), str(int(r["batch_size"])),
-                      str(r["runtime"]) + (" *" if r["contended"] else ""),
+                      str(r["runtime"]) + (" !" if r["contended"] else ""),
                       _with_interval(r["ttft_ms"], r["ttft_ms_low"], r["ttft_ms_high"], ".2f"),
                       _with_interval(r["tpot_ms"], r["tpot_ms_low"], r["tpot_ms_high"], ".3f"),
                       _with_interval(r["decode_tokens_per_s"], r["decode_tokens_per_s_low"],
@@ -151,12 +163,18 @@ def format_table(df: pd.DataFrame, formulas: Mapping[str, str] | None = None) ->
                       _with_interval(r["speedup_tpot"], r["speedup_tpot_low"],
                                      r["speedup_tpot_high"], ".2f"),
                       agree))
-    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(head)]
+    # a failed runtime's reason spans the row: it does not widen the TTFT column
+    sized = [line for line in lines if not line[3].startswith("not run: ")] or lines
+    widths = [max(len(h), *(len(line[i]) for line in sized)) for i, h in enumerate(head)]
     out = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip()]
     out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
             for line in lines]
-    if df["contended"].any():
-        out.append("* other processes used the CPUs during the timed rounds (contended)")
+    disturbed = df[df["contended"].fillna(False).astype(bool)]
+    if not disturbed.empty:  # the causes named, per point (docs/noise.md)
+        named = sorted({c.strip() for text in disturbed["causes"].fillna("")
+                        for c in str(text).split(",") if c.strip()})
+        out.append("! contended: a cause was named during the point's timed rounds ("
+                   + (", ".join(named) or "unexplained") + "; docs/noise.md)")
     for name, formula in (formulas or {}).items():
         out.append(f"{name}: {formula}")
     return "\n".join(out) + "\n"

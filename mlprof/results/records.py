@@ -1072,6 +1072,16 @@ class GenerationRecord:
             _finite_tree(s, file, f"speedups[{i}]")
         _finite_tree(f.mapping("formulas"), file, "formulas")
         f.number("lock_wait_s", none=True)
+        failed = f.items("failed") or []  # runtimes that could not run this model
+        if len(failed) > GENERATION_MAX_RUNTIMES:
+            raise CorruptResult(f"{len(failed)} failed runtimes, expected at most "
+                                f"{GENERATION_MAX_RUNTIMES}", file, "failed")
+        for i, item in enumerate(failed):
+            ff = _Fields(item, file, f"failed[{i}].", what=f"failed[{i}]")
+            rt = ff.text("runtime", required=True, none=False)
+            if rt in names:
+                raise CorruptResult(f"{rt!r:.40} both ran and failed", file, f"failed[{i}]")
+            ff.text("error", required=True, none=False)
         return cls(
             header=header,
             prompt_length=int(point.integer("prompt_length", 1, GENERATION_MAX_PROMPT,

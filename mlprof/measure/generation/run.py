@@ -17,6 +17,7 @@ exports and warm-up are outside it.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as _dt
 import functools
 import io
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from mlprof.errors import MLProfError
 from mlprof.measure.generation.settings import MAX_ROUNDS, GenerationSettings
 from mlprof.measure.generation.timing import TimedGeneration
 
@@ -81,6 +83,15 @@ def _quiet_libraries() -> None:
     hf_logging.disable_progress_bar()
 
 
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception as one line of at most ``limit`` characters (its type, unless it is the
+    tool's own error, and its message's first line)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if not isinstance(exc, MLProfError):
+        text = f"{type(exc).__name__}: {text}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _tell(rep: Any, runtime: str, message: str) -> None:
     """A backend's progress (an export's phase) under its runtime's name (its own
     ``, 4.5 s elapsed`` dropped: the point's line says how long the point has taken)."""
@@ -131,22 +142,37 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
         input_ids = prompt_ids(decoder.vocab_size, batch, prompt,
                                special_ids=decoder.special_ids)
         opened: dict[str, dict[str, Any]] = {}
+        failed: list[dict[str, str]] = []
         try:
             for rt in s.runtimes:
                 rss0 = _rss_mb()
                 t0 = time.perf_counter()
                 rep.phase(f"opening {rt} (an export the first time)")
-                backends[rt] = open_backend(
-                    rt, decoder, threads=s.threads, cache_dir=cache_dir, precision=s.precision,
-                    progress=functools.partial(_tell, rep, rt))
-                open_s = time.perf_counter() - t0
-                for i in range(s.warmup):
-                    rep.update(f"warm-up of {rt}, call {i + 1} of {s.warmup}")
-                    backends[rt].generate(input_ids, new)
+                try:
+                    backends[rt] = open_backend(
+                        rt, decoder, threads=s.threads, cache_dir=cache_dir,
+                        precision=s.precision, progress=functools.partial(_tell, rep, rt))
+                    open_s = time.perf_counter() - t0
+                    for i in range(s.warmup):
+                        rep.update(f"warm-up of {rt}, call {i + 1} of {s.warmup}")
+                        backends[rt].generate(input_ids, new)
+                except Exception as exc:  # noqa: BLE001 - this runtime cannot run this model
+                    # (onnxruntime-genai's builder has no GPT-2, OpenVINO cannot trace
+                    # Mistral's sliding window here): it costs its own row, not the point
+                    failed.append({"runtime": rt, "error": _one_line(exc)})
+                    if rt in backends:
+                        backends.pop(rt).close()
+                    continue
                 rss1 = _rss_mb()
                 opened[rt] = {"open_s": round(open_s, 3), "peak_rss_mb": peak_rss_mb(),
                               "rss_growth_mb": None if rss0 is None or rss1 is None
                               else round(rss1 - rss0, 1)}
+            ran = tuple(rt for rt in s.runtimes if rt in backends)
+            if not ran:
+                raise MLProfError("no runtime could run " + os.path.basename(model_file) + ": "
+                                  + "; ".join(f"{f['runtime']}: {f['error']}" for f in failed))
+            # the runtimes that ran (the reference: torch if it ran, else the first that did)
+            s = dataclasses.replace(s, runtimes=ran)
             calls: dict[str, list[tuple[int, TimedGeneration]]] = {rt: [] for rt in s.runtimes}
             start = snapshot()
             t_start = time.monotonic()
@@ -189,7 +215,7 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
             for b in backends.values():
                 b.close()
     header = measurement_header(
-        started=started, device="cpu", threads=s.threads, settings=s.key(),
+        started=started, device="cpu", threads=s.threads, settings=settings.key(),
         precision={"precision": s.precision},
         model={"name": decoder.name, "source": decoder.source, "hf_dir": decoder.hf_dir,
                "content_hash": decoder.content_hash, "architecture": decoder.architecture,
@@ -200,7 +226,7 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
     record = {**header.to_json(),
               "point": {"prompt_length": prompt, "batch_size": batch, "new_tokens": new},
               "reference": s.reference, "rounds": rnd, "runtimes": entries,
-              "speedups": speedups, "formulas": dict(gm.FORMULAS)}
+              "speedups": speedups, "failed": failed, "formulas": dict(gm.FORMULAS)}
     return GenerationResult(calls, record)
 
 

@@ -48,9 +48,9 @@ def ticking(progress: Callable[[str], None] | None, what: str) -> Iterator[Progr
 
 def export_dir(cache_dir: str, runtime: str, library: str, precision: str,
                content_hash: str) -> str:
-    """Where the export of one decoder for one runtime, library version and precision lives."""
-    return os.path.join(os.path.abspath(cache_dir), "generation", runtime, library, precision,
-                        content_hash)
+    """Where the export of one decoder for one runtime, library version and precision lives,
+    under ``cache_dir`` (the store's ``cache/generation``)."""
+    return os.path.join(os.path.abspath(cache_dir), runtime, library, precision, content_hash)
 
 
 def cached_export(target: str, build: Callable[[str], None],

@@ -37,6 +37,12 @@ from mlprof.measure.generation.timed import TimedGeneration
 from mlprof.model.decoder import Decoder
 
 
+def _genai_version() -> str:
+    import onnxruntime_genai as og
+
+    return str(og.__version__)
+
+
 def _build(decoder: Decoder, out: str) -> None:
     """Run onnxruntime-genai's model builder on a copy of ``decoder.hf_dir`` with a tokenizer."""
     src = os.path.join(out, "hf")
@@ -51,6 +57,10 @@ def _build(decoder: Decoder, out: str) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not os.path.isfile(os.path.join(out, "model.onnx")):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        if "is not currently supported" in tail[0]:  # its builder knows a list of architectures
+            raise MLProfError(f"onnxruntime-genai {_genai_version()} cannot export "
+                              f"{decoder.architecture} (its model builder does not support "
+                              "that architecture)", decoder.source)
         raise MLProfError(f"onnxruntime-genai's builder failed (exit {proc.returncode}): "
                           f"{tail[0]}", decoder.source)
 
