@@ -144,15 +144,14 @@ def did_you_mean(given: str, names: Iterable[str], n: int = 3) -> str:
     unknown choice (task, runtime, device, precision, scenario, setting, option value) suggests
     what was meant, so that ``PlotRuntime`` -> ``PlotRuntimes`` and ``tourch`` -> ``torch`` read
     alike. Case is ignored (``plotruntimes``); the names ``given`` begins (up to ``n``) come
-    first, else the closest one by :func:`difflib.get_close_matches` (cutoff 0.6, its default:
-    ``tourch`` -> ``torch`` scores 0.91, ``cpuu`` -> ``cpu`` 0.86)."""
+    first, else the closest one by :func:`difflib.get_close_matches` at cutoff 0.7
+    (:func:`close_options`: ``tourch`` -> ``torch`` scores 0.91, ``cpuu`` -> ``cpu`` 0.86,
+    while ``tensorrt`` -> ``tensorflow``, 0.67, is no suggestion)."""
     names = list(dict.fromkeys(map(str, names)))
     lower = {name.lower(): name for name in names}
     text = str(given).strip().lower()
     if not text:
         return ""
     close = [lower[c] for c in close_options(text, list(lower), n)]
-    if not close:
-        close = [lower[c] for c in difflib.get_close_matches(text, list(lower), n=1)]
     close = [c for c in close if c != given]
     return f"; did you mean {' or '.join(close)}?" if close else ""
