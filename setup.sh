@@ -41,6 +41,12 @@ _mlp_setup() {
     fi
     # shellcheck disable=SC1091
     source "${MLP_VENV}/bin/activate" || return 1
+    # bin/law: law's command, with one line and the closest names for an unknown task
+    # (mlprof/lawcli.py); first on PATH, once
+    case ":${PATH}:" in
+        *":${MLP_BASE}/bin:"*) ;;
+        *) export PATH="${MLP_BASE}/bin:${PATH}" ;;
+    esac
 
     # (re)install when pyproject.toml or the extras changed
     local stamp="${MLP_VENV}/.mlprof-install-stamp"

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 from mlprof.errors import MLProfError
 from mlprof.measure.settings import SETTINGS, check_batch_sizes, cli_settings
-from mlprof.util import close_options
+from mlprof.util import close_options, did_you_mean
 
 #: exit code for a bad option or value, as ``law run``'s (``[luigi_retcode]`` in law.cfg)
 EXIT_BAD_INPUT = 40
@@ -364,8 +364,7 @@ class _Parser(argparse.ArgumentParser):
             given, _, rest = message[len("invalid choice: "):].partition(" (choose from ")
             given = given.strip("'")
             names = [n.strip().strip("'") for n in rest.rstrip(")").split(",")]
-            close = close_options(given, names, n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
+            hint = did_you_mean(given, names, n=1)
             if field == "cmd":
                 raise MLProfError(f"unknown command {given!r}{hint} (commands: "
                                   f"{', '.join(names)})")

@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +137,21 @@ def close_options(option: str, names: Sequence[str], n: int = 3) -> list[str]:
     names it begins (an abbreviation), else the closest one."""
     starting = sorted(o for o in names if o.startswith(option))
     return starting[:n] or difflib.get_close_matches(option, names, n=1, cutoff=0.7)
+
+
+def did_you_mean(given: str, names: Iterable[str], n: int = 3) -> str:
+    """``"; did you mean X?"`` (``"X or Y"``) for a mistyped name, or ``""``: the one way every
+    unknown choice (task, runtime, device, precision, scenario, setting, option value) suggests
+    what was meant, so that ``PlotRuntime`` -> ``PlotRuntimes`` and ``tourch`` -> ``torch`` read
+    alike. Case is ignored (``plotruntimes``); the names ``given`` begins (up to ``n``) come
+    first, else the closest one by :func:`difflib.get_close_matches` at cutoff 0.7
+    (:func:`close_options`: ``tourch`` -> ``torch`` scores 0.91, ``cpuu`` -> ``cpu`` 0.86,
+    while ``tensorrt`` -> ``tensorflow``, 0.67, is no suggestion)."""
+    names = list(dict.fromkeys(map(str, names)))
+    lower = {name.lower(): name for name in names}
+    text = str(given).strip().lower()
+    if not text:
+        return ""
+    close = [lower[c] for c in close_options(text, list(lower), n)]
+    close = [c for c in close if c != given]
+    return f"; did you mean {' or '.join(close)}?" if close else ""

@@ -72,7 +72,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("experiments", ("mlprof.experiments",)),
     ("tasks", ("mlprof.tasks",)),
     ("drivers", ("mlprof.api", "mlprof.corpus")),
-    ("entry points", ("mlprof.cli", "=mlprof")),
+    ("entry points", ("mlprof.cli", "mlprof.lawcli", "=mlprof")),
 ]
 
 #: the only layers that ``results`` may import (besides itself)

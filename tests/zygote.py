@@ -80,8 +80,7 @@ def _child(request: dict, scripts: dict[str, str]) -> None:
 
                 code = run_mlprof()
             else:
-                from law.cli.cli import run
-
+                from mlprof.lawcli import main as run
                 from mlprof.tasks import install_run_hooks, started_by_law_run
 
                 if started_by_law_run():  # as at the tasks' import under `law run`

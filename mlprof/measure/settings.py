@@ -15,7 +15,6 @@ batch size; both raise :class:`MLProfError` naming the command-line option (``--
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 import os
@@ -28,6 +27,7 @@ from mlprof.ingest import ascii_float, ascii_int, printable
 from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
 from mlprof.runtimes.batching import MAX_BATCH_SIZE, normalized_rules
 from mlprof.runtimes.precisions import DEFAULT_PRECISION, listed
+from mlprof.util import did_you_mean
 
 # Bounds of the settings that are multiplied into memory or time (issue 22): a value beyond
 # them is a typo or an attack, and is refused up front, in one line, before any branch runs
@@ -285,8 +285,8 @@ def unknown_setting_error(name: str, valid: Iterable[str],
     """One line for an unknown setting ``name``: the closest valid name and all of them
     (``field``: the option it was given in, which the message then names it under)."""
     valid = list(valid)
-    close = difflib.get_close_matches(name, valid, n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
+    found = did_you_mean(name, valid)  # "; did you mean n_calls?" or ""
+    hint = f"{found[2:]} " if found else ""
     what = f"unknown setting {name!r}" if field else "unknown setting"
     return MLProfError(f"{what}; {hint}valid: {', '.join(valid)}", field=field or name)
 

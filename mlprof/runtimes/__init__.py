@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from mlprof.errors import MLProfError
 from mlprof.runtimes import precisions as _precisions
 from mlprof.runtimes.precisions import runtime_precisions
+from mlprof.util import did_you_mean
 
 #: model kinds: ONNX models (a YAML spec or an ``.onnx`` file), Python model scripts, and
 #: TensorFlow models (``inference_engine: tf``: a frozen graph or a SavedModel; ``tfaot``: a
@@ -49,8 +50,13 @@ def check_precision(value: object, field: str = "--precision") -> str:
     if text in PRECISIONS:
         return text
     hint = _PRECISION_HINTS.get(text)
+    if hint:
+        close = f" (did you mean {hint}?)"
+    else:
+        found = did_you_mean(text, PRECISIONS)  # "; did you mean fp16?" or ""
+        close = f" ({found[2:]})" if found else ""
     raise MLProfError(f"unknown precision {str(value)[:40]!r}; one of {', '.join(PRECISIONS)}"
-                      + (f" (did you mean {hint}?)" if hint else ""), field=field)
+                      f"{close}", field=field)
 
 
 _IS_TEXT = {ONNX_MODEL: "an ONNX/YAML model", SCRIPT_MODEL: "a Python model script",
@@ -240,7 +246,9 @@ def runtime_info(name: str) -> RuntimeInfo:
     if canon is None:
         known = ", ".join(f"{i.name} (alias {', '.join(i.aliases)})" if i.aliases else i.name
                           for i in _REGISTRY.values())
-        raise MLProfError(f"unknown runtime {name!r}; available: {known}", field="--runtime")
+        hint = did_you_mean(name, [*_REGISTRY, *(a for i in _REGISTRY.values() for a in i.aliases)])
+        raise MLProfError(f"unknown runtime {name!r}{hint}{' ' if hint else '; '}available: "
+                          f"{known}", field="--runtime")
     return _REGISTRY[canon]
 
 
@@ -280,8 +288,10 @@ def check_device(runtime: str, device: str) -> str:
     dev = str(device).strip().lower()
     info = runtime_info(runtime)
     if dev not in info.devices:
-        raise MLProfError(f"device {device!r} is not supported by {info.name}; supported: "
-                          f"{', '.join(info.devices)}", field="--device")
+        hint = did_you_mean(dev, info.devices)
+        raise MLProfError(f"device {device!r} is not supported by {info.name}{hint}"
+                          f"{' ' if hint else '; '}supported: {', '.join(info.devices)}",
+                          field="--device")
     return dev
 
 

@@ -32,7 +32,6 @@ Both kinds of line read ``mlprof error: <field>: <message>`` after law's log pre
 from __future__ import annotations
 
 import argparse
-import difflib
 import functools
 import logging
 import sys
@@ -45,7 +44,7 @@ import luigi.cmdline_parser
 from luigi.task_register import Register
 
 from mlprof.errors import MLProfError
-from mlprof.util import close_options
+from mlprof.util import close_options, did_you_mean
 
 logger = logging.getLogger("luigi-interface")
 
@@ -72,8 +71,7 @@ def _text(value: Any) -> str:
 
 def _choice_text(choices, value: str) -> str:
     names = sorted(map(str, choices))
-    close = difflib.get_close_matches(value, names, n=1)
-    hint = f"; did you mean {close[0]}?" if close else ""
+    hint = did_you_mean(value, names)
     return f"must be one of {', '.join(names)}, got {value!r}{hint}"
 
 
@@ -98,10 +96,7 @@ def bad_value_message(param: luigi.Parameter, value: Any, exc: BaseException) ->
             return f"expected comma-separated {what}, got {text!r}"
         if param._choices:
             unknown = [e for e in elems if e and e not in map(str, param._choices)]
-            hint = ""
-            if len(unknown) == 1:
-                close = difflib.get_close_matches(unknown[0], list(map(str, param._choices)), 1)
-                hint = f"; did you mean {close[0]}?" if close else ""
+            hint = did_you_mean(unknown[0], param._choices) if len(unknown) == 1 else ""
             return (f"expected comma-separated values from "
                     f"{', '.join(map(str, param._choices))}, got {text!r}{hint}")
         return f"invalid value {text!r}: {' '.join(str(exc).split())}"
@@ -179,6 +174,16 @@ def check_values(cp: luigi.cmdline_parser.CmdlineParser) -> None:
         raise MLProfError("missing (required)", field=", ".join(map(_flag, missing)))
 
 
+def _unset_flag(param: luigi.Parameter, value: Any) -> bool:
+    """Whether ``value`` is argparse's default of a flag that was not given: luigi's implicit
+    boolean options (``store_true``) are ``False`` when absent, not ``None``. Taken as given,
+    the 9 of luigi's own tasks (``--RangeDaily-reverse``, ...) made every ``law run`` build the
+    root's whole dependency graph in :func:`check_upstream_options` (and start the measurement
+    server from MeasureRuntime's ``workflow_requires``) even for a no-op rerun."""
+    return (value is False and isinstance(param, luigi.BoolParameter)
+            and param.parsing == luigi.BoolParameter.IMPLICIT_PARSING)
+
+
 def _upstream_given(cp: luigi.cmdline_parser.CmdlineParser
                     ) -> list[tuple[str, str, str, Any]]:
     """``(flag, task family, parameter, value)`` of every ``--<Task>-<param>`` given for a task
@@ -189,7 +194,7 @@ def _upstream_given(cp: luigi.cmdline_parser.CmdlineParser
         if without_section or task_name == args.root_task:
             continue
         value = getattr(args, param._parser_global_dest(name, task_name), None)
-        if value is not None:
+        if value is not None and not _unset_flag(param, value):
             out.append((_flag(f"{task_name}_{name}"), task_name, name,
                         param.normalize(param.parse(value))))
     return out
@@ -349,8 +354,9 @@ def install() -> None:
     @functools.wraps(get_task_obj_orig)
     def get_task_obj(self):
         check_values(self)
-        from mlprof.tasks.preflight import inspects_only, preflight
+        from mlprof.tasks.preflight import inspects_only, mark_inspecting, preflight
 
+        mark_inspecting(inspects_only(self.known_args))
         if not inspects_only(self.known_args):  # --print-status of a read-only store works
             preflight()  # a read-only or full store, an unusable lock: once, before anything
         try:

@@ -41,6 +41,10 @@ from mlprof.tasks.summary import install_run_summary
 
 _installed = False
 
+#: law's parameters that only look (``law.Task.interactive_params``, without importing law's
+#: task module here)
+_LOOK_PARAMS = ("print_deps", "print_status", "print_output", "fetch_output", "remove_output")
+
 
 def started_by_law_run(argv: Sequence[str] | None = None) -> bool:
     """Whether this process is ``law run`` (or luigi's ``luigi`` command), from ``argv``
@@ -107,6 +111,9 @@ def _prestart_for_scripts() -> None:
         return
     if "run" not in argv[1:3] and not argv[0].endswith(" run"):
         return
+    looks = ("--help", "-h", "--help-all", *(f"--{p.replace('_', '-')}" for p in _LOOK_PARAMS))
+    if any(a.split("=", 1)[0] in looks for a in argv[2:]):
+        return  # --print-status and friends measure nothing (see mlprof.tasks.preflight)
     if any(a.endswith(".py") or ".py::" in a for a in argv[2:]):
         from mlprof.measure.isolate import prestart
 

@@ -32,3 +32,22 @@ def inspects_only(known_args: Any) -> bool:
 
     return any(getattr(known_args, name, None) not in (None, "", (), [])
                for name in law.Task.interactive_params)
+
+
+#: set by :mod:`mlprof.tasks.cmdline` when the command line only looks (:func:`inspects_only`)
+_inspecting = False
+
+
+def mark_inspecting(value: bool) -> None:
+    """Record whether this process's ``law run`` only looks (called once per command line)."""
+    global _inspecting
+    _inspecting = bool(value)
+
+
+def inspecting() -> bool:
+    """Whether this process's ``law run`` only looks (``--print-status`` and friends): then no
+    measurement server is started ahead of time. law's ``--print-status`` calls a workflow's
+    ``workflow_requires``, where MeasureRuntime and ProfileRuntime start it so that its imports
+    (onnxruntime, numpy, onnx: 0.41 s of imports here) overlap with scheduling; for a look at
+    the store that was a second process importing a runtime for nothing."""
+    return _inspecting

@@ -101,8 +101,10 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         reqs = super().workflow_requires()
         reqs.update(self.model_requirements())
         from mlprof.measure.isolate import prestart
+        from mlprof.tasks.preflight import inspecting
 
-        prestart(torch=self.is_script or self.runtime_info.needs_torch)
+        if not inspecting():  # --print-status and friends measure nothing
+            prestart(torch=self.is_script or self.runtime_info.needs_torch)
         return reqs
 
     def requires(self):

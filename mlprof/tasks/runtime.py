@@ -274,8 +274,10 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         # something is to be measured: start the measurement server now, so that its imports
         # overlap with scheduling instead of delaying the first branch
         from mlprof.measure.isolate import prestart
+        from mlprof.tasks.preflight import inspecting
 
-        if self.effective_workflow == "local":  # remote branches measure on the workers
+        # remote branches measure on the workers; --print-status and friends measure nothing
+        if self.effective_workflow == "local" and not inspecting():
             prestart(torch=self.is_script or self.runtime_info.needs_torch)
         return reqs
 

@@ -1,0 +1,112 @@
+"""Start-up: how long does a no-op rerun of the quick start take, next to law's own floor?
+
+The README's first command (``law run PlotRuntimes --version quickstart``) is run once into a
+fresh temporary store; then, interleaved round by round, each checkout given (default: this
+one) reruns it (everything complete: nothing measured) and law runs a trivial task (one
+complete ``law.Task`` whose output exists: law, luigi, law.cfg, one scheduling pass; the floor
+issue 38 compares with). Wall times of the whole ``law`` process as a user sees them.
+
+Usage (after ``source setup.sh``)::
+
+    python benchmarks/startup.py [--rounds 5] [--before DIR]
+
+``--before DIR``: another checkout of mlprof (``git archive <commit> | tar -x -C DIR``) run with
+the same store and venv, interleaved with this one, for before/after figures in one run.
+Prints per round and the medians: ``noop/floor`` per checkout (target <= 1.2; and <= 0.5 s
+on a quiet machine). A benchmark, not a test: exits 0 unless a ``law run`` fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+FLOOR_TASK = '''
+import os
+import law
+import luigi
+
+
+class Trivial(law.Task):
+    """Complete once its file exists: law's floor for a no-op ``law run``."""
+
+    version = luigi.Parameter()
+
+    def output(self):
+        return law.LocalFileTarget(os.path.join(os.environ["MLP_STORE"], "floor", "done"))
+
+    def run(self):
+        self.output().touch()
+'''
+
+
+def env_for(checkout: Path, store: Path, extra_path: Path) -> dict[str, str]:
+    """The environment ``source setup.sh`` gives in ``checkout`` (its code, law.cfg and index)."""
+    env = dict(os.environ)
+    env.update(MLP_BASE=str(checkout), MLP_STORE=str(store), LAW_HOME=str(checkout / ".law"),
+               LAW_CONFIG_FILE=str(checkout / "law.cfg"),
+               PYTHONPATH=os.pathsep.join([str(checkout), str(extra_path)]))
+    bins = [str(checkout / "bin")] if (checkout / "bin" / "law").exists() else []
+    parts = [p for p in env.get("PATH", "").split(os.pathsep) if not p.endswith("/bin")
+             or not (Path(p) / "law").exists() or p == str(Path(sys.executable).parent)]
+    env["PATH"] = os.pathsep.join([*bins, str(Path(sys.executable).parent), *parts])
+    return env
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=env["MLP_BASE"], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+    return wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--before", type=Path, help="another checkout, interleaved with this one")
+    args = ap.parse_args()
+    checkouts = {"this": HERE}
+    if args.before:
+        checkouts = {"before": args.before.resolve(), "after": HERE}
+    with tempfile.TemporaryDirectory(prefix="mlp-startup-") as tmp:
+        store, extra = Path(tmp) / "store", Path(tmp) / "py"
+        extra.mkdir()
+        (extra / "mlp_floor.py").write_text(FLOOR_TASK)
+        quick = ["law", "run", "PlotRuntimes", "--version", "quickstart"]
+        floor = ["law", "run", "mlp_floor.Trivial", "--version", "v1"]
+        envs = {name: env_for(path, store, extra) for name, path in checkouts.items()}
+        for name, env in envs.items():  # each checkout's index, then the quick start once
+            subprocess.run(["law", "index", "-q"], env=env, cwd=env["MLP_BASE"], check=True)
+            print(f"quick start ({name}; measures unless the store has it): "
+                  f"{timed(quick, env):.2f} s", flush=True)
+        first = next(iter(envs.values()))
+        timed(floor, first)
+        times: dict[str, list[float]] = {"floor": []}
+        times.update({name: [] for name in envs})
+        for r in range(args.rounds):
+            line = [f"round {r + 1}:"]
+            order = ["floor", *envs] if r % 2 == 0 else [*reversed(envs), "floor"]
+            for name in order:
+                t = timed(floor, first) if name == "floor" else timed(quick, envs[name])
+                times[name].append(t)
+                line.append(f"{name} {t:.3f}")
+            print("  ".join(line), flush=True)
+        med = {name: statistics.median(ts) for name, ts in times.items()}
+        print(f"median floor (law run of a trivial complete task): {med['floor']:.3f} s")
+        for name in envs:
+            print(f"median no-op rerun ({name}): {med[name]:.3f} s, "
+                  f"noop/floor {med[name] / med['floor']:.2f} (target <= 1.2)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The ``law`` command of an mlprof checkout: law's own command line, with one answer before it.
+
+``law run <Task>`` looks the task up in law's index (``law/cli/run.py``) and, for a name that is
+not there, prints ``task family 'PlotRuntime' not found in index`` and exits 1, before any
+mlprof code runs (law has no hook there: the first mlprof code of a ``law run`` is the import of
+the task's module, found in that same index). So ``setup.sh`` puts ``bin/law`` (this module's
+:func:`main`) first on ``PATH``: for ``law run <name>`` with a name that is neither in the index
+nor a ``module.Class`` path it answers in one line with the closest task names, as every other
+unknown choice is answered (:func:`mlprof.util.did_you_mean`), exit 40 (``[luigi_retcode]
+unhandled_exception``, as every error before anything ran)::
+
+    ERROR: luigi-interface - mlprof error: PlotRuntime is not a task; did you mean PlotRuntimes?
+
+Everything else goes to law unchanged (``law.cli.cli.run``). The check reads the index file
+(~40 lines) after law's import, which law's own start-up does anyway: it adds no measurable
+time to a ``law run`` (the index is read once more, well under 1 ms).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from mlprof.errors import MLProfError
+from mlprof.util import did_you_mean
+
+
+def index_families(index_file: str) -> list[str]:
+    """The task families of law's index file (lines ``module:Family:params``), in its order."""
+    with open(index_file) as f:
+        return [line.split(":", 2)[1] for line in map(str.strip, f) if line.count(":") >= 2]
+
+
+def unknown_task(family: str, index_file: str) -> MLProfError | None:
+    """The error for ``law run family`` when ``family`` is not in the index (``None`` when it is,
+    or when law decides itself: a ``module.Class`` path, no index file yet)."""
+    if "." in family or family.startswith("-") or not os.path.isfile(index_file):
+        return None
+    families = index_families(index_file)
+    if family in families:
+        return None
+    hint = did_you_mean(family, families)
+    listing = "" if hint else " (law index --verbose lists the tasks)"
+    return MLProfError(f"{family} is not a task{hint}{listing}")
+
+
+def _retcode() -> int:
+    import luigi.retcodes
+
+    try:
+        return int(luigi.retcodes.retcode().unhandled_exception)
+    except Exception:  # noqa: BLE001  (a broken config must not hide the user's error)
+        return 40
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``law`` with ``argv`` (default ``sys.argv[1:]``); an unknown task of ``law run`` is
+    one line and exit code 40."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    from law.cli.cli import run
+    from law.config import Config
+
+    if len(args) >= 2 and args[0] == "run":
+        err = unknown_task(args[1], Config.instance().get_expanded("core", "index_file"))
+        if err is not None:
+            logger = logging.getLogger("luigi-interface")
+            logger.error("mlprof error: %s", err)
+            for handler in logger.handlers:
+                handler.flush()
+            return _retcode()
+    code = run(args)
+    return code if isinstance(code, int) else 0

@@ -1,0 +1,83 @@
+"""Start-up stays light (issue 38, item 2): a ``law run`` that only looks (``--print-status``,
+``--print-output``, ``--remove-output``, ``--help``), a bad parameter, an unknown task and a
+no-op rerun import no runtime, no matplotlib and no pandas, and start no measurement server.
+
+Each command runs as ``law`` runs it, in a fresh interpreter (not the tests' zygote, which has
+those modules loaded already): ``bin/law``'s own entry, :func:`mlprof.lawcli.main`, with
+``sys.argv`` as ``law`` sets it. An exit hook registered before anything else (so it runs
+last) writes the heavy modules found in ``sys.modules`` and whether the measurement server
+(multiprocessing's forkserver) was started. Nothing here is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FAST, REPO, law_run
+
+#: what a command that measures nothing must not import (each costs 0.2-2.5 s)
+HEAVY = ("torch", "tensorflow", "openvino", "onnxruntime", "matplotlib", "pandas")
+
+_PROBE = """
+import atexit, json, sys
+def _report(out=sys.argv.pop(1)):
+    import multiprocessing.forkserver as fs
+    heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})
+    with open(out, 'w') as f:
+        json.dump({{'heavy': heavy, 'server': fs._forkserver._forkserver_pid is not None}}, f)
+atexit.register(_report)
+sys.argv[0] = {law!r}
+from mlprof.lawcli import main
+sys.exit(main())
+"""
+
+
+def run_probed(args: list[str], store: Path, tmp_path: Path) -> tuple[int, dict, str]:
+    """``law ARGS`` in a fresh interpreter: (exit code, {heavy, server}, output)."""
+    out = tmp_path / "probe.json"
+    code = _PROBE.format(heavy=HEAVY, law=str(REPO / "bin" / "law"))
+    env = dict(os.environ, MLP_STORE=str(store), MLP_BASE=str(REPO),
+               LAW_HOME=os.environ.get("LAW_HOME", str(REPO / ".law")),
+               LAW_CONFIG_FILE=os.environ.get("LAW_CONFIG_FILE", str(REPO / "law.cfg")))
+    proc = subprocess.run([sys.executable, "-c", code, str(out), *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return proc.returncode, json.loads(out.read_text()), proc.stdout + proc.stderr
+
+
+LOOKS = [
+    (["run", "PlotRuntimes", "--version", "v1", "--batch-sizes", "1,2", "--print-status", "0"], 0),
+    (["run", "MeasureRuntime", "--version", "v1", "--batch-sizes", "1,2", "--print-status", "0"],
+     0),
+    (["run", "PlotRuntimes", "--version", "v1", "--print-output", "0"], 0),
+    (["run", "PlotRuntimes", "--version", "v1", "--remove-output", "0,a"], 0),
+    (["run", "PlotRuntimes", "--help"], 0),
+    (["run", "PlotSpeedup", "--help"], 0),
+    (["run", "PlotRuntimes", "--version", "v1", "--batch-sizes", "1,two"], 40),
+    (["run", "PlotRuntimes", "--version", "v1", "--runtime", "tourch"], 40),
+    (["run", "PlotRuntime", "--version", "v1"], 40),
+]
+
+
+@pytest.mark.parametrize("args, rc", LOOKS, ids=[" ".join(a[1:]) for a, _ in LOOKS])
+def test_looking_imports_nothing_heavy(store, tmp_path, args, rc):
+    code, probe, out = run_probed(args, store, tmp_path)
+    assert code == rc, out[-2000:]
+    assert probe["heavy"] == [], (probe["heavy"], out[-1000:])
+    assert not probe["server"], "a measurement server was started for a command that only looks"
+
+
+def test_a_noop_rerun_imports_nothing_heavy(store, tmp_path):
+    args = ["--version", "t1", "--batch-sizes", "1", *FAST]
+    first = law_run("PlotRuntimes", *args, store=store)
+    assert first.returncode == 0, first.stderr[-2000:]
+    code, probe, out = run_probed(["run", "PlotRuntimes", *args], store, tmp_path)
+    assert code == 0, out[-2000:]
+    assert "1 complete already" in out or "complete" in out, out[-2000:]
+    assert probe["heavy"] == [], (probe["heavy"], out[-1000:])
+    assert not probe["server"]
