@@ -152,8 +152,10 @@ def test_refusals(tmp_path: Path) -> None:
     tiny = Decoder(name="none", source=str(tmp_path), hf_dir=str(tmp_path / "absent"),
                    content_hash="0", architecture="LlamaForCausalLM", n_params=1,
                    vocab_size=512, max_context=128)
-    with pytest.raises(MLProfError, match="unknown generation runtime 'tensorrt'"):
+    with pytest.raises(MLProfError, match="unknown runtime 'tensorrt'"):
         open_backend("tensorrt", tiny, threads=1, cache_dir=str(tmp_path))
+    with pytest.raises(MLProfError, match="tensorflow does not generate"):
+        open_backend("tf", tiny, threads=1, cache_dir=str(tmp_path))
     with pytest.raises(MLProfError, match="precision fp32 only"):
         open_backend("onnxruntime", tiny, threads=1, cache_dir=str(tmp_path), precision="fp16")
     assert os.listdir(tmp_path) == []

@@ -110,6 +110,9 @@ class RuntimeInfo:
     #: (:data:`mlprof.model.precision.NATIVE_ISA`): elsewhere the runtime would silently
     #: compute in fp32, so the combination is refused up front
     native_precisions: tuple[str, ...] = ()
+    #: its generation backend (issue 37, :mod:`mlprof.measure.generation`), ``module:Class``
+    #: (empty: it does not generate)
+    generation: str = ""
 
     def __post_init__(self) -> None:
         problems = []
@@ -194,23 +197,28 @@ register(RuntimeInfo(
     package="onnxruntime", aliases=("ort",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="onnxruntime", label="ONNX Runtime",
     profiler="ONNX Runtime session profiling", peak_benchmark=True,
+    generation="mlprof.measure.generation.backends.onnxruntime:OrtGenaiBackend",
     **runtime_precisions("onnxruntime")))
 register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
     model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch",
-    profiler="torch.profiler", **runtime_precisions("torch")))
+    profiler="torch.profiler",
+    generation="mlprof.measure.generation.backends.torch:TorchBackend",
+    **runtime_precisions("torch")))
 register(RuntimeInfo(
     name="torch-compile", target="mlprof.runtimes.torch:TorchCompileRuntime",
     package="torch", aliases=("torch-compiled", "inductor", "compile"), devices=("cpu",),
     model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True,
-    label="PyTorch (torch.compile)", compiler="torch.compile"))
+    label="PyTorch (torch.compile)", compiler="torch.compile",
+    generation="mlprof.measure.generation.backends.torch:TorchCompileBackend"))
 
 register(RuntimeInfo(
     name="openvino", target="mlprof.runtimes.openvino:OpenVinoRuntime",
     package="openvino", aliases=("ov",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="openvino", label="OpenVINO", extra="openvino",
     profiler="OpenVINO performance counters",
+    generation="mlprof.measure.generation.backends.openvino:OpenVinoBackend",
     **runtime_precisions("openvino")))
 register(RuntimeInfo(
     name="tensorflow", target="mlprof.runtimes.tensorflow:TensorFlowRuntime",
@@ -223,6 +231,17 @@ register(RuntimeInfo(
 
 #: the runtime used when none is given
 DEFAULT_RUNTIME = "onnxruntime"
+#: the runtimes PlotGeneration measures when none are given, the reference first (the tokens of
+#: the others are checked against it); torch-compile is not among them: its first generate
+#: compiles for 19-51 s here, again for every batch size and prompt length
+GENERATION_DEFAULT = ("torch", "onnxruntime", "openvino")
+#: the reference of a generation comparison when it is measured (else the first runtime)
+GENERATION_REFERENCE = "torch"
+
+
+def generation_runtimes() -> tuple[str, ...]:
+    """The runtimes with a generation backend (:attr:`RuntimeInfo.generation`)."""
+    return tuple(name for name, info in _REGISTRY.items() if info.generation)
 
 
 def precision_problem(runtime: str, precision: str) -> str | None:

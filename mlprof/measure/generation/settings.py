@@ -20,6 +20,14 @@ from typing import Any
 from mlprof.errors import MLProfError
 from mlprof.measure.generation.timing import GENERATION_RUNTIMES
 from mlprof.results import records
+from mlprof.runtimes import (
+    GENERATION_DEFAULT,
+    GENERATION_REFERENCE,
+    canonical_runtime,
+    runtime_info,
+    runtime_names,
+)
+from mlprof.util import did_you_mean
 
 # Bounds of everything multiplied into memory or time (as mlprof.measure.settings bounds the
 # measurement settings, issue 22): a value beyond them is a typo, refused before any branch runs.
@@ -91,7 +99,7 @@ class GenerationSettings:
         help=f"tokens generated per call, exactly (min_new_tokens = max_new_tokens); 2 to "
         f"{MAX_NEW_TOKENS}; default: 32")
     runtimes: tuple[str, ...] = _option(
-        ("torch", "onnxruntime", "openvino"), flag="--runtimes",
+        GENERATION_DEFAULT, flag="--runtimes",
         help=f"comma-separated generation runtimes ({', '.join(GENERATION_RUNTIMES)}), measured "
         "in interleaved rounds; the first (torch when given) is the reference the others' "
         "tokens are checked against; default: torch,onnxruntime,openvino")
@@ -141,7 +149,8 @@ class GenerationSettings:
     def reference(self) -> str:
         """The runtime the others' tokens are checked against: torch when measured, else the
         first one."""
-        return "torch" if "torch" in self.runtimes else self.runtimes[0]
+        return GENERATION_REFERENCE if GENERATION_REFERENCE in self.runtimes \
+            else self.runtimes[0]
 
     def points(self) -> list[GenerationSettings]:
         """One per branch: each (prompt length, batch size), prompt lengths first."""
@@ -188,8 +197,11 @@ def _checked(s: GenerationSettings) -> dict[str, Any]:
     runtimes: list[str] = []
     for r in s.runtimes:
         name = str(r).strip().lower()
+        if any(name in runtime_info(n).names for n in runtime_names()):
+            name = canonical_runtime(name)  # an alias: ort -> onnxruntime
         if name not in GENERATION_RUNTIMES:
-            raise MLProfError(f"{r!r} is no generation runtime; one of "
+            hint = did_you_mean(name, GENERATION_RUNTIMES)
+            raise MLProfError(f"{r!r} is no generation runtime{hint}; one of "
                               f"{', '.join(GENERATION_RUNTIMES)}", field="--runtimes")
         if name not in runtimes:
             runtimes.append(name)

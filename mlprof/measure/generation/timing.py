@@ -13,9 +13,10 @@ import numpy as np
 from mlprof.errors import MLProfError
 from mlprof.measure.generation.timed import TimedGeneration
 from mlprof.model.decoder import Decoder
+from mlprof.runtimes import generation_runtimes
 
-#: the runtimes that generate (``--runtimes``); torch-compile where it works
-GENERATION_RUNTIMES = ("torch", "torch-compile", "onnxruntime", "openvino")
+#: the runtimes that generate (``--runtimes``): those with a generation backend in the registry
+GENERATION_RUNTIMES = generation_runtimes()
 
 __all__ = ["GENERATION_RUNTIMES", "GenerationBackend", "TimedGeneration", "open_backend"]
 
@@ -53,20 +54,17 @@ def open_backend(runtime: str, decoder: Decoder, *, threads: int, cache_dir: str
     Each runtime's library is imported only here, when it is asked for: torch and transformers
     (``torch``, ``torch-compile``), onnxruntime-genai (``onnxruntime``), OpenVINO
     (``openvino``); see :mod:`mlprof.measure.generation.backends` for why each."""
-    if runtime in ("torch", "torch-compile"):
-        from mlprof.measure.generation.backends.torch import TorchBackend
+    import importlib
 
-        return TorchBackend(decoder, threads=threads, compile=runtime == "torch-compile",
-                            precision=precision, progress=progress)
-    if runtime == "onnxruntime":
-        from mlprof.measure.generation.backends.onnxruntime import OrtGenaiBackend
+    from mlprof.runtimes import runtime_info
 
-        return OrtGenaiBackend(decoder, threads=threads, cache_dir=cache_dir,
-                               precision=precision, progress=progress)
-    if runtime == "openvino":
-        from mlprof.measure.generation.backends.openvino import OpenVinoBackend
-
-        return OpenVinoBackend(decoder, threads=threads, cache_dir=cache_dir,
-                               precision=precision, progress=progress)
-    raise MLProfError(f"unknown generation runtime {runtime!r} "
-                      f"(one of {', '.join(GENERATION_RUNTIMES)})", field="runtimes")
+    info = runtime_info(runtime)  # an unknown name: one line naming the close ones
+    if not info.generation:
+        raise MLProfError(f"{info.name} does not generate (generation runtimes: "
+                          f"{', '.join(generation_runtimes())})", field="runtimes")
+    module, _, cls = info.generation.partition(":")
+    backend = getattr(importlib.import_module(module), cls)
+    opened: GenerationBackend = backend(decoder, threads=threads, runtime=info.name,
+                                        cache_dir=cache_dir, precision=precision,
+                                        progress=progress)
+    return opened

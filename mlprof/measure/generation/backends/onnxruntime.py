@@ -68,11 +68,10 @@ def _build(decoder: Decoder, out: str) -> None:
 class OrtGenaiBackend:
     """A decoder exported by onnxruntime-genai's builder, generating through its Generator."""
 
-    runtime = "onnxruntime"
-
-    def __init__(self, decoder: Decoder, *, threads: int, cache_dir: str,
+    def __init__(self, decoder: Decoder, *, threads: int, runtime: str, cache_dir: str,
                  precision: str = "fp32",
                  progress: Callable[[str], None] | None = None) -> None:
+        self.runtime = runtime  # its registry name
         import onnxruntime
         import onnxruntime_genai as og
 

@@ -102,11 +102,10 @@ def _convert(decoder: Decoder, out: str) -> None:
 class OpenVinoBackend:
     """A decoder converted to OpenVINO IR, generating in a greedy per-step loop."""
 
-    runtime = "openvino"
-
-    def __init__(self, decoder: Decoder, *, threads: int, cache_dir: str,
+    def __init__(self, decoder: Decoder, *, threads: int, runtime: str, cache_dir: str,
                  precision: str = "fp32",
                  progress: Callable[[str], None] | None = None) -> None:
+        self.runtime = runtime  # its registry name
         import openvino as ov
 
         check_precision(precision)

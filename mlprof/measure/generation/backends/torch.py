@@ -49,14 +49,18 @@ class _Clock:
 class TorchBackend:
     """A decoder in transformers on PyTorch (see the module docstring)."""
 
-    def __init__(self, decoder: Decoder, *, threads: int, compile: bool = False,
-                 precision: str = "fp32",
+    #: whether it compiles the forward (:class:`TorchCompileBackend`)
+    compiles = False
+
+    def __init__(self, decoder: Decoder, *, threads: int, runtime: str,
+                 cache_dir: str | None = None, precision: str = "fp32",
                  progress: Callable[[str], None] | None = None) -> None:
         import torch
         import transformers
 
         check_precision(precision)
-        self.runtime = "torch-compile" if compile else "torch"
+        compile = self.compiles
+        self.runtime = runtime  # its registry name (cache_dir: nothing exported)
         self.version: str = str(torch.__version__)
         self.decoder, self.threads, self.compile = decoder, threads, compile
         self._progress = progress
@@ -140,3 +144,9 @@ class TorchBackend:
     def close(self) -> None:
         """Drop the model."""
         self.model = None
+
+
+class TorchCompileBackend(TorchBackend):
+    """The same with a static KV cache and ``torch.compile`` (``torch-compile``)."""
+
+    compiles = True
