@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from mlprof.results import identity
+
 #: the table's columns, in order (the CSV's header)
 COLUMNS = ("prompt_length", "batch_size", "new_tokens", "runtime", "version", "calls",
            "ttft_ms", "ttft_ms_low", "ttft_ms_high", "tpot_ms", "tpot_ms_low", "tpot_ms_high",
@@ -179,13 +181,14 @@ def formulas_of(recs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 #: and version (:func:`mlprof.report.collect.collect_generations`); medians with their 95 %
 #: intervals (``_low``/``_high``), ``causes`` what disturbed a contended point's timed rounds
 GENERATION_CSV_COLUMNS = (
-    "model", "model_hash", "runtime", "runtime_version", "device", "settings_key", "version",
-    "point", "prompt_length", "batch_size", "new_tokens", "threads", "reference", "calls",
-    "rounds", "ttft_ms", "ttft_ms_low", "ttft_ms_high", "tpot_ms", "tpot_ms_low",
-    "tpot_ms_high", "decode_tokens_per_s", "decode_tokens_per_s_low",
-    "decode_tokens_per_s_high", "prefill_tokens_per_s", "e2e_ms", "speedup_tpot",
-    "speedup_tpot_low", "speedup_tpot_high", "agreement", "agreement_errors",
-    "first_divergence", "peak_rss_mb", "contended", "causes", "host", "timestamp", "path")
+    "model", "model_hash", "model_file", "runtime", "runtime_version", "device",
+    "settings_key", "version", "point", "prompt_length", "batch_size", "new_tokens",
+    "threads", "reference", "calls", "rounds", "ttft_ms", "ttft_ms_low", "ttft_ms_high",
+    "tpot_ms", "tpot_ms_low", "tpot_ms_high", "decode_tokens_per_s",
+    "decode_tokens_per_s_low", "decode_tokens_per_s_high", "prefill_tokens_per_s", "e2e_ms",
+    "speedup_tpot", "speedup_tpot_low", "speedup_tpot_high", "agreement", "agreement_errors",
+    "first_divergence", "peak_rss_mb", "contended", "causes", "host", "cpu_model",
+    "timestamp", "path")
 
 
 def record_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -208,6 +211,9 @@ def record_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
                for k, v in r.items() if not k.startswith("_") and k != "version"},
             "point": f"p{int(point['prompt_length'])}_bs{int(point['batch_size'])}",
             "runtime_version": r.get("version"), "threads": settings.get("threads"),
+            "model_file": (rec.get("model") or {}).get("source")
+            if isinstance(rec.get("model"), Mapping) else None,
+            "cpu_model": rec.get("cpu_model"),
             "rounds": rec.get("rounds"), "causes": causes, "host": rec.get("host"),
             "timestamp": rec.get("timestamp")})
     return out
@@ -218,10 +224,13 @@ def _order(row: Mapping[str, Any]) -> tuple[str, float]:
     return (str(row.get("timestamp") or ""), float(row.get("mtime") or 0.0))
 
 
-#: what makes two generation rows the same series (a point of one decoder on one runtime with
-#: the same settings, on one host): its newest row is the current one, its rows over versions
-#: are its history
-SERIES_KEY = ("model", "model_hash", "runtime", "device", "settings_key", "point", "host")
+#: what makes two generation rows the same series: the series key of every measurement
+#: (:data:`mlprof.results.identity.SERIES_KEY`: model and file, runtime by name, device, host,
+#: CPU, threads, settings) with the point (prompt length and batch size) for the batch size;
+#: the runtime's version and the model's hash are properties of each point (an upgrade
+#: continues the series, as an event). Its newest row is the current one, its rows over
+#: versions its history.
+SERIES_KEY = (*(k for k in identity.SERIES_KEY if k not in ("variant", "batch_size")), "point")
 
 
 def newest_generations(rows: Sequence[Mapping[str, Any]],
@@ -233,7 +242,7 @@ def newest_generations(rows: Sequence[Mapping[str, Any]],
     for r in rows:
         if versions and r.get("version") not in versions:
             continue
-        key = tuple(r.get(k) for k in SERIES_KEY)
+        key = identity.key_of(r, SERIES_KEY)
         if key not in chosen or _order(r) >= _order(chosen[key]):
             chosen[key] = dict(r)
     return sorted(chosen.values(), key=lambda r: (
@@ -244,7 +253,7 @@ def newest_generations(rows: Sequence[Mapping[str, Any]],
 def generation_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Generation rows as Report's ``generation.csv`` (:data:`GENERATION_CSV_COLUMNS`), in
     series and time order; the header alone without rows."""
-    ordered = sorted(rows, key=lambda r: (tuple(str(r.get(k)) for k in SERIES_KEY), _order(r)))
+    ordered = sorted(rows, key=lambda r: (identity.key_of(r, SERIES_KEY), _order(r)))
     return pd.DataFrame([{c: r.get(c) for c in GENERATION_CSV_COLUMNS} for r in ordered],
                         columns=list(GENERATION_CSV_COLUMNS))
 
@@ -277,3 +286,17 @@ def generation_summary(rows: Sequence[Mapping[str, Any]]) -> str:
                      f"TTFT {ttft} ms, TPOT {tpot} ms, decode {decode} tokens/s, "
                      f"agreement {agree_text}{flag}")
     return "\n".join(lines)
+
+
+def series_history(rows: Sequence[Mapping[str, Any]], row: Mapping[str, Any],
+                   metric: str = "tpot_ms") -> tuple[list[str], list[float], list[str]]:
+    """The history of ``row``'s series (:data:`SERIES_KEY`) in ``rows``: ``(versions,
+    values of metric, events)`` in time order, a point without the metric left out;
+    ``events`` the runtime upgrades and model edits along it
+    (:func:`mlprof.results.identity.events`, as the latency history marks them)."""
+    key = identity.key_of(row, SERIES_KEY)
+    members = sorted((r for r in rows if identity.key_of(r, SERIES_KEY) == key
+                      and _num(r.get(metric)) is not None), key=_order)
+    events = [e.text for e in identity.events(members, runtime=str(row.get("runtime") or ""))]
+    return ([str(r.get("version")) for r in members], [float(r[metric]) for r in members],
+            events)
