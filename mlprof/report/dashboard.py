@@ -1345,9 +1345,9 @@ def _loads_html(rows: Sequence[Mapping[str, Any]], model_link=None,
 
 
 #: the columns of the generation table (one row per decoder, runtime and point)
-GENERATION_COLUMNS = ["runtime", "runtime_version", "point", "ttft", "tpot", "decode",
+GENERATION_COLUMNS = ["runtime", "runtime_version", "shown_point", "ttft", "tpot", "decode",
                       "speedup", "agreement", "flags", "tpot_history", "host", "version"]
-_GENERATION_HEADERS = {"point": "prompt, batch", "ttft": "TTFT ms [95% CI]",
+_GENERATION_HEADERS = {"shown_point": "prompt, batch", "ttft": "TTFT ms [95% CI]",
                        "tpot": "TPOT ms [95% CI]", "decode": "decode tok/s [95% CI]",
                        "speedup": "TPOT speed-up", "agreement": "tokens agree",
                        "tpot_history": "TPOT history"}
@@ -1364,7 +1364,9 @@ def current_generations(rows: Sequence[Mapping[str, Any]],
 
     out = newest_generations(rows, versions)
     for r in out:
-        r["point"] = f"{r.get('prompt_length')}, {r.get('batch_size')}"
+        r["_history"] = series_history(rows, r)  # before a shown column replaces a key part
+        r["shown_point"] = (f"{r.get('prompt_length')}, {r.get('batch_size')} "
+                            f"({r.get('new_tokens')} new)")
         r["ttft"] = _with_interval(r.get("ttft_ms"), r.get("ttft_ms_low"), r.get("ttft_ms_high"),
                                    ".3g")
         r["tpot"] = _with_interval(r.get("tpot_ms"), r.get("tpot_ms_low"), r.get("tpot_ms_high"),
@@ -1382,8 +1384,6 @@ def current_generations(rows: Sequence[Mapping[str, Any]],
             + (f" ({int(errors)} errors)" if errors is not None else ""))
         r["flags"] = (f"{CONTENDED} contended: {_causes_text(r)}" if _flag(r.get("contended"))
                       else "")
-        versions_, values, events = series_history(rows, r)
-        r["_history"] = (versions_, values, events)
     return out
 
 
@@ -1400,7 +1400,7 @@ def _generations_html(rows: Sequence[Mapping[str, Any]], model_link=None,
         versions, values, events = r.get("_history") or ([], [], [])
         if len(values) < 2:
             return "-"
-        tip = (f"TPOT ms of {r.get('model')} {r.get('runtime')} {r.get('point')}: "
+        tip = (f"TPOT ms of {r.get('model')} {r.get('runtime')} {r.get('shown_point')}: "
                + ", ".join(f"{v} {x:.3g}" for v, x in zip(versions[-TREND_POINTS:],
                                                          values[-TREND_POINTS:], strict=True))
                + (f"; {'; '.join(events)}" if events else ""))

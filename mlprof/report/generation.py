@@ -281,7 +281,8 @@ def generation_summary(rows: Sequence[Mapping[str, Any]]) -> str:
         tpot = _ms(r.get("tpot_ms"), r.get("tpot_ms_low"), r.get("tpot_ms_high"), ".3g")
         decode = _ms(r.get("decode_tokens_per_s"), r.get("decode_tokens_per_s_low"),
                      r.get("decode_tokens_per_s_high"), ".0f")
-        lines.append(f"  {r.get('model')} {r.get('point')} on {r.get('runtime')} "
+        lines.append(f"  {r.get('model')} {r.get('point')} ({r.get('new_tokens')} new tokens) "
+                     f"on {r.get('runtime')} "
                      f"{r.get('runtime_version') or ''}".rstrip() + f" ({r.get('version')}): "
                      f"TTFT {ttft} ms, TPOT {tpot} ms, decode {decode} tokens/s, "
                      f"agreement {agree_text}{flag}")
