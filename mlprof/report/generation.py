@@ -203,6 +203,8 @@ def record_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     causes = ",".join(causes_of(dict(rec))) if contended else ""
     settings = rec.get("settings") if isinstance(rec.get("settings"), Mapping) else {}
     point = rec["point"]
+    model = rec.get("model")
+    model_file = model.get("source") if isinstance(model, Mapping) else None
     out = []
     for r in df.to_dict("records"):
         out.append({
@@ -211,8 +213,7 @@ def record_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
                for k, v in r.items() if not k.startswith("_") and k != "version"},
             "point": f"p{int(point['prompt_length'])}_bs{int(point['batch_size'])}",
             "runtime_version": r.get("version"), "threads": settings.get("threads"),
-            "model_file": (rec.get("model") or {}).get("source")
-            if isinstance(rec.get("model"), Mapping) else None,
+            "model_file": model_file,
             "cpu_model": rec.get("cpu_model"),
             "rounds": rec.get("rounds"), "causes": causes, "host": rec.get("host"),
             "timestamp": rec.get("timestamp")})
