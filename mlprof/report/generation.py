@@ -201,7 +201,8 @@ def record_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     df = points_table([rec])
     contended = is_contended(dict(rec))
     causes = ",".join(causes_of(dict(rec))) if contended else ""
-    settings = rec.get("settings") if isinstance(rec.get("settings"), Mapping) else {}
+    raw_settings = rec.get("settings")
+    settings: Mapping[str, Any] = raw_settings if isinstance(raw_settings, Mapping) else {}
     point = rec["point"]
     model = rec.get("model")
     model_file = model.get("source") if isinstance(model, Mapping) else None
