@@ -23,6 +23,21 @@ An experiment file (``experiments/*.yaml``) looks like this::
       input_data: random
     script_args: ""          # arguments for model scripts
 
+**Generation experiments** (issue 37): a ``generation:`` section makes the experiment measure
+decoders generating (one PlotGeneration per model file: MeasureGeneration's points, the
+runtimes in interleaved rounds, the tokens checked) instead of MeasureRuntime; its keys are
+PlotGeneration's options (:class:`mlprof.measure.generation.settings.GenerationSettings`),
+each checked as the command line checks it and refused naming ``generation.<key>``::
+
+    title: Tiny Llama generating
+    model_files: [$MLP_BASE/models/generation/tiny_llama.py]
+    generation: {prompt_lengths: [16], batch_sizes: [1], new_tokens: 8,
+                 runtimes: [torch, onnxruntime]}
+
+The runtimes, batch sizes and settings of such an experiment are those of its ``generation:``
+section: ``runtimes``, ``batch_sizes``, ``settings``, ``device``, ``reference_runtime`` and
+``script_args`` next to it are refused (they would be ignored).
+
 Unlike Relay's ``config.json`` (where experiments were shell scripts and a broken one was
 rejected silently), every field is checked up front: a bad file gives one error naming the file
 and the field, and the nightly run shows it on the dashboard while the other experiments run.
@@ -55,7 +70,11 @@ from mlprof.runtimes import DEFAULT_RUNTIME, canonical_runtime, check_device
 
 FIELDS = ("title", "description", "active", "priority", "model_files", "exclude_files",
           "rotate", "runtimes", "reference_runtime", "batch_sizes", "device", "settings",
-          "script_args", "notify")
+          "script_args", "notify", "generation")
+
+#: the fields an experiment with ``generation:`` must not have: its section says them
+NOT_WITH_GENERATION = ("runtimes", "batch_sizes", "settings", "device", "reference_runtime",
+                       "script_args")
 
 #: the keys of ``rotate``
 ROTATE_FIELDS = ("slices",)
@@ -86,6 +105,8 @@ class Experiment:
     #: the slice key of each model file (its path relative to its entry's directory)
     model_keys: tuple[str, ...] = ()
     slices: int | None = None             # rotate.slices (None: every model file every night)
+    #: the ``generation:`` section, checked (PlotGeneration's options); None: MeasureRuntime
+    generation: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-serializable)."""
@@ -409,8 +430,54 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         notify = check("notify", _str_list, path, "notify", data["notify"])
         if notify is not None:
             kw["notify"] = tuple(notify)
+    if "generation" in data:
+        gen = check("generation", _generation, path, data["generation"])
+        for fld in NOT_WITH_GENERATION:
+            if fld in data:
+                problems.add(_fail(path, fld, "not with generation: give it in the "
+                                   "generation section (its keys: "
+                                   f"{', '.join(_generation_keys())})"))
+        if gen is not None:
+            kw["generation"] = gen
     problems.raise_any()
     return Experiment(**kw)
+
+
+def _generation_keys() -> list[str]:
+    from mlprof.measure.generation.settings import GENERATION_FIELDS
+
+    return list(GENERATION_FIELDS)
+
+
+def _generation(path: str, value: Any) -> dict[str, Any]:
+    """``generation:`` checked: a mapping of PlotGeneration's options
+    (:class:`~mlprof.measure.generation.settings.GenerationSettings`' fields), each value as
+    the command line checks it (``new_tokens: 0`` is refused like ``--new-tokens 0``); the
+    first wrong key named ``generation.<key>``. Returns the values as the settings hold them
+    (tuples for lists), which are PlotGeneration's parameters."""
+    from mlprof.measure.generation.settings import GenerationSettings
+
+    keys = _generation_keys()
+    if not isinstance(value, dict) or not value:
+        raise _fail(path, "generation", f"must be a mapping of {', '.join(keys)}, got "
+                    f"{value!r}")
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        fld = f"generation.{key}"
+        if key not in keys:
+            raise _fail(path, fld, f"unknown; known: {', '.join(keys)}")
+        if isinstance(v, (int, float, str)) and key in ("prompt_lengths", "batch_sizes",
+                                                        "runtimes"):
+            v = [v]
+        try:  # each key alone (the others' defaults are valid): the error is this key's
+            checked = GenerationSettings(**{key: v})
+        except MLProfError as e:
+            raise _fail(path, fld, e.message.split(": ", 1)[-1]
+                        if e.message.startswith("--") else e.message) from None
+        except (TypeError, ValueError) as e:
+            raise _fail(path, fld, f"not a valid value: {v!r} ({e})") from None
+        out[key] = getattr(checked, key)
+    return out
 
 
 @dataclass(frozen=True)

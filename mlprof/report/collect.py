@@ -328,6 +328,40 @@ def _load_row(path: Path, store: Path) -> dict:
         "path": str(path), "mtime": mtime}
 
 
+def collect_generations(stores: Iterable[str | os.PathLike]) -> list[dict]:
+    """One row per runtime of every MeasureGeneration record in ``stores``
+    (:func:`mlprof.report.generation.record_rows`): its model, settings, version and point,
+    the runtime's median TTFT, TPOT and decode tokens/s with their 95 % intervals, its TPOT
+    speed-up against the reference, its teacher-forced agreement and whether the point was
+    contended (and by what). A damaged record costs only its rows: it is logged in one line
+    naming the file and the field (:class:`mlprof.results.records.GenerationRecord`, which
+    checks every field the rows are made of) and left out, never read as numbers."""
+    out: list[dict] = []
+    for store in unique_stores(stores):
+        for path in _result_files(store, "MeasureGeneration", "generation_*.json"):
+            try:
+                out.extend(_generation_rows(path, store))
+            except (CorruptResult, OSError, ValueError) as e:  # ValueError: off the layout
+                logger.warning("%s", e)
+    return out
+
+
+def _generation_rows(path: Path, store: Path) -> list[dict]:
+    """The rows of one generation record (:func:`collect_generations`); a
+    :class:`CorruptResult` naming the file and the field for a record that does not read."""
+    from mlprof.measure.generation.run import read_generation
+    from mlprof.report.generation import record_rows
+
+    if layout.parse_generation_failure(path.name) is None and not re.fullmatch(
+            r"generation_p\d+_bs\d+\.json", path.name):
+        raise CorruptResult("named like a MeasureGeneration record but not one (expected "
+                            "generation_p<prompt>_bs<batch>.json)", str(path))
+    data = read_generation(str(path))  # every field checked: the rows format checked values
+    mtime = path.stat().st_mtime
+    where = _split(path, store)
+    return [{**where, **row, "path": str(path), "mtime": mtime} for row in record_rows(data)]
+
+
 def _with_cause(row: dict) -> dict:
     """``row`` with its corpus (the model file's directory) and, for a failure, its cause
     (:func:`mlprof.report.causes.failure_cause`)."""

@@ -889,17 +889,20 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                     rule: AlertRule | None = None, title: str = "mlprof dashboard",
                     plots: bool = True, precisions: Sequence[Mapping[str, Any]] = (),
                     loads: Sequence[Mapping[str, Any]] = (),
+                    generations: Sequence[Mapping[str, Any]] = (),
                     floors: NoiseFloors | None = None) -> dict[str, Any]:
     """Write the dashboard for ``report`` (a DataFrame of :func:`mlprof.report.to_frame`).
 
     ``experiments`` are status dicts (title, file, status, errors, ...) as written by the
     nightly run; ``precisions`` the rows of ComparePrecisions tables
     (:func:`mlprof.report.collect.collect_precisions`) and ``loads`` the MeasureLoad records
-    (:func:`mlprof.report.collect.collect_loads`), shown on the front page and each model's
-    page; ``plots=False`` leaves out the matplotlib history plots of configurations with
-    an alert (every other chart is SVG, drawn here). ``floors``: where the hosts' noise
-    records are (:class:`mlprof.report.history.NoiseFloors`; the configured store by
-    default): every page's header states the minimum detectable change of the results'
+    (:func:`mlprof.report.collect.collect_loads`), ``generations`` the MeasureGeneration rows
+    (:func:`mlprof.report.collect.collect_generations`), shown on the front page and each
+    model's page (a decoder measured only by MeasureGeneration gets a page of its own);
+    ``plots=False`` leaves out the matplotlib history plots of configurations with an alert
+    (every other chart is SVG, drawn here). ``floors``: where the hosts' noise records are
+    (:class:`mlprof.report.history.NoiseFloors`; the configured store by default): every
+    page's header states the minimum detectable change of the results'
     hosts, and alerts fire only above 2 x their floor.
     Returns a summary: counts of results, failures and alerts, the pages and what the archive
     (:mod:`mlprof.report.dashboard_archive`) lists.
@@ -937,8 +940,16 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
         model_pages[(model, mhash)] = layout.model_page(
             model, mhash if isinstance(mhash, str) and mhash else None)
 
+    # decoders measured only by MeasureGeneration: a page with their generation table
+    gen_rows = current_generations(generations, current_versions)
+    gen_pages = {(r.get("model"), r.get("model_hash")): layout.model_page(
+        str(r.get("model")), r.get("model_hash") if isinstance(r.get("model_hash"), str)
+        and r.get("model_hash") else None) for r in gen_rows
+        if (r.get("model"), r.get("model_hash")) not in model_pages}
+
     def model_link(r: Mapping[str, Any], anchor: str = "") -> str | None:
-        page = model_pages.get((r.get("model"), r.get("model_hash")))
+        key = (r.get("model"), r.get("model_hash"))
+        page = model_pages.get(key) or gen_pages.get(key)
         return page + (f"#{anchor}" if page and anchor else "") if page else None
 
     # the current results, each with its shown status and its change vs baseline
@@ -1058,6 +1069,7 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     body.append(_precisions_html(prec, model_link=model_link))
     load_rows = current_loads(loads, current_versions)
     body.append(_loads_html(load_rows, model_link=model_link))
+    body.append(_generations_html(gen_rows, model_link=model_link))
     with open(os.path.join(out_dir, "index.html"), "w") as f:
         f.write(_page(title, meta, "".join(body)))
 
@@ -1113,17 +1125,30 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                      "model_hash")) == (model, mhash)], section_id="model-precisions")
                  + _loads_html([r for r in load_rows if (r.get("model"), r.get(
                      "model_hash")) == (model, mhash)], section_id="model-load")
+                 + _generations_html([r for r in gen_rows if (r.get("model"), r.get(
+                     "model_hash")) == (model, mhash)], section_id="model-generation")
                  + '<section id="provenance"><h2>Provenance</h2>'
                  + _table(rec, prov_cols, table_id="provenance-table") + "</section>")
         with open(os.path.join(out_dir, page), "w") as f:
             f.write(_page(label, f"{_esc(model)} &middot; " + meta.replace('href="',
                                                                             'href="../'), mbody))
+    for (model, mhash), page in gen_pages.items():
+        mine = [r for r in gen_rows if (r.get("model"), r.get("model_hash")) == (model, mhash)]
+        mfile = next((r.get("model_file") for r in mine if isinstance(r.get("model_file"), str)),
+                     "")
+        mbody = (f'<section><p><a href="../index.html">&larr; all results</a> &middot; model '
+                 f"{_esc(model)} &middot; hash {_esc(mhash)} &middot; {_esc(mfile)}</p>"
+                 "</section>" + _generations_html(mine, section_id="model-generation"))
+        with open(os.path.join(out_dir, page), "w") as f:
+            f.write(_page(str(model), f"{_esc(model)} &middot; " + meta.replace(
+                'href="', 'href="../'), mbody))
     return {"results": len(cur), "failures": len(failures) + len(exp_failures),
             "failure_groups": len(groups) + len(exp_failures),
             "regressions": n_reg, "improvements": n_imp, "new_regressions": new_reg,
             "new_improvements": new_imp, "counts": counts, "generated": now,
             "current": list(current_versions or []), "title": title,
-            "alerts": alerts, "pages": ["index.html", *model_pages.values()]}
+            "alerts": alerts, "generation": len(gen_rows),
+            "pages": ["index.html", *model_pages.values(), *gen_pages.values()]}
 
 
 def _tiles(counts: Mapping[str, int], n: int, new_reg: int, n_reg: int, new_imp: int,
@@ -1316,6 +1341,88 @@ def _loads_html(rows: Sequence[Mapping[str, Any]], model_link=None,
             "shared the CPUs with other processes: its answer may be low.</p>"
             + _table(rows, cols, table_id=f"{section_id}-table", headers=_LOAD_HEADERS,
                      links={"model": model_link} if model_link else None)
+            + "</section>")
+
+
+#: the columns of the generation table (one row per decoder, runtime and point)
+GENERATION_COLUMNS = ["runtime", "runtime_version", "shown_point", "ttft", "tpot", "decode",
+                      "speedup", "agreement", "flags", "tpot_history", "host", "version"]
+_GENERATION_HEADERS = {"shown_point": "prompt, batch", "ttft": "TTFT ms [95% CI]",
+                       "tpot": "TPOT ms [95% CI]", "decode": "decode tok/s [95% CI]",
+                       "speedup": "TPOT speed-up", "agreement": "tokens agree",
+                       "tpot_history": "TPOT history"}
+
+
+def current_generations(rows: Sequence[Mapping[str, Any]],
+                        versions: Sequence[str] | None = None) -> list[dict]:
+    """The MeasureGeneration rows to show (:func:`mlprof.report.collect.collect_generations`):
+    those of ``versions`` when given, else the newest of each series
+    (:func:`mlprof.report.generation.newest_generations`), each with its figures as text
+    (median and 95 % interval), its agreement, ``flags`` (contended and what disturbed it, as
+    the other tables show it) and the history of its TPOT over every version in ``rows``."""
+    from mlprof.report.generation import _with_interval, newest_generations, series_history
+
+    out = newest_generations(rows, versions)
+    for r in out:
+        r["_history"] = series_history(rows, r)  # before a shown column replaces a key part
+        r["shown_point"] = (f"{r.get('prompt_length')}, {r.get('batch_size')} "
+                            f"({r.get('new_tokens')} new)")
+        r["ttft"] = _with_interval(r.get("ttft_ms"), r.get("ttft_ms_low"), r.get("ttft_ms_high"),
+                                   ".3g")
+        r["tpot"] = _with_interval(r.get("tpot_ms"), r.get("tpot_ms_low"), r.get("tpot_ms_high"),
+                                   ".3g")
+        r["decode"] = _with_interval(r.get("decode_tokens_per_s"),
+                                     r.get("decode_tokens_per_s_low"),
+                                     r.get("decode_tokens_per_s_high"), ".0f")
+        r["speedup"] = "reference" if r.get("runtime") == r.get("reference") else \
+            _with_interval(r.get("speedup_tpot"), r.get("speedup_tpot_low"),
+                           r.get("speedup_tpot_high"), ".2f")
+        agree = _number(r.get("agreement"))
+        errors = _number(r.get("agreement_errors"))
+        r["agreement"] = "reference" if r.get("runtime") == r.get("reference") else (
+            "-" if agree is None else f"{100 * agree:.1f} %"
+            + (f" ({int(errors)} errors)" if errors is not None else ""))
+        r["flags"] = (f"{CONTENDED} contended: {_causes_text(r)}" if _flag(r.get("contended"))
+                      else "")
+    return out
+
+
+def _generations_html(rows: Sequence[Mapping[str, Any]], model_link=None,
+                      section_id: str = "generation") -> str:
+    """MeasureGeneration's points: per decoder, runtime, prompt length and batch size the
+    median TTFT, TPOT and decode tokens/s with their 95 % intervals, the TPOT speed-up against
+    the reference runtime, the teacher-forced agreement, the contended flag and a sparkline of
+    the TPOT over versions (empty without records)."""
+    if not rows:
+        return ""
+
+    def history(r: Mapping[str, Any]) -> str:
+        versions, values, events = r.get("_history") or ([], [], [])
+        if len(values) < 2:
+            return "-"
+        tip = (f"TPOT ms of {r.get('model')} {r.get('runtime')} {r.get('shown_point')}: "
+               + ", ".join(f"{v} {x:.3g}" for v, x in zip(versions[-TREND_POINTS:],
+                                                         values[-TREND_POINTS:], strict=True))
+               + (f"; {'; '.join(events)}" if events else ""))
+        return sparkline(values[-TREND_POINTS:], baseline=float(np.median(values[:-1])),
+                         worse_up=True, title=tip)
+
+    cols = (["model"] if model_link else []) + GENERATION_COLUMNS
+    contended = sum(1 for r in rows if _flag(r.get("contended")))
+    n = len(rows)
+    return (f'<section id="{section_id}"><h2>Generation ({n:,} runtime point'
+            f'{"s" if n != 1 else ""}' + (f"; {contended:,} contended" if contended else "")
+            + ")</h2><p>MeasureGeneration: a decoder generating a fixed number of tokens per "
+            "call, runtimes in interleaved rounds. TTFT: call start to the first token "
+            "sampled; TPOT = (E2E - TTFT)/(N - 1); decode tokens/s = batch x (N - 1)/(E2E - "
+            "TTFT); medians with bootstrap 95 % intervals. Tokens agree: the share of "
+            "teacher-forced steps whose token is the reference runtime's (errors only where "
+            "the reference's margin exceeds 10x the logit difference). A contended point "
+            "shared the CPUs with other processes. Generation.csv of Report has every "
+            "version.</p>"
+            + _table(rows, cols, table_id=f"{section_id}-table", headers=_GENERATION_HEADERS,
+                     links={"model": model_link} if model_link else None,
+                     raw={"tpot_history": history})
             + "</section>")
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from mlprof.results import identity
+
 #: the table's columns, in order (the CSV's header)
 COLUMNS = ("prompt_length", "batch_size", "new_tokens", "runtime", "version", "calls",
            "ttft_ms", "ttft_ms_low", "ttft_ms_high", "tpot_ms", "tpot_ms_low", "tpot_ms_high",
@@ -189,3 +191,133 @@ def formulas_of(recs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             return {str(k): str(v) for k, v in f.items() if isinstance(v, str)}
     return {}
 
+
+
+# --- Report / dashboard rows ---------------------------------------------------------------------
+
+#: the columns of Report's ``generation.csv``, in order: one row per generation point, runtime
+#: and version (:func:`mlprof.report.collect.collect_generations`); medians with their 95 %
+#: intervals (``_low``/``_high``), ``causes`` what disturbed a contended point's timed rounds
+GENERATION_CSV_COLUMNS = (
+    "model", "model_hash", "model_file", "runtime", "runtime_version", "device",
+    "settings_key", "version", "point", "prompt_length", "batch_size", "new_tokens",
+    "threads", "reference", "calls", "rounds", "ttft_ms", "ttft_ms_low", "ttft_ms_high",
+    "tpot_ms", "tpot_ms_low", "tpot_ms_high", "decode_tokens_per_s",
+    "decode_tokens_per_s_low", "decode_tokens_per_s_high", "prefill_tokens_per_s", "e2e_ms",
+    "speedup_tpot", "speedup_tpot_low", "speedup_tpot_high", "agreement", "agreement_errors",
+    "first_divergence", "peak_rss_mb", "contended", "causes", "host", "cpu_model",
+    "timestamp", "path")
+
+
+def record_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of one checked generation record (JSON of
+    :class:`mlprof.results.records.GenerationRecord`): one per runtime, with the
+    :func:`points_table` figures, the record's host, time, threads, rounds and causes. The
+    record's fields were checked on read, so every number here is finite or None."""
+    from mlprof.measure.contention import causes_of, is_contended
+
+    df = points_table([rec])
+    contended = is_contended(dict(rec))
+    causes = ",".join(causes_of(dict(rec))) if contended else ""
+    raw_settings = rec.get("settings")
+    settings: Mapping[str, Any] = raw_settings if isinstance(raw_settings, Mapping) else {}
+    point = rec["point"]
+    model = rec.get("model")
+    model_file = model.get("source") if isinstance(model, Mapping) else None
+    out = []
+    for r in df.to_dict("records"):
+        out.append({
+            # the table's ``version`` is the runtime's: the row's is the store version's
+            **{k: (None if isinstance(v, float) and math.isnan(v) else v)
+               for k, v in r.items() if not k.startswith("_") and k != "version"},
+            "point": f"p{int(point['prompt_length'])}_bs{int(point['batch_size'])}",
+            "runtime_version": r.get("version"), "threads": settings.get("threads"),
+            "model_file": model_file,
+            "cpu_model": rec.get("cpu_model"),
+            "rounds": rec.get("rounds"), "causes": causes, "host": rec.get("host"),
+            "timestamp": rec.get("timestamp")})
+    return out
+
+
+def _order(row: Mapping[str, Any]) -> tuple[str, float]:
+    """When a generation record was measured: its timestamp, else its file's time."""
+    return (str(row.get("timestamp") or ""), float(row.get("mtime") or 0.0))
+
+
+#: what makes two generation rows the same series: the series key of every measurement
+#: (:data:`mlprof.results.identity.SERIES_KEY`: model and file, runtime by name, device, host,
+#: CPU, threads, settings) with the point (prompt length and batch size) for the batch size;
+#: the runtime's version and the model's hash are properties of each point (an upgrade
+#: continues the series, as an event). Its newest row is the current one, its rows over
+#: versions its history.
+SERIES_KEY = (*(k for k in identity.SERIES_KEY if k not in ("variant", "batch_size")), "point")
+
+
+def newest_generations(rows: Sequence[Mapping[str, Any]],
+                       versions: Sequence[str] | None = None) -> list[dict]:
+    """Of generation rows (:func:`mlprof.report.collect.collect_generations`), those of
+    ``versions`` when given, else the newest of each series (:data:`SERIES_KEY`), sorted by
+    model, prompt length, batch size and runtime."""
+    chosen: dict[tuple, dict] = {}
+    for r in rows:
+        if versions and r.get("version") not in versions:
+            continue
+        key = identity.key_of(r, SERIES_KEY)
+        if key not in chosen or _order(r) >= _order(chosen[key]):
+            chosen[key] = dict(r)
+    return sorted(chosen.values(), key=lambda r: (
+        str(r.get("model")), int(r.get("prompt_length") or 0), int(r.get("batch_size") or 0),
+        str(r.get("runtime"))))
+
+
+def generation_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Generation rows as Report's ``generation.csv`` (:data:`GENERATION_CSV_COLUMNS`), in
+    series and time order; the header alone without rows."""
+    ordered = sorted(rows, key=lambda r: (identity.key_of(r, SERIES_KEY), _order(r)))
+    return pd.DataFrame([{c: r.get(c) for c in GENERATION_CSV_COLUMNS} for r in ordered],
+                        columns=list(GENERATION_CSV_COLUMNS))
+
+
+def _ms(v: Any, lo: Any, hi: Any, fmt: str) -> str:
+    return _with_interval(v, lo, hi, fmt)
+
+
+def generation_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Report's summary of generation results: the newest row of each series, one line each
+    (``tiny_llama p16_bs1 on onnxruntime 1.22.0 (g1): TTFT 1.93 [1.90, 2.01] ms, TPOT ...,
+    agreement 100.0 %``), a contended one marked ``!`` with its causes."""
+    newest = newest_generations(rows)
+    n = len(newest)
+    lines = [f"generation ({n} runtime point{'s' if n != 1 else ''}, the newest record of "
+             "each; all versions in generation.csv):"]
+    for r in newest:
+        agree = r.get("agreement")
+        agree_text = "reference" if r.get("runtime") == r.get("reference") else (
+            "-" if agree is None else f"{100 * float(agree):.1f} %"
+            + (f" ({int(r['agreement_errors'])} errors)"
+               if r.get("agreement_errors") is not None else ""))
+        flag = f" ! contended ({r.get('causes') or 'unexplained'})" if r.get("contended") else ""
+        ttft = _ms(r.get("ttft_ms"), r.get("ttft_ms_low"), r.get("ttft_ms_high"), ".3g")
+        tpot = _ms(r.get("tpot_ms"), r.get("tpot_ms_low"), r.get("tpot_ms_high"), ".3g")
+        decode = _ms(r.get("decode_tokens_per_s"), r.get("decode_tokens_per_s_low"),
+                     r.get("decode_tokens_per_s_high"), ".0f")
+        lines.append(f"  {r.get('model')} {r.get('point')} ({r.get('new_tokens')} new tokens) "
+                     f"on {r.get('runtime')} "
+                     f"{r.get('runtime_version') or ''}".rstrip() + f" ({r.get('version')}): "
+                     f"TTFT {ttft} ms, TPOT {tpot} ms, decode {decode} tokens/s, "
+                     f"agreement {agree_text}{flag}")
+    return "\n".join(lines)
+
+
+def series_history(rows: Sequence[Mapping[str, Any]], row: Mapping[str, Any],
+                   metric: str = "tpot_ms") -> tuple[list[str], list[float], list[str]]:
+    """The history of ``row``'s series (:data:`SERIES_KEY`) in ``rows``: ``(versions,
+    values of metric, events)`` in time order, a point without the metric left out;
+    ``events`` the runtime upgrades and model edits along it
+    (:func:`mlprof.results.identity.events`, as the latency history marks them)."""
+    key = identity.key_of(row, SERIES_KEY)
+    members = sorted((r for r in rows if identity.key_of(r, SERIES_KEY) == key
+                      and _num(r.get(metric)) is not None), key=_order)
+    events = [e.text for e in identity.events(members, runtime=str(row.get("runtime") or ""))]
+    return ([str(r.get("version")) for r in members], [float(r[metric]) for r in members],
+            events)

@@ -369,11 +369,14 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("CalibrateNoise", lambda: {"noise": layout.NOISE_FILE},
            (FileSpec("noise", re.escape(layout.NOISE_FILE)),)),
     Family("Report", lambda: {"csv": "report.csv", "parquet": "report.parquet",
-                              "load": "load.csv", "summary": "summary.txt"},
+                              "load": "load.csv", "generation": "generation.csv",
+                              "summary": "summary.txt"},
            (FileSpec("csv", r"report\.csv"), FileSpec("parquet", r"report\.parquet"),
-            FileSpec("load", r"load\.csv"), FileSpec("summary", r"summary\.txt")),
-           # a Report written before load results (issue 25) has no load.csv: still whole
-           optional=("load",)),
+            FileSpec("load", r"load\.csv"), FileSpec("generation", r"generation\.csv"),
+            FileSpec("summary", r"summary\.txt")),
+           # a Report written before load results (issue 25) has no load.csv, one before
+           # generation results (issue 37) no generation.csv: still whole
+           optional=("load", "generation")),
     Family("PlotHistory", lambda statistic, view="panels": {
                "alerts": f"alerts_{statistic}.csv",
                "plots": f"history_{statistic}" + ("" if view == "panels" else f"__{view}")},

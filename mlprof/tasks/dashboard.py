@@ -98,7 +98,7 @@ class Dashboard(StoresMixin):
 
     def run(self):
         from mlprof.report import collect, to_frame
-        from mlprof.report.collect import collect_loads, collect_precisions
+        from mlprof.report.collect import collect_generations, collect_loads, collect_precisions
         from mlprof.report.dashboard import build_dashboard
         from mlprof.report.dashboard_archive import publish, publishable
         from mlprof.report.history import NoiseFloors
@@ -116,6 +116,8 @@ class Dashboard(StoresMixin):
                                       statistic=self.statistic, title=self.title,
                                       precisions=collect_precisions(self.resolved_stores()),
                                       loads=collect_loads(self.resolved_stores()),
+                                      generations=collect_generations(
+                                          self.resolved_stores()),
                                       floors=NoiseFloors(self.resolved_stores()))
         record = {k: summary[k] for k in ("results", "failures", "failure_groups",
                                           "regressions", "improvements", "new_regressions",

@@ -76,6 +76,10 @@ class RunExperiment(BaseTask):
     are expanded and a per-model comparison plot is made). A rotating experiment
     (``rotate: {slices: N}``) measures only the slice of the night whose date is in
     ``--version``; ``status.json`` records which (``slice``, and in ``results``).
+
+    An experiment with a ``generation:`` section measures each model file (a decoder) with
+    one :class:`~mlprof.tasks.generation.PlotGeneration` of the section's options instead
+    (its points, runtimes interleaved, tokens checked; a PNG plot and the table).
     """
 
     experiment_file = PathParameter(description="the experiment YAML file")
@@ -114,6 +118,8 @@ class RunExperiment(BaseTask):
         """One PlotMultiRuntimes per model file with the runtimes that measure it, the errors of
         those that cannot be made and one line per (model file, runtime) pair skipped."""
 
+        if exp.generation is not None:
+            return self.generation_tasks(exp)
         todo = plan(exp)
         tasks, errors = [], list(todo.errors)
         for f, runtimes in todo.pairs:
@@ -128,11 +134,28 @@ class RunExperiment(BaseTask):
                 errors.append(str(unexpected_error(e, f)))
         return tasks, errors, list(todo.skipped)
 
+    def generation_tasks(self, exp) -> tuple[list, list[str], list[str]]:
+        """One PlotGeneration per model file of a generation experiment (the section's
+        options, checked when the file was read) and the errors of those that cannot be made
+        (a model file that is not a decoder: one line, that file alone)."""
+        from mlprof.tasks.generation import PlotGeneration
+
+        tasks, errors = [], []
+        for f in exp.model_files:
+            try:
+                tasks.append(PlotGeneration(version=self.version, model_file=f,
+                                            file_types=("png",), **exp.generation))
+            except MLProfError as e:
+                errors.append(str(e))
+            except Exception as e:  # noqa: BLE001 -- costs this model file alone
+                errors.append(str(unexpected_error(e, f)))
+        return tasks, errors, []
+
     def speedup_tasks(self, exp, tasks: list) -> list:
         """A speed-up plot vs the experiment's ``reference_runtime`` per measurement task (the
         same measurements; nothing is measured twice), when it compares runtimes."""
 
-        if not exp.reference_runtime or len(exp.runtimes) < 2:
+        if exp.generation is not None or not exp.reference_runtime or len(exp.runtimes) < 2:
             return []
         out = []
         for t in tasks:
@@ -171,13 +194,15 @@ class RunExperiment(BaseTask):
         self.publish_message(f"experiment {terminal_text(exp.title)!r}: "
                              + (f"{part.label}, " if part is not None else "")
                              + f"{len(exp.model_files)} model file(s) x "
-                             f"{len(exp.runtimes)} runtime(s)")
+                             + (f"{len(exp.runtimes)} runtime(s)" if exp.generation is None
+                                else "generating on " + ",".join(exp.generation.get(
+                                    "runtimes") or ("the default runtimes",))))
         tasks, errors, skipped = self.measurement_tasks(exp)
         for line in skipped:
             self.publish_message(terminal_text(line))
         speedups = self.speedup_tasks(exp, tasks)
         build_isolated(tasks + speedups)
-        outcomes = [(os.path.basename(t.model_files[0]), t.complete(),
+        outcomes = [(os.path.basename(_model_file_of(t)), t.complete(),
                      "" if t.complete() else failure_reason(t)) for t in tasks]
         plots = [p.path for t in tasks + speedups if t.complete()
                  for p in t.output().values()]
@@ -186,6 +211,13 @@ class RunExperiment(BaseTask):
         if part is not None:  # the dashboard's "results" column shows it
             status["results"] = f"{status['results']}; {part.label}"
         return status
+
+
+def _model_file_of(task) -> str:
+    """The model file an experiment's task measures (PlotMultiRuntimes: its one
+    ``model_files``; PlotGeneration: its ``model_file``)."""
+    files = getattr(task, "model_files", None)
+    return str(files[0]) if files else str(task.model_file)
 
 
 def _configured(*options: str) -> bool:

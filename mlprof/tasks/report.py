@@ -24,6 +24,12 @@ class Report(StoresMixin):
     (:func:`mlprof.report.collect.collect_loads`), with its chosen events/s, p99, bound,
     ``contended`` and the answer in one line; ``summary.txt`` ends with the newest answer of
     each load point.
+
+    MeasureGeneration's records are the ``generation.csv`` table: one row per generation
+    point, runtime and version (:func:`mlprof.report.collect.collect_generations`), with the
+    median TTFT, TPOT and decode tokens/s and their 95 % intervals, the TPOT speed-up, the
+    teacher-forced agreement and ``contended``/``causes``; ``summary.txt`` ends with the newest
+    of each. A damaged record costs its own rows (one line naming the file and the field).
     """
 
     def run_summary(self) -> str:
@@ -43,7 +49,8 @@ class Report(StoresMixin):
         from mlprof.measure.trust import marked_points
         from mlprof.report import collect, to_frame
         from mlprof.report.causes import format_summary
-        from mlprof.report.collect import collect_loads, script_rows
+        from mlprof.report.collect import collect_generations, collect_loads, script_rows
+        from mlprof.report.generation import generation_frame, generation_summary
         from mlprof.report.history import NoiseFloors, min_detectable_lines
         from mlprof.report.load import load_frame, load_summary
 
@@ -63,10 +70,15 @@ class Report(StoresMixin):
             load_frame(loads).to_csv(tmp, index=False)
         if loads:
             summary += "\n\n" + load_summary(loads)
+        gens = collect_generations(self.resolved_stores())
+        with atomic_path(out["generation"].path) as tmp:
+            generation_frame(gens).to_csv(tmp, index=False)
+        if gens:
+            summary += "\n\n" + generation_summary(gens)
         # what a change must exceed to be told from this host's noise (issue 36)
         summary += "\n\n" + "\n".join(min_detectable_lines(
             df, NoiseFloors(self.resolved_stores())))
         write_text_atomic(out["summary"].path, summary + "\n")
         counts = df["status"].value_counts().to_dict()
-        self.publish_message(f"report: {len(df)} rows ({counts}), {len(loads)} load point(s) "
-                             f"-> {out['csv'].path}")
+        self.publish_message(f"report: {len(df)} rows ({counts}), {len(loads)} load point(s), "
+                             f"{len(gens)} generation row(s) -> {out['csv'].path}")
