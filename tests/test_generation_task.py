@@ -229,6 +229,21 @@ def test_the_table_has_every_runtime_and_point_with_intervals():
     assert lines[0].split()[:3] == ["prompt", "batch", "runtime"]
     assert "1.500 [1.425, 1.575]" in text and "100.0 % (0 errors)" in text
     assert "reference" in text and "TPOT: (E2E - TTFT) / (N - 1)" in text
+    assert "compiled" not in text  # no runtime compiled anything
+
+
+def test_compile_time_is_a_column_and_a_note_apart_from_the_timings():
+    from mlprof.report.generation import format_table, points_table
+
+    rec = a_record()
+    rec["runtimes"][1] = {**rec["runtimes"][1], "runtime": "torch-compile",
+                          "info": {"library": "transformers", "compile_s": 21.445}}
+    rec["speedups"][0]["runtime"] = "torch-compile"
+    df = points_table([rec])
+    assert list(df.compile_s.isna()) == [True, False] and df.compile_s.iloc[1] == 21.445
+    assert "compiled before the timed rounds (not in TTFT or TPOT): torch-compile 21.4 s " \
+           "(prompt 16, batch 1)" in format_table(df)
+    assert "torch-compile" not in GenerationSettings().runtimes  # asked for, never a default
 
 
 def test_the_plot_draws_every_runtime_and_batch(tmp_path):
