@@ -245,7 +245,7 @@ def _generation_args(p: argparse.ArgumentParser) -> None:
                        choices=list(meta["choices"]) or None, help=meta["help"])
 
 
-def _generate_parser() -> argparse.ArgumentParser:
+def _generate_parser() -> _Parser:
     """The parser of ``mlprof benchmark --generate`` (a mode of ``benchmark`` with the options
     of MeasureGeneration instead of MeasureRuntime's: both have --runtimes, --batch-sizes,
     --threads with other meanings and defaults)."""
