@@ -12,14 +12,14 @@ imports law and can be used on its own:
 from mlprof.errors import MLProfError
 from mlprof.version import __version__
 
-__all__ = ["MLProfError", "__version__", "benchmark_files", "benchmark_model",
-           "compare_interleaved", "export_onnx"]
+__all__ = ["MLProfError", "__version__", "benchmark_files", "benchmark_generation",
+           "benchmark_model", "compare_interleaved", "export_onnx"]
 
 
 def __getattr__(name: str):
     # the Python API (mlprof.api) imports law and friends: only when asked for
-    if name in ("benchmark_files", "benchmark_model", "compare_interleaved", "export_onnx",
-                "BenchmarkResult"):
+    if name in ("benchmark_files", "benchmark_generation", "benchmark_model",
+                "compare_interleaved", "export_onnx", "BenchmarkResult", "GenerationBenchmark"):
         from mlprof import api
 
         return getattr(api, name)

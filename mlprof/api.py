@@ -390,3 +390,67 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
     if not task.complete():
         raise MLProfError(failure_reason(task), script)
     return ingest.load_json(task.output()["json"].path)
+
+
+@dataclass
+class GenerationBenchmark:
+    """One decoder generating on several runtimes (what ``law run PlotGeneration`` measures).
+
+    ``table``: one row per (prompt length, batch size) point and runtime, the columns of
+    :data:`mlprof.report.generation.COLUMNS` (TTFT, TPOT, decode tokens/s with their 95 %
+    intervals, the speed-up against the reference, the tokens' agreement, peak memory,
+    compile time); ``text``: the table as PlotGeneration prints it, with the formulas;
+    ``records``: the points' checked records; ``files``: each point's record."""
+
+    model: str
+    table: Any
+    text: str
+    records: list[dict] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+def benchmark_generation(model_file: str | None = None, *, version: str = "api",
+                         workers: int = 1, **settings: Any) -> GenerationBenchmark:
+    """Measure a decoder generating (time to first token, time per output token, tokens/s,
+    the tokens checked against the reference runtime) at every (prompt length, batch size).
+
+    ``model_file``: a script that builds a Hugging Face causal LM, or a ``save_pretrained``
+    directory (default: the bundled tiny Llama). ``settings``: the options of
+    :class:`~mlprof.measure.generation.settings.GenerationSettings` in Python spelling
+    (``prompt_lengths``, ``batch_sizes``, ``new_tokens``, ``runtimes``, ``threads``,
+    ``precision``, ``warmup``, ``n_calls``, ``min_duration``, ``interleave``), with its
+    defaults and checks. An unknown name, a value out of bounds, a model that is not a decoder
+    or a prompt beyond its context raises :class:`MLProfError` before anything runs. Runs the
+    MeasureGeneration tasks of ``law run PlotGeneration`` (same store: a second call measures
+    nothing)."""
+    _ensure_env()
+    version = check_version(version, "version", given=True)
+    from mlprof.measure.generation.settings import GENERATION_FIELDS, GenerationSettings
+    from mlprof.report.generation import format_table, formulas_of, points_table
+    from mlprof.tasks.base import failure_error
+    from mlprof.tasks.generation import DEFAULT_DECODER, MeasureGeneration
+
+    for name in settings:
+        if name not in GENERATION_FIELDS:
+            raise unknown_setting_error(name, list(GENERATION_FIELDS))
+    checked = GenerationSettings(**settings)  # one line naming the option, nothing built yet
+    path = os.path.expandvars(DEFAULT_DECODER) if model_file is None else model_file
+    task = MeasureGeneration(version=version, model_file=os.path.abspath(path), **{
+        n: getattr(checked, n) for n in settings})
+    task.check_decoder()  # not a decoder, a prompt beyond its context: before anything runs
+    if not task.complete():
+        from mlprof.measure.isolate import prestart
+
+        prestart(torch=True)
+        _build([task], workers)
+    if not task.complete():
+        raise failure_error(task, task.decoder_path)
+    from mlprof.measure.generation.run import read_generation
+
+    branches = task.output()["collection"].targets
+    files = [branches[b]["json"].path for b in sorted(branches)]
+    recs = [read_generation(f) for f in files]
+    df = points_table(recs)
+    return GenerationBenchmark(model=task.decoder_name, table=df,
+                               text=format_table(df, formulas_of(recs)), records=recs,
+                               files=files)

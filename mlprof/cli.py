@@ -3,6 +3,7 @@
 ::
 
     mlprof benchmark models/selftest/*.py --runtimes ort,torch --batch-sizes 1,8
+    mlprof benchmark --generate --prompt-lengths 16,128 --new-tokens 32   # a decoder generating
     mlprof corpus                               # the whole models/ corpus at batch size 1
     mlprof corpus models/ --labels author::timm --runtimes ort,torch   # a part of it
     mlprof corpus ../turnkeyml/models/selftest  # TurnkeyML's corpus, scripts unedited
@@ -200,6 +201,80 @@ def cmd_benchmark(a: argparse.Namespace) -> int:
     return 0 if results else 1
 
 
+def _generation_type(name: str) -> Callable[[str], Any]:
+    """The command-line type of generation option ``name``, from its field's type in
+    :class:`~mlprof.measure.generation.settings.GenerationSettings` (its bounds are checked
+    when the settings are made)."""
+    from typing import get_type_hints
+
+    from mlprof.ingest import ascii_float, ascii_int
+    from mlprof.measure.generation.settings import GENERATION_FIELDS, GenerationSettings
+
+    kind = get_type_hints(GenerationSettings)[name]
+    flag = GENERATION_FIELDS[name].metadata["flag"]
+    if kind == tuple[int, ...]:
+        return lambda text: tuple(ascii_int(v, flag) for v in _csv(text))
+    if kind == tuple[str, ...]:
+        return lambda text: tuple(_csv(text))
+    if kind is int:
+        return lambda text: ascii_int(text, flag)
+    if kind is float:
+        return lambda text: ascii_float(text, flag)
+    if kind is str:
+        return str
+    raise TypeError(f"no command-line type for generation option {name} of type {kind}")
+
+
+def _generation_args(p: argparse.ArgumentParser) -> None:
+    """``mlprof benchmark --generate``'s options: one per field of
+    :class:`~mlprof.measure.generation.settings.GenerationSettings` (its flag, help and
+    choices; unset ones keep the field's default), as MeasureGeneration's law parameters are
+    made (:mod:`mlprof.tasks.generation`)."""
+    from mlprof.measure.generation.settings import GENERATION_FIELDS
+
+    p.add_argument("--generate", action="store_true", required=True,
+                   help="measure decoders generating (TTFT, TPOT, tokens/s)")
+    p.add_argument("--version", default="cli", type=_arg_type(_version),
+                   help="version of the outputs (default: cli)")
+    p.add_argument("--workers", type=_arg_type(_workers), default=1,
+                   help="tasks run in parallel (default: %(default)s)")
+    for name, f in GENERATION_FIELDS.items():
+        meta = f.metadata
+        p.add_argument(meta["flag"], dest=name, default=None,
+                       type=_arg_type(_generation_type(name)),
+                       choices=list(meta["choices"]) or None, help=meta["help"])
+
+
+def _generate_parser() -> _Parser:
+    """The parser of ``mlprof benchmark --generate`` (a mode of ``benchmark`` with the options
+    of MeasureGeneration instead of MeasureRuntime's: both have --runtimes, --batch-sizes,
+    --threads with other meanings and defaults)."""
+    p = _Parser(prog="mlprof benchmark --generate",
+                description="Measure decoders generating on several runtimes: time to first "
+                "token, time per output token and tokens/s per (prompt length, batch size), "
+                "the tokens checked against the reference runtime; the table of law run "
+                "PlotGeneration.")
+    p.add_argument("files", nargs="*", help="decoders: Python scripts that build a Hugging "
+                   "Face causal LM, or save_pretrained directories (default: the bundled tiny "
+                   "Llama, models/generation/tiny_llama.py)")
+    _generation_args(p)
+    return p
+
+
+def cmd_generate(a: argparse.Namespace) -> int:
+    """``mlprof benchmark --generate``: each decoder's table (PlotGeneration's)."""
+    from mlprof.api import benchmark_generation
+    from mlprof.measure.generation.settings import GENERATION_FIELDS
+
+    settings = {n: getattr(a, n) for n in GENERATION_FIELDS if getattr(a, n) is not None}
+    files = expand_inputs(a.files) if a.files else [None]
+    for i, f in enumerate(files):
+        r = benchmark_generation(f, version=a.version, workers=a.workers, **settings)
+        print(("\n" if i else "") + f"{r.model}\n{r.text}"
+              + f"records: {os.path.dirname(r.files[0])}")
+    return 0
+
+
 def corpus_dir() -> str:
     """The models corpus of this checkout."""
     base = os.environ.get("MLP_BASE") or os.path.dirname(os.path.dirname(
@@ -381,7 +456,7 @@ class _Parser(argparse.ArgumentParser):
     def unknown(self, extras: list[str], cmd: str | None) -> MLProfError:
         """One line for arguments that no option of ``cmd`` takes."""
         parser = self._subcommands().get(cmd, self) if cmd else self
-        prog = f"mlprof {cmd}" if cmd else "mlprof"
+        prog = f"mlprof {cmd}" if cmd else self.prog
         options = [a for a in extras if a.startswith("-") and len(a) > 1]
         if not options:
             return MLProfError(f"unexpected argument {extras[0]!r} ({prog} --help lists the "
@@ -395,6 +470,14 @@ class _Parser(argparse.ArgumentParser):
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The ``mlprof`` command line; raises :class:`MLProfError` (one line) for unknown
     options and bad values (``--help`` exits as usual)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["benchmark"] and "--generate" in argv[1:]:
+        gp = _generate_parser()
+        a, extras = gp.parse_known_args(argv[1:])
+        if extras:
+            raise gp.unknown(extras, None)
+        a.cmd = "benchmark"
+        return a
     ap = build_parser()
     a, extras = ap.parse_known_args(argv)
     if extras:
@@ -408,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("benchmark", help="benchmark model files (YAML, ONNX, scripts)")
     b.add_argument("files", nargs="+", help="files, globs, script.py::HASH or .txt lists")
+    b.add_argument("--generate", action="store_true", help="measure decoders generating "
+                   "instead (TTFT, TPOT, tokens/s; other options: mlprof benchmark --generate "
+                   "--help)")
     _measure_args(b)
     c = sub.add_parser("corpus", help="run whole corpora of model scripts and summarize")
     c.add_argument("paths", nargs="*", help="directories of corpora (TurnkeyML's models/), "
@@ -439,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_run_hooks()
     try:
         if a.cmd == "benchmark":
-            return cmd_benchmark(a)
+            return cmd_generate(a) if getattr(a, "generate", False) else cmd_benchmark(a)
         if a.cmd == "corpus":
             return cmd_corpus(a)
         if a.cmd == "store":

@@ -69,6 +69,29 @@ def test_benchmark_files_torch_on_a_script(store):
     assert len(res.samples[2]) == 5
 
 
+@pytest.mark.slow
+def test_benchmark_generate_prints_plot_generations_table_and_caches(store):
+    args = ("benchmark", "--generate", "--runtimes", "torch,onnxruntime", "--prompt-lengths",
+            "16", "--batch-sizes", "1", "--new-tokens", "8")
+    proc = _mlprof(*args, store=store)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    head = lines.index("tiny_llama")
+    assert lines[head + 1].split()[:4] == ["prompt", "batch", "runtime", "TTFT"]
+    assert [ln.split()[2] for ln in lines[head + 2:head + 4]] == ["torch", "onnxruntime"]
+    assert "tpot_ms: TPOT = (E2E - TTFT) / (N - 1)" in proc.stdout
+    (record,) = store.glob("MeasureGeneration/*/*/gen-new8*/cli/generation_p16_bs1.json")
+    stamp = record.stat().st_mtime_ns
+    # the API: the same tasks, the same store (measured by the command above: nothing again)
+    res = mlprof.benchmark_generation(version="cli", runtimes=["torch", "onnxruntime"],
+                                      prompt_lengths=[16], batch_sizes=[1], new_tokens=8)
+    assert record.stat().st_mtime_ns == stamp and res.model == "tiny_llama"
+    assert list(res.table.runtime) == ["torch", "onnxruntime"] and res.text in proc.stdout
+    with pytest.raises(mlprof.MLProfError, match="new_tokns: unknown setting; did you mean "
+                       "new_tokens"):
+        mlprof.benchmark_generation(new_tokns=8)
+
+
 def test_inputs_from_globs_and_txt_lists(tmp_path):
     lst = tmp_path / "models.txt"
     lst.write_text(f"# a list\n{SCRIPTS / 'linear.py'}\n{SCRIPTS}/two_*.py\n")

@@ -108,6 +108,19 @@ def _mlprof(*args: str, store: Path) -> subprocess.CompletedProcess:
      ["mlprof error: --runtimes: unknown runtime 'tourch'"]),
     (["benchmark", str(DNN), "--workers", "0"], ["mlprof error: --workers: must be >= 1"]),
     (["benchmark"], ["mlprof error: files: missing (required)"]),
+    # --generate: MeasureGeneration's options, from GenerationSettings
+    (["benchmark", "--generate", "--new-tokens", "0"],
+     ["mlprof error: --new-tokens: must be a whole number from 2 to"]),
+    (["benchmark", "--generate", "--new-tokens", str(10 ** 9)],
+     ["mlprof error: --new-tokens: must be a whole number from 2 to"]),
+    (["benchmark", "--generate", "--prompt-lengths", "0"],
+     ["mlprof error: --prompt-lengths: must be a whole number from 1 to"]),
+    (["benchmark", "--generate", "--runtimes", "torch,tensorflow"],
+     ["mlprof error: --runtimes: 'tensorflow' is no generation runtime"]),
+    (["benchmark", "--generate", "--n-calls", "x"], ["mlprof error: --n-calls: "]),
+    (["benchmark", "--generate", "--n-events", "5"],  # MeasureRuntime's, not generation's
+     ["unknown option --n-events", "(mlprof benchmark --generate --help lists them)"]),
+    (["benchmark", "--generate", str(DNN)], ["--model-file: not a decoder"]),
     # --runtime is the old name of corpus' --runtimes: the error names the option
     (["corpus", "--runtime", "tourch"], ["mlprof error: --runtimes: unknown runtime 'tourch'"]),
     (["store", "lsit"],

@@ -70,6 +70,14 @@ def test_a_prompt_longer_than_the_context_is_refused_naming_the_model():
                                      f"{MAX_NEW_TOKENS}"),
     (("--model-file", str(REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml")),
      "--model-file: not a decoder"),
+    (("--prompt-lengths", "0"), "--prompt-lengths: must be a whole number from 1 to"),
+    # these two need the decoder: checked in a child when the task is made, before any branch
+    pytest.param(("--prompt-lengths", "16,4096"),
+                 f"{DECODER}: --prompt-lengths: 4096 prompt tokens + 32 new tokens = 4128, "
+                 "more than the model's context of 2048 tokens", marks=pytest.mark.slow),
+    pytest.param(("--model-file", str(REPO / "models" / "transformers" / "bert.py")),
+                 "bert.py: is not a decoder (BertModel: model type 'bert' is an encoder",
+                 marks=pytest.mark.slow),
 ])
 def test_law_run_refuses_hostile_values_in_one_line_writing_nothing(args, message, store):
     r = law_run("PlotGeneration", "--version", "g1", *args, store=store)
@@ -77,6 +85,25 @@ def test_law_run_refuses_hostile_values_in_one_line_writing_nothing(args, messag
     errors = [line for line in (r.stdout + r.stderr).splitlines() if "mlprof error" in line]
     assert len(errors) == 1 and message in errors[0], r.stdout + r.stderr
     assert not [p for p in store.rglob("*") if p.is_file()]
+
+
+@pytest.mark.slow
+def test_a_known_decoder_is_checked_from_the_store_cache_and_a_refusal_writes_nothing(store):
+    """The first run loads the decoder in a child (and caches it, as its branches would); a
+    later run with a prompt beyond the context is refused from the cache's decoder.json: no
+    child, one line, exit 40, the store as it was."""
+    first = law_run("PlotGeneration", "--version", "g1", "--prompt-lengths", "16",
+                    "--print-status", "0", store=store)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "checking the decoder tiny_llama.py" in first.stdout + first.stderr
+    before = sorted(p for p in store.rglob("*") if p.is_file())
+    assert any(p.parent.name == "sources" for p in before)  # the source index
+    r = law_run("PlotGeneration", "--version", "g1", "--prompt-lengths", "4096", store=store)
+    assert r.returncode == 40, r.stdout + r.stderr
+    assert "checking the decoder" not in r.stdout + r.stderr  # read from the cache
+    errors = [line for line in (r.stdout + r.stderr).splitlines() if "mlprof error" in line]
+    assert len(errors) == 1 and "more than the model's context of 2048 tokens" in errors[0]
+    assert sorted(p for p in store.rglob("*") if p.is_file()) == before
 
 
 # --- the record -------------------------------------------------------------------------------
@@ -202,6 +229,21 @@ def test_the_table_has_every_runtime_and_point_with_intervals():
     assert lines[0].split()[:3] == ["prompt", "batch", "runtime"]
     assert "1.500 [1.425, 1.575]" in text and "100.0 % (0 errors)" in text
     assert "reference" in text and "TPOT: (E2E - TTFT) / (N - 1)" in text
+    assert "compiled" not in text  # no runtime compiled anything
+
+
+def test_compile_time_is_a_column_and_a_note_apart_from_the_timings():
+    from mlprof.report.generation import format_table, points_table
+
+    rec = a_record()
+    rec["runtimes"][1] = {**rec["runtimes"][1], "runtime": "torch-compile",
+                          "info": {"library": "transformers", "compile_s": 21.445}}
+    rec["speedups"][0]["runtime"] = "torch-compile"
+    df = points_table([rec])
+    assert list(df.compile_s.isna()) == [True, False] and df.compile_s.iloc[1] == 21.445
+    assert "compiled before the timed rounds (not in TTFT or TPOT): torch-compile 21.4 s " \
+           "(prompt 16, batch 1)" in format_table(df)
+    assert "torch-compile" not in GenerationSettings().runtimes  # asked for, never a default
 
 
 def test_the_plot_draws_every_runtime_and_batch(tmp_path):

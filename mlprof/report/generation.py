@@ -22,7 +22,7 @@ COLUMNS = ("prompt_length", "batch_size", "new_tokens", "runtime", "version", "c
            "decode_tokens_per_s", "decode_tokens_per_s_low", "decode_tokens_per_s_high",
            "prefill_tokens_per_s", "e2e_ms", "speedup_tpot", "speedup_tpot_low",
            "speedup_tpot_high", "agreement", "agreement_errors", "first_divergence",
-           "peak_rss_mb", "contended", "causes", "error")
+           "peak_rss_mb", "contended", "causes", "error", "compile_s")
 
 #: the metrics of the table: (record key, column)
 _METRICS = (("ttft", "ttft_ms"), ("tpot", "tpot_ms"),
@@ -111,6 +111,8 @@ def points_table(recs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             row["agreement"], row["agreement_errors"], row["first_divergence"] = \
                 _agreement(rt.get("agreement"))
             row["peak_rss_mb"] = rt.get("peak_rss_mb")
+            # torch.compile's (and OpenVINO's) compile time, spent before the timed rounds
+            row["compile_s"] = _num((rt.get("info") or {}).get("compile_s"))
             row["contended"], row["causes"], row["error"] = contended, causes, None
             rows.append(row)
         for k, bad in enumerate(rec.get("failed") or ()):  # could not run this model
@@ -177,6 +179,13 @@ def format_table(df: pd.DataFrame, formulas: Mapping[str, str] | None = None) ->
                         for c in str(text).split(",") if c.strip()})
         out.append("! contended: a cause was named during the point's timed rounds ("
                    + (", ".join(named) or "unexplained") + "; docs/noise.md)")
+    compiled = [f"{r['runtime']} {float(r['compile_s']):.1f} s (prompt {int(r['prompt_length'])}"
+                f", batch {int(r['batch_size'])})" for _, r in df.iterrows()
+                if r["compile_s"] is not None and not pd.isna(r["compile_s"])
+                and float(r["compile_s"]) >= 0.05]
+    if compiled:
+        out.append("compiled before the timed rounds (not in TTFT or TPOT): "
+                   + "; ".join(compiled))
     for name, formula in (formulas or {}).items():
         out.append(f"{name}: {formula}")
     return "\n".join(out) + "\n"

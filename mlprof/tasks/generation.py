@@ -109,6 +109,45 @@ def decoder_hash(path: str) -> str:
     return h.hexdigest()
 
 
+#: the context (tokens) of each decoder this process checked, by its source hash
+_CONTEXTS: dict[str, int] = {}
+
+
+def checked_decoder(path: str, settings: GenerationSettings, source_hash: str) -> int:
+    """The context of the decoder at ``path`` (tokens), or a one-line
+    :class:`~mlprof.errors.MLProfError` naming the file (not a decoder) or the file and
+    ``--prompt-lengths`` (``settings``' longest prompt and new tokens beyond the context):
+    asked when a generation task is made, so that ``law run`` exits 40 with nothing written
+    instead of each branch failing in its child after writing a failure record.
+
+    Answered, fastest first, by this process's earlier answer; by the store's decoder cache
+    (:func:`~mlprof.model.decoder.known_source`: a loaded decoder's ``decoder.json``, under a
+    millisecond); else by loading the decoder once in an isolated child under the measurement
+    lock, as a branch would (:func:`~mlprof.measure.generation.run.prepare_decoder`: the bundled
+    model ~4 s the first time, most of it importing transformers), which caches it for the
+    branches only when it passes (a refused decoder leaves the store as it was, so a refused
+    run pays the load again the next time)."""
+    if source_hash in _CONTEXTS:
+        return _CONTEXTS[source_hash]
+    from mlprof.model.decoder import known_source, remember_source
+
+    decoder = known_source(source_hash)
+    if decoder is None:
+        from mlprof.measure.generation.run import prepare_decoder
+        from mlprof.measure.isolate import run_isolated
+
+        label = f"checking the decoder {os.path.basename(path.rstrip('/'))}"
+        logger.info("%s (loading it once; later runs read the store's cache)", label)
+        # not under the measurement lock, as a script's discovery before scheduling is not:
+        # behind another session's sweep a refusal waited minutes (30-40 s measured here);
+        # a measurement beside it records the load in its cause record
+        decoder = run_isolated(prepare_decoder, {"model_file": path, "settings": settings},
+                               label=label, torch=True)
+        remember_source(source_hash, decoder)
+    _CONTEXTS[source_hash] = decoder.max_context
+    return decoder.max_context
+
+
 class GenerationMixin(BaseTask):
     """A decoder and what to measure of it: the options of
     :class:`~mlprof.measure.generation.settings.GenerationSettings`, checked once, as one
@@ -151,6 +190,19 @@ class GenerationMixin(BaseTask):
         self.decoder_path = path
         self.generation = GenerationSettings(**{n: getattr(self, n) for n in GENERATION_FIELDS})
         check_threads_here(self.generation.threads)
+        from mlprof.tasks.hooks import run_hooks_installed
+
+        if run_hooks_installed():  # law run, the mlprof command (the API asks itself)
+            self.check_decoder()
+
+    def check_decoder(self) -> None:
+        """Refuse a model that is not a decoder, or a prompt and new tokens beyond its
+        context, in one line before anything is written (:func:`checked_decoder`). Asked when
+        the task is made by ``law run`` and the ``mlprof`` command, by the API before it
+        builds; not when Python code merely makes the task (a test, a notebook, a report
+        reading the store), where a first check would load the model (4-16 s)."""
+        context = checked_decoder(self.decoder_path, self.generation, self._decoder_hash)
+        self.generation.check_context(context, self.decoder_path)
 
     @property
     def device(self) -> str:

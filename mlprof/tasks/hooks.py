@@ -84,6 +84,13 @@ def one_line_errors() -> Iterator[None]:
         lg.removeFilter(log_filter)
 
 
+def run_hooks_installed() -> bool:
+    """Whether this process is a ``law run`` or an ``mlprof`` command running tasks (its hooks
+    are installed): then tasks check what costs a child process to check (a generation task's
+    decoder) when they are made, before anything is scheduled."""
+    return _installed
+
+
 def install_run_hooks() -> None:
     """Install the hooks of a ``law run`` or ``mlprof`` process (see the module docstring).
 

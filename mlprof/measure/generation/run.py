@@ -283,3 +283,20 @@ def read_generation(json_path: str) -> dict[str, Any]:
     except MLProfError as e:
         raise CorruptResult(e.message, json_path) from None
     return records.GenerationRecord.from_json(rec, json_path).to_json()
+
+
+def prepare_decoder(model_file: str, settings: GenerationSettings,
+                    progress: Callable[[float, str], None] | None = None) -> Any:
+    """The :class:`~mlprof.model.decoder.Decoder` of ``model_file``, refused before anything is
+    saved when it is not a decoder or when ``settings``' longest prompt and new tokens exceed
+    its context (one line naming the file and the option); otherwise cached in the store as
+    :func:`measure_point` would cache it (which then finds it: 0.34 s instead of 4.2 s).
+
+    For the task's check before any branch runs, in a child
+    (:func:`~mlprof.measure.isolate.run_isolated`): a branch that loads a decoder longer than
+    the prompt allows failed only after its failure record was written."""
+    from mlprof.model.decoder import load_decoder
+
+    _quiet_libraries()
+    return load_decoder(model_file, progress=progress,
+                        check=lambda d: settings.check_context(d.max_context, model_file))
