@@ -279,7 +279,7 @@ def _ort_tools_without_torch() -> None:
     sys.modules["onnxruntime.tools"] = module
     import onnxruntime
 
-    onnxruntime.tools = module  # type: ignore[attr-defined]
+    onnxruntime.tools = module
 
 
 def _batch_of(feed: dict[str, np.ndarray]) -> int:
