@@ -101,3 +101,16 @@ def spawn_and_hang(marker, progress=None):
     _sleeper(marker)
     while True:
         time.sleep(1)
+
+
+def steps(n: int, seconds: float, hang_at: int = 0, progress=None):
+    """``n`` steps of ``seconds`` each, restarting the time-out clock at each
+    (:func:`mlprof.measure.isolate.restart_timeout`); step ``hang_at`` (from 1) never ends."""
+    from mlprof.measure.isolate import restart_timeout
+
+    for i in range(1, n + 1):
+        restart_timeout(f"step {i}")
+        if i == hang_at:
+            hang()
+        time.sleep(seconds)
+    return n

@@ -47,6 +47,18 @@ def test_hang_is_killed_after_the_timeout():
     assert time.monotonic() - t0 < 15
 
 
+def test_the_clock_restarts_at_each_step_a_hung_step_is_killed_naming_it():
+    """restart_timeout (a load search: once per point): 10 steps of 0.5 s live past a 4 s
+    time-out, each well inside it; a step that hangs is killed after one time-out, named."""
+    assert run_isolated(faulty.steps, {"n": 10, "seconds": 0.5}, timeout=4, label="steps") == 10
+    with pytest.raises(MeasurementFailed) as err:
+        run_isolated(faulty.steps, {"n": 10, "seconds": 0.1, "hang_at": 3}, timeout=2,
+                     label="steps")
+    assert err.value.status == "timeout"
+    assert str(err.value).startswith("steps: step 3 timed out after 2 s (MLP_TIMEOUT, per step: "
+                                     "2 step(s) before it ended in time)"), str(err.value)
+
+
 def test_timeout_from_environment(monkeypatch):
     monkeypatch.setenv("MLP_TIMEOUT", "1")
     with pytest.raises(MeasurementFailed, match="timed out after 1 s"):

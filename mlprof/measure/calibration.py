@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.progress import Progress
 from mlprof.results.records import NOISE_MAX_PAIRS
 from mlprof.runtimes import DEFAULT_RUNTIME
 
@@ -203,13 +204,19 @@ def _measure_pairs(classes: Sequence[CalibrationClass], model: str, rounds: int,
 
     Returns per class ``medians_ms`` (rounds x 2), ``n_calls`` per copy and pair,
     ``slice_calls``, ``sessions`` and the cause record around its pairs (``environment``)."""
+    with Progress(progress) as rep:  # session creation or a slow round still speaks
+        return _pairs(classes, model, rounds, seed, rep)
+
+
+def _pairs(classes: Sequence[CalibrationClass], model: str, rounds: int, seed: int,
+           rep: Progress) -> list[dict[str, Any]]:
+    """:func:`_measure_pairs`'s work, each class's phase and round reported to ``rep``."""
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.interleave import _ready
     from mlprof.measure.settings import MeasureSettings
     from mlprof.runtimes import get_runtime
 
-    say = progress or (lambda f, m: None)
     cls = get_runtime(CALIBRATION_RUNTIME)
     resolved = cls.resolve(model, ())
     pc = time.perf_counter_ns
@@ -218,6 +225,8 @@ def _measure_pairs(classes: Sequence[CalibrationClass], model: str, rounds: int,
         s = MeasureSettings(runtime=CALIBRATION_RUNTIME, batch_size=c.batch_size,
                             threads=c.threads, warmup=CALIBRATION_WARMUP,
                             min_duration=0.0).validated()
+        rep.phase(f"class {i + 1} of {len(classes)} ({c.label}): creating the sessions",
+                  i / len(classes))
         feeds = make_feeds(resolved.inputs, c.batch_size, 1, s.input_data, s.seed)
         first = _ready(cls, resolved, feeds, s)
         second = _ready(cls, resolved, feeds, s) if c.threads == 1 else first
@@ -251,8 +260,8 @@ def _measure_pairs(classes: Sequence[CalibrationClass], model: str, rounds: int,
                         buf[k] = pc() - t0
                         k += 1
             medians[r] = [float(np.median(b)) / 1e6 for b in bufs]
-            say((i + (r + 1) / rounds) / len(classes),
-                f"class {i + 1} of {len(classes)} ({c.label}): pair {r + 1} of {rounds}")
+            rep.update(f"class {i + 1} of {len(classes)} ({c.label}): pair {r + 1} of {rounds}",
+                       fraction=(i + (r + 1) / rounds) / len(classes))
         out.append({"medians_ms": medians.tolist(), "n_calls": slices * per_slice,
                     "slice_calls": per_slice, "sessions": 2 if second is not first else 1,
                     "environment": environment(start, snapshot())})

@@ -61,6 +61,25 @@ IN_WORKER = False
 #: forks the worker: the worker's own parent is the supervisor, one per measurement
 SERVER_PID: int | None = None
 
+#: in a worker: sends a message to the parent (:func:`run_isolated`), one at a time (the
+#: progress watcher thread and the working thread share the pipe)
+_SEND: Callable[[tuple[str, Any]], None] | None = None
+
+
+def restart_timeout(step: str = "") -> None:
+    """Restart the time-out clock of this measurement: from now on it is killed only if
+    ``$MLP_TIMEOUT`` (its ``timeout``) passes before the next restart or its end. ``step`` (for
+    example ``point 3: 12 requests/s``) is named if that one times out. Nothing outside a
+    worker of :func:`run_isolated` (a function called in-process).
+
+    Why: a load search runs up to 16 points in one child. One time-out for all of them (3 x
+    ``MLP_TIMEOUT`` until issue 38) killed a long healthy search (the ResNet-18 search of
+    docs/load.md took ~100 s a point at its low rates) and let a hung point run for the
+    whole budget; with the clock restarted at each point, a hung point is killed after
+    ``MLP_TIMEOUT`` and a healthy search runs as long as its points need."""
+    if _SEND is not None:
+        _SEND(("restart", step))
+
 
 def starter_pid() -> int:
     """The pid of the process that started this measurement: the measurement server when run
@@ -444,11 +463,20 @@ def _child_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any]) -> 
 def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
                  supervisor: int) -> None:
     """Run ``func`` in the worker forked by :func:`_child_main`, send its result, exit."""
-    def progress(fraction: float, message: str) -> None:
-        conn.send(("progress", (fraction, message)))
+    import threading
 
-    global IN_WORKER
+    send_lock = threading.Lock()
+
+    def send(message: tuple[str, Any]) -> None:
+        with send_lock:
+            conn.send(message)
+
+    def progress(fraction: float, message: str) -> None:
+        send(("progress", (fraction, message)))
+
+    global IN_WORKER, _SEND
     IN_WORKER = True
+    _SEND = send
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its supervisor (a time-out kill)
     if os.getppid() != supervisor:  # it was gone before the signal was armed
         os._exit(1)
@@ -523,10 +551,12 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     """Call ``func(**kwargs, progress=...)`` in a child process and return its result.
 
     Raises :class:`MeasurementFailed` with ``status`` ``"timeout"`` when the child runs past
-    ``timeout`` seconds (default ``$MLP_TIMEOUT``), ``"oom"`` when its resident memory exceeds
-    ``memory_limit`` MB (default ``$MLP_MEMORY_LIMIT``), it is killed with SIGKILL by someone
-    else (the kernel's OOM killer) or raises ``MemoryError``, and ``"failed"`` when it crashes
-    (signal) or exits without a result; re-raises the :class:`MLProfError` the child raised.
+    ``timeout`` seconds (default ``$MLP_TIMEOUT``) since it started or since it last called
+    :func:`restart_timeout` (a load search, once per point), ``"oom"`` when its resident
+    memory exceeds ``memory_limit`` MB (default ``$MLP_MEMORY_LIMIT``), it is killed with
+    SIGKILL by someone else (the kernel's OOM killer) or raises ``MemoryError``, and
+    ``"failed"`` when it crashes (signal) or exits without a result; re-raises the
+    :class:`MLProfError` the child raised.
     The child is killed in every case. Ctrl-C kills the child and propagates.
 
     Without ``progress``, what the child reports (see :mod:`mlprof.measure.progress`) is logged
@@ -552,10 +582,16 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     watch = _MemoryWatch(pid)
     error: BaseException | None = None
     ended = False  # the worker reported how it ended: its supervisor cleans up, then exits
+    restarts, step = 0, ""  # restart_timeout: how often, and the step now running
     try:
         while True:
             remaining = timeout - (time.monotonic() - start)
             if remaining <= 0:
+                if restarts:
+                    raise MeasurementFailed(
+                        f"{label}: {step or 'a step'} timed out after {timeout:g} s "
+                        f"(MLP_TIMEOUT, per step: {restarts - 1} step(s) before it ended in "
+                        "time); the measurement process was killed", status="timeout")
                 raise MeasurementFailed(f"{label}: timed out after {timeout:g} s (MLP_TIMEOUT); "
                                         "the measurement process was killed", status="timeout")
             if limit is not None and error is None:
@@ -573,6 +609,8 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
             if kind == "progress":
                 if progress is not None:
                     progress(*payload)
+            elif kind == "restart":
+                start, restarts, step = time.monotonic(), restarts + 1, str(payload)
             elif kind == "worker":
                 watch.worker = payload
             elif kind == "peak":

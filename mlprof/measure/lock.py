@@ -81,8 +81,9 @@ from mlprof.ingest import file_kind, printable, read_bytes
 
 LOCK_NAME = "mlprof-measure.lock"
 DEFAULT_LOCK_DIR = "/tmp"
-#: seconds between two "still waiting" messages
-REPEAT_S = 30.0
+#: seconds between two "still waiting" messages: a long wait speaks like any long step, at
+#: least every 5 s (issue 38; it was 30 s, and a sweep queued behind another's looked hung)
+REPEAT_S = 5.0
 #: the first message waits up to this long for the new holder to write its record
 RECORD_GRACE_S = 1.0
 #: holders (pid) this process has announced waiting for: a sweep that waits for the same other

@@ -131,14 +131,15 @@ def measure_peak(runtime: str, threads: int, sizes: Sequence[int] = SIZES,
     import onnxruntime as ort
 
     from mlprof.measure.contention import environment, snapshot
+    from mlprof.measure.progress import Progress
     from mlprof.measure.provenance import measurement_header
 
     results = []
     start = snapshot()
-    for i, n in enumerate(sizes):
-        if progress is not None:
-            progress(i / len(sizes), f"GEMM {n}x{n}x{n}")
-        results.append(_bench_size(int(n), threads, target_s))
+    with Progress(progress) as rep:  # a size that repeats long on a busy machine still speaks
+        for i, n in enumerate(sizes):
+            rep.phase(f"GEMM {n}x{n}x{n} (size {i + 1} of {len(sizes)})", i / len(sizes))
+            results.append(_bench_size(int(n), threads, target_s))
     env = environment(start, snapshot())
     best = max(results, key=lambda r: r["median_gflops"])
     header = measurement_header(

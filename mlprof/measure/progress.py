@@ -18,11 +18,18 @@ When reports are sent:
 
 The parent logs a line at most every :data:`LOG_EVERY` seconds (:func:`progress_logger`), so a
 line appears at least every ``LOG_EVERY + STALL`` = 5 s of wall time, whatever the call takes.
+
+Tests make a phase slow on purpose, deterministically, with ``$MLP_TEST_SLOW_PHASE`` =
+``<text>=<seconds>``: a phase whose head contains ``<text>`` sleeps that long in the working
+thread after it is reported (a silent phase, as a quantizer's calibration on a loaded machine
+was: 350-470 s without a line, issue 38), so a test can check that the step still speaks at
+least every 5 s without depending on the machine's load.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -79,11 +86,11 @@ class Progress:
 
     def phase(self, head: str, fraction: float | None = None) -> None:
         """A new phase begins (``head`` says what it does): report it now."""
-        if self.send is None:
-            return
-        with self._lock:
-            self._set(head, None, fraction, time.monotonic())
-            self._send()
+        if self.send is not None:
+            with self._lock:
+                self._set(head, None, fraction, time.monotonic())
+                self._send()
+        slow_phase(head)
 
     def update(self, head: str, left_s: float | None = None,
                fraction: float | None = None) -> None:
@@ -130,6 +137,18 @@ class Progress:
                     wait = self.stall
             if self._stop.wait(wait):
                 return
+
+
+def slow_phase(head: str) -> None:
+    """Sleep in the working thread when ``$MLP_TEST_SLOW_PHASE`` (``<text>=<seconds>``) names
+    this phase: the tests' deterministic long phase (see the module docstring); nothing
+    otherwise (one environment lookup per phase)."""
+    raw = os.environ.get("MLP_TEST_SLOW_PHASE")
+    if not raw:
+        return
+    text, _, seconds = raw.rpartition("=")
+    if text and text in head:
+        time.sleep(float(seconds))
 
 
 def progress_logger(label: str, logger: logging.Logger | None = None,

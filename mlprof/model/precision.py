@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
+from mlprof.measure.progress import Progress
 from mlprof.runtimes import (
     DEFAULT_CALIBRATION_BATCHES as DEFAULT_CALIBRATION_BATCHES,  # here with its bound
 )
@@ -124,15 +125,20 @@ def converted(runtime: str, precision: str) -> bool:
 
 
 def convert_onnx(src: str, dst: str, precision: str, *,
-                 calibration: Sequence[dict[str, np.ndarray]] = ()) -> dict[str, Any]:
+                 calibration: Sequence[dict[str, np.ndarray]] = (),
+                 rep: Progress | None = None) -> dict[str, Any]:
     """Write ``src`` (an ONNX file) converted to ``precision`` to ``dst`` and return its recipe:
     the tool, its settings and the conversion time (a cold-start cost of the precision).
 
     ``calibration``: the feeds int8-static calibrates on (one call each). ``dst`` appears
-    complete or not at all (written beside and renamed).
+    complete or not at all (written beside and renamed). ``rep`` hears each phase
+    (pre-processing, converting or calibrating, writing), so a slow one still says what it is
+    doing every few seconds (:mod:`mlprof.measure.progress`).
     """
     import onnx
     import onnxruntime
+
+    rep = rep or Progress(None)
 
     precision = check_precision(precision)
     tmp = f"{dst}.tmp{os.getpid()}.onnx"
@@ -145,6 +151,8 @@ def convert_onnx(src: str, dst: str, precision: str, *,
     logging.getLogger().setLevel(logging.ERROR)
     try:
         if precision.startswith("int8"):
+            rep.phase("pre-processing for quantization (shape inference, graph optimization)",
+                      0.1)
             recipe["preprocess"] = _preprocess(src, prep)
             if recipe["preprocess"] == "done":
                 source = prep
@@ -153,6 +161,7 @@ def convert_onnx(src: str, dst: str, precision: str, *,
 
             from mlprof.model.export import topological_sort
 
+            rep.phase("converting to fp16", 0.3)
             model = convert_float_to_float16(onnx.load(src), keep_io_types=True)
             # the converter appends the Cast nodes of the kept float32 inputs at the end of the
             # graph: ONNX Runtime accepts that, ONNX's checker and OpenVINO do not
@@ -163,6 +172,7 @@ def convert_onnx(src: str, dst: str, precision: str, *,
         elif precision == "int8-dynamic":
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
+            rep.phase("quantizing the weights to int8 (quantize_dynamic)", 0.3)
             quantize_dynamic(source, tmp, weight_type=QuantType.QInt8)
             recipe.update(tool="onnxruntime.quantization.quantize_dynamic",
                           weight_type="QInt8", activations="uint8, quantized per call")
@@ -186,6 +196,8 @@ def convert_onnx(src: str, dst: str, precision: str, *,
                 def get_next(self) -> dict | None:
                     return next(self.feeds, None)
 
+            rep.phase(f"calibrating on {len(calibration)} batch(es) and quantizing to int8 "
+                      "(quantize_static)", 0.3)
             quantize_static(source, tmp, _Reader(), quant_format=QuantFormat.QDQ,
                             activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
                             calibrate_method=CalibrationMethod.MinMax)
@@ -197,6 +209,7 @@ def convert_onnx(src: str, dst: str, precision: str, *,
         else:
             raise MLProfError(f"{precision} is not made by converting an ONNX model (the runtime "
                               "applies it itself)", src, "--precision")
+        rep.phase("writing the converted graph", 0.9)
         _keep_metadata(src, tmp)
         os.replace(tmp, dst)
     except MLProfError:
@@ -234,6 +247,7 @@ def _preprocess(src: str, dst: str) -> str:
     """ONNX Runtime's pre-processing for quantization (shape inference and graph optimization,
     ``quant_pre_process``, which its quantizer asks for); ``"done"``, or why it was skipped
     (the model is then quantized as it is)."""
+    _ort_tools_without_torch()
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     try:
@@ -241,6 +255,31 @@ def _preprocess(src: str, dst: str) -> str:
     except Exception as e:
         return "skipped: " + (" ".join(str(e).split())[:200] or type(e).__name__)
     return "done"
+
+
+def _ort_tools_without_torch() -> None:
+    """Make ``onnxruntime.tools`` importable without running its ``__init__``, which imports
+    PyTorch whenever it is installed (for ``infer_input_info``, a helper no conversion uses).
+
+    ``quant_pre_process`` imports ``onnxruntime.tools.symbolic_shape_infer``, and so torch:
+    measured here (2 vCPUs, warm page cache), 3.6 s of the 4.8 s of an int8-static conversion
+    of the 10x128 example DNN was importing torch; on a loaded machine with the CUDA wheel's
+    libraries out of the page cache that import is what made QuantizeModel take 350-470 s
+    (issue 38). Only in the disposable conversion process: the package object has its path,
+    so its submodules import as ever. Nothing when torch or the package is already loaded."""
+    import importlib.util
+    import sys
+
+    if "onnxruntime.tools" in sys.modules or "torch" in sys.modules:
+        return
+    spec = importlib.util.find_spec("onnxruntime.tools")
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["onnxruntime.tools"] = module
+    import onnxruntime
+
+    onnxruntime.tools = module
 
 
 def _batch_of(feed: dict[str, np.ndarray]) -> int:
@@ -391,16 +430,21 @@ def quantize_model(spec_file: str, source: str, out_onnx: str, precision: str,
 
     precision = check_precision(precision)
     feeds: list[dict[str, np.ndarray]] = []
-    if precision == "int8-static":
-        n = check_calibration_batches(calibration_batches)
-        spec = read_model_file(spec_file)
-        if os.path.abspath(spec.file) != os.path.abspath(source):
-            spec = read_model_file(source)
-        resolved = resolve(spec)
-        feeds = make_feeds(resolved.inputs, CALIBRATION_BATCH_SIZE, n, "random",
-                           CALIBRATION_SEED)
-    os.makedirs(os.path.dirname(os.path.abspath(out_onnx)), exist_ok=True)
-    return convert_onnx(source, out_onnx, precision, calibration=feeds)
+    with Progress(progress) as rep:
+        if precision == "int8-static":
+            n = check_calibration_batches(calibration_batches)
+            rep.phase(f"making {n} calibration batch(es) of {CALIBRATION_BATCH_SIZE} random "
+                      "events")
+            spec = read_model_file(spec_file)
+            if os.path.abspath(spec.file) != os.path.abspath(source):
+                spec = read_model_file(source)
+            resolved = resolve(spec)
+            feeds = make_feeds(resolved.inputs, CALIBRATION_BATCH_SIZE, n, "random",
+                               CALIBRATION_SEED)
+        os.makedirs(os.path.dirname(os.path.abspath(out_onnx)), exist_ok=True)
+        recipe = convert_onnx(source, out_onnx, precision, calibration=feeds, rep=rep)
+        rep.phase(f"converted in {recipe['convert_s']:.2f} s", 1.0)
+        return recipe
 
 
 def converted_spec_yaml(spec: Any, onnx_name: str, precision: str) -> str:

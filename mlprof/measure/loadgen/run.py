@@ -21,24 +21,18 @@ def _measure(model_file: str, settings: MeasureSettings, load: LoadSettings,
     return measure(model_file, settings, load, script_args=script_args, progress=progress)
 
 
-#: a server search runs up to :data:`~mlprof.measure.loadgen.settings.MAX_POINTS` points in one
-#: child, so its default timeout is this many times ``$MLP_TIMEOUT`` (one point's): the
-#: ResNet-18 search of docs/load.md (18.8 ms a call at 2 threads on the 2-vCPU VM on
-#: 2026-11-28, 11 ms when it was documented) took ~100 s a point at its low rates and was
-#: killed at 600 s after 6 points, with the code before and after issue 36 alike
-SEARCH_TIMEOUT_POINTS = 3
-
-
 def load_timeout(load: LoadSettings, timeout: float | None = None) -> float:
-    """The timeout of one MeasureLoad branch: ``timeout`` when given, else ``$MLP_TIMEOUT``,
-    times :data:`SEARCH_TIMEOUT_POINTS` for a server search (no ``rates``: many points in
-    one child)."""
+    """The time-out of one MeasureLoad branch: ``timeout`` when given, else ``$MLP_TIMEOUT``.
+
+    A server search runs up to :data:`~mlprof.measure.loadgen.settings.MAX_POINTS` points in
+    one child, and this is per point: the search restarts the clock at each point
+    (:func:`mlprof.measure.isolate.restart_timeout`). Until issue 38 the whole search had 3 x
+    ``$MLP_TIMEOUT``: the ResNet-18 search of docs/load.md (18.8 ms a call at 2 threads on the
+    2-vCPU VM on 2026-11-28) took ~100 s a point at its low rates and was killed at 600 s after
+    6 points with one ``$MLP_TIMEOUT``, and a hung point ran for the whole budget."""
     from mlprof.measure.isolate import default_timeout
 
-    if timeout is not None:
-        return timeout
-    search = load.scenario == "server" and not load.rates
-    return default_timeout() * (SEARCH_TIMEOUT_POINTS if search else 1)
+    return default_timeout() if timeout is None else timeout
 
 
 def measure_load_isolated(model_file: str, settings: MeasureSettings, load: LoadSettings, *,
@@ -46,7 +40,8 @@ def measure_load_isolated(model_file: str, settings: MeasureSettings, load: Load
                           timeout: float | None = None) -> LoadResult:
     """One MeasureLoad branch (``load``: one point's settings, see
     :meth:`~mlprof.measure.loadgen.settings.LoadSettings.points`) in a child process, under the
-    machine-wide measurement lock, killed after ``timeout`` (default :func:`load_timeout`)."""
+    machine-wide measurement lock, killed when a point (or the start) runs past ``timeout``
+    (default :func:`load_timeout`)."""
     from mlprof.measure.harness import _needs_torch
     from mlprof.measure.isolate import run_isolated
     from mlprof.measure.lock import measurement_lock

@@ -343,6 +343,7 @@ def measure_server(model_file: str, settings: MeasureSettings, load: LoadSetting
     times that minimum (:data:`DECISIVE_FACTOR`; the option is for
     ``benchmarks/load_search.py``, which compares factors)."""
     from mlprof.measure.harness import events_in_call
+    from mlprof.measure.isolate import restart_timeout
     from mlprof.measure.progress import Progress
 
     if load.scenario != "server":
@@ -391,6 +392,8 @@ def measure_server(model_file: str, settings: MeasureSettings, load: LoadSetting
         last: list[str] = []  # the previous point's outcome, for the progress lines
 
         def point(rate: float, decisive: bool = False) -> dict[str, Any]:
+            # a time-out per point, not one for the whole search (mlprof.measure.isolate)
+            restart_timeout(f"point {len(all_rows) + 1} ({rate:,.4g} requests/s)")
             # each progress line says which point runs and how the previous one ended
             rep.phase(f"point {len(all_rows) + 1}: {rate:,.4g} requests/s"
                       + (f" (point {len(all_rows)}: {last[0]})" if last else ""))
