@@ -377,7 +377,7 @@ def _not_measurable(st: Mapping[str, Any], n: int) -> list[bool]:
         st["min_ms"], st["p95_ms"], st["contended"], strict=True)]
 
 
-def _points_table(title: str, columns: Sequence[tuple[str, Any, Sequence[float]]],
+def _points_table(title: str, columns: Sequence[tuple[str, Any, Any]],
                   fmt: str = "{:.4g}") -> str:
     """One row per batch size, one column per ``(header, statistics, values)``, each value with
     its point's trust markers; the legend under the table when a marker is shown."""
