@@ -29,8 +29,10 @@ import atexit, json, sys
 def _report(out=sys.argv.pop(1)):
     import multiprocessing.forkserver as fs
     heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})
+    also = sorted(m for m in {also!r} if m in sys.modules)
     with open(out, 'w') as f:
-        json.dump({{'heavy': heavy, 'server': fs._forkserver._forkserver_pid is not None}}, f)
+        json.dump({{'heavy': heavy, 'also': also,
+                   'server': fs._forkserver._forkserver_pid is not None}}, f)
 atexit.register(_report)
 sys.argv[0] = {law!r}
 from mlprof.lawcli import main
@@ -38,10 +40,12 @@ sys.exit(main())
 """
 
 
-def run_probed(args: list[str], store: Path, tmp_path: Path) -> tuple[int, dict, str]:
-    """``law ARGS`` in a fresh interpreter: (exit code, {heavy, server}, output)."""
+def run_probed(args: list[str], store: Path, tmp_path: Path, also: tuple[str, ...] = ()
+               ) -> tuple[int, dict, str]:
+    """``law ARGS`` in a fresh interpreter: (exit code, {heavy, also, server}, output), where
+    ``also`` lists which of the modules ``also`` were imported."""
     out = tmp_path / "probe.json"
-    code = _PROBE.format(heavy=HEAVY, law=str(REPO / "bin" / "law"))
+    code = _PROBE.format(heavy=HEAVY, also=also, law=str(REPO / "bin" / "law"))
     env = dict(os.environ, MLP_STORE=str(store), MLP_BASE=str(REPO),
                LAW_HOME=os.environ.get("LAW_HOME", str(REPO / ".law")),
                LAW_CONFIG_FILE=os.environ.get("LAW_CONFIG_FILE", str(REPO / "law.cfg")))
@@ -61,6 +65,13 @@ LOOKS = [
     (["run", "PlotRuntimes", "--version", "v1", "--batch-sizes", "1,two"], 40),
     (["run", "PlotRuntimes", "--version", "v1", "--runtime", "tourch"], 40),
     (["run", "PlotRuntime", "--version", "v1"], 40),
+    # a bad parameter with a model script: one line, and no server importing torch for it
+    (["run", "PlotRuntimes", "--version", "v1", "--model-file", "models/selftest/linear.py",
+      "--batch-sizes", "1,two"], 40),
+    (["run", "PlotRuntimes", "--version", "v1", "--model-file", "models/selftest/linear.py",
+      "--runtime", "tourch"], 40),
+    (["run", "MeasureRuntime", "--version", "v1", "--model-file", "models/selftest/linear.py",
+      "--precision", "fp3"], 40),
 ]
 
 
@@ -72,12 +83,23 @@ def test_looking_imports_nothing_heavy(store, tmp_path, args, rc):
     assert not probe["server"], "a measurement server was started for a command that only looks"
 
 
+#: what a no-op rerun needs no more (0.06-0.2 s each): numpy came with the precision checks,
+#: the statistics and provenance readers of the summary, onnx (numpy with it) with the model
+#: file's hash and its up-front check, the interleaving (numpy, the harness) with
+#: ``--interleave``'s default in the parser
+NOOP_LIGHT = ("numpy", "onnx", "mlprof.measure.interleave",
+              "mlprof.measure.harness", "mlprof.model.onnx_graph")
+
+
 def test_a_noop_rerun_imports_nothing_heavy(store, tmp_path):
     args = ["--version", "t1", "--batch-sizes", "1", *FAST]
     first = law_run("PlotRuntimes", *args, store=store)
     assert first.returncode == 0, first.stderr[-2000:]
-    code, probe, out = run_probed(["run", "PlotRuntimes", *args], store, tmp_path)
+    code, probe, out = run_probed(["run", "PlotRuntimes", *args], store, tmp_path,
+                                  also=NOOP_LIGHT)
     assert code == 0, out[-2000:]
     assert "1 complete already" in out or "complete" in out, out[-2000:]
     assert probe["heavy"] == [], (probe["heavy"], out[-1000:])
+    assert probe["also"] == [], (probe["also"], out[-1000:])
+    assert "median latency per batch" in out, out[-2000:]  # the summary, read without numpy
     assert not probe["server"]

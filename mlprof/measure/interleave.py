@@ -48,15 +48,15 @@ from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
 from mlprof.measure.provenance import measurement_header
-from mlprof.measure.settings import MeasureSettings
+from mlprof.measure.settings import DEFAULT_ROUNDS, MeasureSettings  # noqa: F401 (its old home)
 from mlprof.results.records import NoiseRecord
 from mlprof.runtimes import TFAOT_MODEL, get_runtime
 
 #: bootstrap resamples and confidence level of the speed-up intervals
 N_RESAMPLES = 2000
 LEVEL = 0.95
-#: rounds when none are given (API ``interleave=True``, ``--interleave`` without a number)
-DEFAULT_ROUNDS = 20
+#: rounds when none are given: :data:`mlprof.measure.settings.DEFAULT_ROUNDS` (defined there,
+#: in a light module: ``law run``'s parser reads it for ``--interleave``)
 #: the fewest rounds an interval is given from (fewer are refused up front). Why 6: with fewer
 #: rounds no 95 % interval of a median can be honest without assumptions on the noise (even the
 #: widest, [smallest, largest] ratio, holds the median with probability 1 - 2/2**n: 93.8 % at 5

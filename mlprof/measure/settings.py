@@ -50,6 +50,11 @@ MAX_WARMUP = 1_000_000
 #: calls measured here (~10 us) one minute is ~6 million samples (~50 MB in memory, ~150 MB of
 #: samples CSV) per batch size; real uses: 0.5 s (default), 1 s
 MAX_MIN_DURATION = 60.0
+#: interleaved rounds when none are given (API ``interleave=True``, ``--interleave`` without a
+#: number; :mod:`mlprof.measure.interleave`). Here, not there: ``law run``'s parser reads it
+#: for every task with ``--interleave``, and importing the interleaving (numpy, the harness,
+#: the cause record) cost a no-op rerun of the quick start 0.08 s
+DEFAULT_ROUNDS = 20
 
 
 def _runtime(value: str) -> str:

@@ -9,8 +9,6 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from mlprof.measure.trust import (
     CV_UNSTABLE,
     NOT_MEASURABLE,
@@ -20,6 +18,7 @@ from mlprof.measure.trust import (
 )
 
 if TYPE_CHECKING:  # pandas is optional here: the tasks use the numpy path (faster start-up)
+    import numpy as np  # on first use: law run's summary (medians_table) needs none
     import pandas as pd
 
 __all__ = ["CV_UNSTABLE", "ERROR_COLUMNS", "RAW_COLUMNS", "STAT_COLUMNS", "compute_stats",
@@ -64,6 +63,8 @@ def throughput(events_per_call, latency_ms):
     off the median-based one on one page of the dashboard). Scalars or arrays; NaN where the
     latency is not positive.
     """
+    import numpy as np
+
     ev = np.asarray(events_per_call, dtype=np.float64)
     lat = np.asarray(latency_ms, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -85,6 +86,8 @@ def summarize(samples_ms: np.ndarray, batch_size: int, contended: bool = False,
     ``error`` is a lower precision's error against fp32 (:data:`ERROR_COLUMNS`, from the
     provenance's ``precision.error``; nan where it has no number).
     """
+    import numpy as np
+
     x = np.asarray(samples_ms, dtype=np.float64)
     if x.size == 0:
         raise ValueError(f"no samples for batch size {batch_size}")
@@ -127,6 +130,8 @@ def compute_stats(raw: pd.DataFrame) -> pd.DataFrame:
 
 def read_runtimes(path: str | os.PathLike) -> np.ndarray:
     """The ``runtime_ms`` column of a raw-sample CSV as a float array."""
+    import numpy as np
+
     with io.StringIO(_result_text(path, 1 << 30), newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
@@ -170,6 +175,22 @@ def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
     as long as the header, numbers in every numeric column, batch sizes and counts positive,
     times finite, >= 0 and at most :data:`MAX_SAMPLE_MS`. A damaged file raises
     :class:`~mlprof.errors.CorruptResult` naming it and the line, never becomes a number."""
+    import numpy as np
+
+    out = {c: np.array(v) for c, v in _read_stats_columns(path).items()}
+    if "batch_size" in out and "events_per_call" not in out:
+        # files written before events per call were recorded: one event per batch element
+        out["events_per_call"] = out["batch_size"].copy()
+    if "median_ms" in out and "events_per_call" in out:
+        # files written before throughput was defined at the median held the mean-based number
+        out["throughput"] = throughput(out["events_per_call"], out["median_ms"])
+    return out
+
+
+def _read_stats_columns(path: str | os.PathLike) -> dict[str, list]:
+    """:func:`read_stats_csv`'s checks, its columns as lists (floats; bools for the flags),
+    without numpy: ``law run``'s summary of a no-op rerun reads the statistics through here,
+    and importing numpy for it was 0.1-0.2 s of a 0.5 s command."""
     from mlprof.errors import CorruptResult
     from mlprof.ingest import MAX_RECORD_BYTES, read_text
 
@@ -196,35 +217,30 @@ def read_stats_csv(path: str | os.PathLike) -> dict[str, np.ndarray]:
         if len(r) != len(header):
             raise CorruptResult(f"line {i + 2} has {len(r)} fields, expected {len(header)}",
                                 path)
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, list] = {}
     for j, c in enumerate(header):
         vals = [r[j] for r in rows]
         if c in _FLAG_COLUMNS:
-            out[c] = np.array([v.strip().lower() == "true" for v in vals])
+            out[c] = [v.strip().lower() == "true" for v in vals]
             continue
         try:
-            out[c] = np.array([float(v) if v.isascii() else float("x") for v in vals])
+            col = [float(v) if v.isascii() else float("x") for v in vals]
         except ValueError:  # (float() alone takes Arabic-Indic digits)
             i = next(k for k, v in enumerate(vals) if not (v.isascii() and _is_float(v)))
             raise CorruptResult(f"{c} in line {i + 2} is {vals[i][:20]!r}, not a number",
                                 path) from None
-        col = out[c]
-        bad = np.zeros(col.shape, dtype=bool) if c in _MAY_BE_NAN else ~np.isfinite(col)
+        out[c] = col
+        bad = [False] * len(col) if c in _MAY_BE_NAN else [not math.isfinite(v) for v in col]
         if c in ("batch_size", "count", "events_per_call"):
-            bad |= ~(col >= 1) | (col != np.round(col))
+            bad = [b or not v >= 1 or (math.isfinite(v) and v != round(v))
+                   for b, v in zip(bad, col, strict=True)]
         elif c.endswith("_ms"):
-            bad |= (col < 0) | (col > MAX_SAMPLE_MS)
-        if bad.any():
-            i = int(np.argmax(bad))
+            bad = [b or v < 0 or v > MAX_SAMPLE_MS for b, v in zip(bad, col, strict=True)]
+        if any(bad):
+            i = bad.index(True)
             limit = f" (at most {MAX_SAMPLE_MS:.0f} ms, an hour)" if c.endswith("_ms") else ""
             raise CorruptResult(f"{c} in line {i + 2} is {vals[i][:20]}, not a plausible "
                                 f"value{limit}", path)
-    if "batch_size" in out and "events_per_call" not in out:
-        # files written before events per call were recorded: one event per batch element
-        out["events_per_call"] = out["batch_size"].copy()
-    if "median_ms" in out and "events_per_call" in out:
-        # files written before throughput was defined at the median held the mean-based number
-        out["throughput"] = throughput(out["events_per_call"], out["median_ms"])
     return out
 
 
@@ -237,6 +253,8 @@ def _is_float(text: str) -> bool:
 
 
 def _fmt(v) -> str:
+    import numpy as np
+
     if isinstance(v, (bool, np.bool_)):
         return "True" if v else "False"
     if isinstance(v, (int, np.integer)):
@@ -252,9 +270,9 @@ def medians_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     A median of an unstable or contended point carries its marker (``0.0123 ~``, see
     :mod:`mlprof.measure.trust`) and the legend follows the table: the table is what most users
     read, and the warnings that say the same are far above it among luigi's lines."""
-    columns = [(f"{label} [ms]", read_stats_csv(path)) for label, path in curves]
+    columns = [(f"{label} [ms]", _read_stats_columns(path)) for label, path in curves]
     table = _points_table("median latency per batch", [
-        (label, st, np.asarray(st["median_ms"], dtype=float)) for label, st in columns])
+        (label, st, [float(v) for v in st["median_ms"]]) for label, st in columns])
     errors = _errors_table([(label.removesuffix(" [ms]"), st) for label, st in columns])
     return table + ("\n" + errors if errors else "")
 
@@ -264,7 +282,7 @@ def _errors_table(columns: Sequence[tuple[str, Any]]) -> str:
     size its max relative error and, for class scores, the top-1 agreement; empty when no
     curve has an error (fp32 only, or statistics from before the error columns)."""
     with_error = [(label, st) for label, st in columns if "max_rel_error" in st
-                  and (~np.isnan(np.asarray(st["max_rel_error"], dtype=float))).any()]
+                  and any(not math.isnan(float(v)) for v in st["max_rel_error"])]
     if not with_error:
         return ""
     sizes = sorted({int(b) for _, st in with_error for b in st["batch_size"]})
@@ -297,6 +315,8 @@ def _aligned(rows: list[list[str]]) -> str:
 def throughputs_table(curves: Sequence[tuple[str, str | os.PathLike]]) -> str:
     """As :func:`medians_table`, of throughputs: events per second at the median latency
     (:func:`throughput`, the one definition), what PlotThroughput prints at the end."""
+    import numpy as np
+
     columns = []
     for label, path in curves:
         st = read_stats_csv(path)
@@ -315,6 +335,8 @@ def speedups_table(pairs: Sequence[tuple[str, str | os.PathLike, str | os.PathLi
     No confidence interval: the two curves were measured apart (minutes apart, the machine's
     drift moves such a ratio by up to ~10 %, see :mod:`mlprof.measure.interleave`); the table
     says where to get one (``PlotMultiRuntimes --interleave``)."""
+    import numpy as np
+
     columns = []
     for label, ref_path, path in pairs:
         ref, st = read_stats_csv(ref_path), read_stats_csv(path)
@@ -355,7 +377,7 @@ def _not_measurable(st: Mapping[str, Any], n: int) -> list[bool]:
         st["min_ms"], st["p95_ms"], st["contended"], strict=True)]
 
 
-def _points_table(title: str, columns: Sequence[tuple[str, Any, np.ndarray]],
+def _points_table(title: str, columns: Sequence[tuple[str, Any, Any]],
                   fmt: str = "{:.4g}") -> str:
     """One row per batch size, one column per ``(header, statistics, values)``, each value with
     its point's trust markers; the legend under the table when a marker is shown."""
@@ -366,8 +388,8 @@ def _points_table(title: str, columns: Sequence[tuple[str, Any, np.ndarray]],
         row = [str(bs)]
         for _, st, values in columns:
             n = len(st["batch_size"])
-            unstable = st.get("unstable", np.zeros(n, dtype=bool))
-            contended = st.get("contended", np.zeros(n, dtype=bool))
+            unstable = st.get("unstable", [False] * n)
+            contended = st.get("contended", [False] * n)
             gone = _not_measurable(st, n)
             hit = [(v, marks(u, c), x) for b, v, u, c, x in zip(
                 st["batch_size"], values, unstable, contended, gone, strict=True)

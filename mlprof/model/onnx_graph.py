@@ -6,13 +6,15 @@ so that a spec that contradicts its graph fails before anything is scheduled.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 
 import onnx
 
 from mlprof.errors import MLProfError
-from mlprof.model.spec import InputSpec, ModelSpec
+from mlprof.model.spec import InputSpec, ModelSpec, checked_marker
+from mlprof.util import write_text_atomic
 
 #: ONNX TensorProto element types mlprof can feed
 ONNX_DTYPES = {
@@ -270,3 +272,19 @@ def check_up_front(spec: ModelSpec) -> None:
     if size <= CHECK_UP_FRONT_MAX_BYTES:
         resolve(spec)
     _CHECKED.add(key)
+    _PASSED.append(spec)
+
+
+#: specs that passed :func:`check_up_front` in this process, not yet marked in the store
+_PASSED: list[ModelSpec] = []
+
+
+def remember_checks() -> None:
+    """Mark the specs that passed :func:`check_up_front` in the store
+    (:func:`mlprof.model.spec.checked_marker`), so that the next ``law run`` of the same file
+    skips the check and the onnx import. Called once every parameter is checked (right before
+    luigi schedules): a command refused for another parameter writes nothing."""
+    while _PASSED:
+        spec = _PASSED.pop()
+        with contextlib.suppress(OSError):  # a store that cannot be written checks every time
+            write_text_atomic(checked_marker(spec), "")

@@ -25,9 +25,10 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy on first use: the tasks check precisions at start-up (0.1-0.2 s)
+    import numpy as np
 
 from mlprof.errors import MLProfError
 from mlprof.measure.progress import Progress
@@ -67,6 +68,8 @@ CALIBRATION_SEED = 1
 
 def check_calibration_batches(value: Any, field: str = "--calibration-batches") -> int:
     """``value`` as a count of calibration batches, 1 to :data:`MAX_CALIBRATION_BATCHES`."""
+    import numpy as np
+
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise MLProfError(f"must be a whole number, got {value!r}", field=field)
     if not 1 <= int(value) <= MAX_CALIBRATION_BATCHES:
@@ -302,6 +305,8 @@ def _op_counts(path: str) -> dict[str, int]:
 def as_arrays(result: Any) -> list[np.ndarray]:
     """A runtime call's outputs as a flat list of numpy arrays (a list, a tuple, a dict-like
     ``OVDict``, a tensor)."""
+    import numpy as np
+
     if isinstance(result, np.ndarray):
         return [result]
     if hasattr(result, "detach"):  # a torch tensor, without importing torch
@@ -337,6 +342,8 @@ def output_error(reference: Sequence[np.ndarray], got: Sequence[np.ndarray]) -> 
       least 6 classes ``top5_agreement``, the fraction whose reference arg-max is among the
       five highest scores (the first such output; None when there is none).
     """
+    import numpy as np
+
     if len(reference) != len(got):
         raise MLProfError(f"{len(got)} outputs, the fp32 model has {len(reference)}",
                           field="--precision")

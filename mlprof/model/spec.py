@@ -170,6 +170,12 @@ def external_data_files(path: str, data: bytes) -> list[str]:
     files). A missing or escaping one is an error naming the file."""
     if not path.lower().endswith(".onnx"):
         return []
+    # without onnx (it imports numpy: 0.06-0.2 s of every law run, which hashes the model
+    # file) when no tensor can be external: one that is carries data_location EXTERNAL (field
+    # 14 = 1, the bytes 70 01 in any nesting) and its "location" key; one without a location
+    # fails to load anyway ("not a valid ONNX model")
+    if b"\x70\x01" not in data or b"location" not in data:
+        return []
     import onnx
 
     model = onnx.ModelProto()
@@ -483,3 +489,30 @@ def _read_outputs(raw: Any, path: str) -> list[str] | None:
             raise MLProfError("missing or not a string", path, f"model.outputs[{i}].name")
         outputs.append(name)
     return outputs
+
+
+def checked_marker(spec: ModelSpec) -> str:
+    """The store's mark that ``spec`` passed :func:`mlprof.model.onnx_graph.check_up_front`:
+    ``<store>/cache/checked/<key>``, keyed by the spec file's path, its content hash (the spec,
+    the ONNX file and its external data) and the checking code's file (its size and mtime).
+
+    Why: the check loads the graph with ``onnx``, which imports numpy: 0.06-0.2 s of every
+    ``law run`` (a no-op rerun of the quick start is 0.5 s); a file checked once need not be
+    checked again until it or the check changes. Read by :func:`checked_before`."""
+    from mlprof.results.layout import CACHE_DIR, store_base
+
+    code = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx_graph.py")
+    try:
+        st = os.stat(code)
+        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        stamp = "?"
+    key = hashlib.sha256("\0".join([os.path.abspath(spec.spec_file), spec.content_hash,
+                                     stamp]).encode()).hexdigest()[:32]
+    return os.path.join(store_base(), CACHE_DIR, "checked", key)
+
+
+def checked_before(spec: ModelSpec) -> bool:
+    """Whether ``spec`` (this content, this checking code) passed the up-front check in this
+    store before (:func:`checked_marker`): then ``onnx`` need not be imported to check it."""
+    return spec.model_kind == "onnx" and os.path.isfile(checked_marker(spec))

@@ -47,10 +47,10 @@ logger = logging.getLogger("mlprof")
 
 class RoundsParameter(AsciiIntParameter):
     """An integer option that may be given without a value: ``--interleave`` means
-    :data:`~mlprof.measure.interleave.DEFAULT_ROUNDS` rounds, ``--interleave 40`` 40."""
+    :data:`~mlprof.measure.settings.DEFAULT_ROUNDS` rounds, ``--interleave 40`` 40."""
 
     def _parser_kwargs(self, *args, **kwargs):
-        from mlprof.measure.interleave import DEFAULT_ROUNDS
+        from mlprof.measure.settings import DEFAULT_ROUNDS
 
         kw = super()._parser_kwargs(*args, **kwargs)
         kw["nargs"] = "?"

@@ -11,7 +11,8 @@ What they are (all idempotent):
 - law 0.1.21's scale patches (:mod:`mlprof.tasks._scale`);
 - a heap freeze at exit (``gc.freeze``: the interpreter's shutdown skips a full collection over
   pandas and matplotlib, 0.5-0.8 s per run, measured by ``benchmarks/overhead.py``);
-- under ``law run`` with a model script, an early start of the measurement server.
+- under ``law run`` with a model script, an early start of the measurement server (once the
+  parameters are checked: right before luigi schedules the root task).
 
 Where they are installed: law has no start-up hook of its own. ``law run Task`` (``law/cli/run.py``)
 imports the module that defines ``Task`` (found in the index that ``law index`` writes from
@@ -104,14 +105,43 @@ def install_run_hooks() -> None:
     install_error_handling()
     install_run_summary()
     atexit.register(gc.freeze)
-    _prestart_for_scripts()
+    _prestart_after_checks()
+
+
+def _prestart_after_checks() -> None:
+    """Start the measurement server for a model script (:func:`_prestart_for_scripts`) once
+    the root task exists, i.e. once luigi has parsed and every task ``__init__`` has checked
+    the parameters, right before scheduling: a bad parameter is one line and no server (it
+    used to start at import, importing torch in the background for an error); and the marks
+    of the model files checked up front are written then (a refused command writes nothing).
+    luigi calls
+    ``interface._schedule_and_run`` with the root tasks it built; wrapping it keeps the
+    overlap with the scheduling and the completeness checks."""
+    import luigi.interface as li
+
+    original = li._schedule_and_run
+    if getattr(original, "_mlprof_prestart", False):
+        return
+
+    def schedule_and_run(tasks, *args, **kwargs):
+        if "mlprof.model.onnx_graph" in sys.modules:  # it checked a model file up front
+            from mlprof.model.onnx_graph import remember_checks
+
+            remember_checks()
+        _prestart_for_scripts()
+        return original(tasks, *args, **kwargs)
+
+    schedule_and_run._mlprof_prestart = True  # type: ignore[attr-defined]
+    schedule_and_run._mlprof = getattr(original, "_mlprof", False)  # type: ignore[attr-defined]
+    li._schedule_and_run = schedule_and_run
 
 
 def _prestart_for_scripts() -> None:
     """Under ``law run`` with a model script argument, start the measurement server now.
 
-    It imports torch (~2.5 s); started here, that overlaps with law's own start-up and the
-    scheduling instead of delaying the first discovery (measured: -0.3 to -0.5 s per run).
+    It imports torch (~2.5 s); started before scheduling, that overlaps with the scheduling
+    and the completeness checks instead of delaying the first discovery (measured at import:
+    -0.3 to -0.5 s per run).
     """
     argv = sys.argv
     if not argv or not os.path.basename(argv[0]).startswith("law"):

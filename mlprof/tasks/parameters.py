@@ -16,7 +16,7 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
-from mlprof.model.spec import ModelSpec
+from mlprof.model.spec import ModelSpec, checked_before
 from mlprof.results import layout
 from mlprof.runtimes import (
     DEFAULT_CALIBRATION_BATCHES,
@@ -223,8 +223,6 @@ class ModelMixin(BaseTask):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from mlprof.model.onnx_graph import check_up_front
-
         if not str(self.model_file).strip():
             raise MLProfError("must not be empty (an unset variable?)", field="--model-file")
         # read (and check against its graph) the model file up front: bad input fails once,
@@ -233,7 +231,10 @@ class ModelMixin(BaseTask):
         if isinstance(self, ScriptMixin) and self.names_single_model:
             self.model_spec = self.single_model(
                 self.model_spec, None if self.model_name == law.NO_STR else self.model_name)
-        check_up_front(self.model_spec)
+        if not checked_before(self.model_spec):  # onnx (and numpy) only for a new file
+            from mlprof.model.onnx_graph import check_up_front
+
+            check_up_front(self.model_spec)
 
     @property
     def resolved_model_name(self) -> str:
