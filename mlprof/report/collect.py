@@ -52,7 +52,8 @@ REPORT_COLUMNS = [
     "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement",
     "error_note", "isa", "host_fingerprint",
     "session_creation_ms", "first_call_ms", "compile_s", "compile_cache", "peak_rss_mb",
-    "other_cpu_cores", "contended_causes", "version", "timestamp", "git_commit", records.MLPROF_VERSION,
+    "other_cpu_cores", "contended_causes", "version", "timestamp", "git_commit",
+    records.MLPROF_VERSION,
     "settings_key", "stage", "store", "path",
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -30,6 +31,12 @@ RUNTIME_OVERHEAD = "(runtime overhead)"
 #: profiled call it belongs to (0 to n_calls - 1), from which the per-call median of each
 #: operator type is computed (one stalled call moves a mean, never a median)
 OpEvent = tuple[str, float] | tuple[str, float, int]
+
+
+def compile_cache_enabled() -> bool:
+    """Whether compiling runtimes keep their compiled artifacts in the store
+    (:func:`mlprof.results.layout.compile_cache_dir`): ``MLP_COMPILE_CACHE`` is not ``0``."""
+    return os.environ.get("MLP_COMPILE_CACHE", "1").strip() != "0"
 
 
 @dataclass(frozen=True)
@@ -153,11 +160,11 @@ class Runtime(ABC):
         ``fn(*args)`` (the first event's), so that the first call times a compiled model.
 
         A runtime that compiles in :meth:`load` (OpenVINO's ``compile_model``) returns what
-        that took (:attr:`compiled`); one that does not compile returns None (the default)."""
-        return self.compiled
+        that took (:attr:`compile_record`); one that does not compile returns None (the default)."""
+        return self.compile_record
 
     #: set by a runtime that compiles in :meth:`load` (see :meth:`compile`)
-    compiled: Compiled | None = None
+    compile_record: Compiled | None = None
 
     def info(self) -> dict[str, Any]:
         """Settings the runtime actually applied, for the provenance record."""

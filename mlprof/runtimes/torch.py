@@ -19,7 +19,7 @@ from mlprof.errors import MLProfError
 from mlprof.model.script import capture, discover, positional_ok, select
 from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype, read_model_file
 from mlprof.runtimes import check_model_kind
-from mlprof.runtimes.base import Compiled, OpEvent, OpProfiler, Runtime
+from mlprof.runtimes.base import Compiled, OpEvent, OpProfiler, Runtime, compile_cache_enabled
 
 
 @dataclass
@@ -244,11 +244,6 @@ _CACHE_COUNTERS = (("inductor", "fxgraph_cache_hit"), ("inductor", "fxgraph_cach
                    ("aot_autograd", "autograd_cache_miss"))
 
 
-def compile_cache_enabled() -> bool:
-    """Whether compiled artifacts are kept in the store (``MLP_COMPILE_CACHE`` not ``0``)."""
-    return os.environ.get("MLP_COMPILE_CACHE", "1").strip() != "0"
-
-
 def _use_inductor_cache(directory: str) -> None:
     """Point inductor's on-disk caches (FX graph cache, AOTAutograd cache, the built kernels)
     at ``directory`` for the rest of this process.
@@ -347,8 +342,8 @@ class TorchCompileRuntime(TorchRuntime):
             state = "miss"
         else:
             state = "hit"
-        self.compiled = Compiled(seconds, state, delta)
-        return self.compiled
+        self.compile_record = Compiled(seconds, state, delta)
+        return self.compile_record
 
     def explain_failure(self, exc: BaseException, batch_size: int) -> str:
         """A message for a failed first call (which is where compilation happens)."""
@@ -361,6 +356,7 @@ class TorchCompileRuntime(TorchRuntime):
         compile_info: dict[str, Any] = {"backend": "inductor", "dynamic": False,
                                         "compile_time_is": "compile_s",
                                         "cache_dir": self.cache_dir}
-        if self.compiled is not None:
-            compile_info.update(cache=self.compiled.cache, counters=self.compiled.counters)
+        if self.compile_record is not None:
+            compile_info.update(cache=self.compile_record.cache,
+                                counters=self.compile_record.counters)
         return {**super().info(), "compile": compile_info}
