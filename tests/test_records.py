@@ -356,7 +356,8 @@ _HEADER = {"mlprof_version": "0.1.0", "git_commit": None, "timestamp": "2026-11-
 _FMT = records.FORMAT_VERSION
 _BRANCH = {**_HEADER, "format_version": _FMT, "record": "branch",
            "settings": {"batch_size": 4, "threads": 1, "n_calls": 10}, "n_samples": 10,
-           "session_creation_ms": 3.0, "first_call_ms": 0.5, "rounds": 1}
+           "session_creation_ms": 3.0, "first_call_ms": 0.5, "compile_s": 1.2,
+           "compile_cache": "hit", "rounds": 1}
 _PROFILE = {**_HEADER, "format_version": _FMT, "record": "profile", "runtime": "onnxruntime",
             "runtime_version": "1.32.0", "profiler": "onnxruntime", "batch_size": 4,
             "n_profiled_calls": 2, "wall_ms": [0.1, 0.2], "wall_ms_per_call": 0.15,
@@ -383,6 +384,8 @@ def test_typed_records_read_back_every_field(cls, good):
     (records.BranchRecord, _BRANCH, "settings", [4]),
     (records.BranchRecord, _BRANCH, "first_call_ms", "NaN"),
     (records.BranchRecord, _BRANCH, "session_creation_ms", -1.0),
+    (records.BranchRecord, _BRANCH, "compile_s", "1.2"),
+    (records.BranchRecord, _BRANCH, "compile_cache", "warm"),
     (records.BranchRecord, _BRANCH, "record", "profile"),
     (records.BranchRecord, _BRANCH, "threads", True),
     (records.ProfileRecord, _PROFILE, "wall_ms", {"a": 1}),

@@ -4,6 +4,9 @@ What is timed and what is not:
 
 - inputs are built once, before the session exists (never timed);
 - session creation is timed once (``session_creation_ms``);
+- a compiling runtime compiles before the first call (``compile_s``, and ``compile_cache``:
+  whether the store's cache had the compiled code, :meth:`Runtime.compile
+  <mlprof.runtimes.base.Runtime.compile>`), never part of the samples nor of the first call;
 - the first call is timed alone (``first_call_ms``) and never part of the samples;
 - ``warmup`` further calls are made untimed;
 - each sample is exactly one runtime call (``session.run``), timed with
@@ -121,7 +124,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     ``script.py::HASH``, run with ``script_args``) for the torch runtimes.
 
     ``progress(fraction, message)`` hears what the measurement does (``creating the session``,
-    ``first call (compiling with torch.compile...)``, ``1234 calls, 12.3 s elapsed, ~3.2 s
+    ``compiling with torch.compile``, ``1234 calls, 12.3 s elapsed, ~3.2 s
     left``) at least every :data:`mlprof.measure.progress.STALL` seconds, from between blocks of
     timed calls or, during a longer call, from a watcher thread (:class:`Progress`).
 
@@ -158,9 +161,17 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         session_ns = pc() - t0
         calls = [rt.bind(feed) for feed in feeds]
 
+        # a compiling runtime compiles with the first event's call here, before the timed
+        # first call, and says what it took and whether its cache in the store had it
         compiler = runtime_info(s.runtime).compiler
-        rep.phase(f"first call (compiling with {compiler}...)" if compiler else "first call")
         fn, args = calls[0]
+        if compiler:
+            rep.phase(f"compiling with {compiler}")
+        try:
+            compiled = rt.compile(fn, args)
+        except Exception as e:
+            raise first_call_error(e, rt, s.batch_size, spec.spec_file) from None
+        rep.phase("first call")
         t0 = pc()
         try:
             fn(*args)
@@ -268,6 +279,9 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         **header.to_json(),
         "session_creation_ms": session_ns / 1e6,
         "first_call_ms": first_ns / 1e6,
+        # what compiling took and whether the store's cache had it (compiling runtimes only)
+        **({"compile_s": compiled.seconds, "compile_cache": compiled.cache}
+           if compiled is not None else {}),
         "warmup_ms": warmup_ns / 1e6,
         "n_samples": int(samples.size),
         "rounds": rounds,

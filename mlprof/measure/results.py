@@ -48,6 +48,7 @@ PROVENANCE_TYPES: dict[str, tuple[type, ...]] = {
     "runtime": (str,), "runtime_version": (str,), "device": (str,), "host": (str,),
     "cpu_model": (str,), "threads": (int,), "timestamp": (str,), "git_commit": (str,),
     records.MLPROF_VERSION: (str,), "session_creation_ms": _NUMBER, "first_call_ms": _NUMBER,
+    "compile_s": _NUMBER, "compile_cache": (str,),
     "peak_rss_mb": _NUMBER, "model": (dict,), "task": (dict,), "environment": (dict,),
 }
 #: the numbers of ``environment`` (mlprof.measure.contention; absent in older records)

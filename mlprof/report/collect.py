@@ -51,8 +51,9 @@ REPORT_COLUMNS = [
     "n_calls", "n_events", "warmup", "min_duration", "input_data",
     "precision", "max_abs_error", "max_rel_error", "top1_agreement", "top5_agreement",
     "error_note", "isa", "host_fingerprint",
-    "session_creation_ms", "first_call_ms", "peak_rss_mb", "other_cpu_cores",
-    "contended_causes", "version", "timestamp", "git_commit", records.MLPROF_VERSION,
+    "session_creation_ms", "first_call_ms", "compile_s", "compile_cache", "peak_rss_mb",
+    "other_cpu_cores", "contended_causes", "version", "timestamp", "git_commit",
+    records.MLPROF_VERSION,
     "settings_key", "stage", "store", "path",
 ]
 
@@ -154,7 +155,8 @@ def _branch_row(js: Path, store: Path) -> dict:
         n_events=s.get("n_events"), warmup=s.get("warmup"),
         min_duration=s.get("min_duration"), input_data=s.get("input_data"),
         session_creation_ms=rec.session_creation_ms,
-        first_call_ms=rec.first_call_ms, peak_rss_mb=h.peak_rss_mb,
+        first_call_ms=rec.first_call_ms, compile_s=rec.compile_s,
+        compile_cache=rec.compile_cache, peak_rss_mb=h.peak_rss_mb,
         other_cpu_cores=env.get("other_cpu_cores"),
         # what disturbed a contended point (mlprof.measure.causes), comma-separated
         contended_causes=",".join(causes_of(prov)) if is_contended(prov) else "",

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 from mlprof.errors import CorruptResult
+from mlprof.runtimes import COMPILE_CACHE_STATES
 
 #: the format of the records this code writes (0: the records written before it had one;
 #: 2: a load point names its bound ``latency_bound_ms``, as the option and the load settings
@@ -606,6 +607,12 @@ class BranchRecord:
     n_samples: int
     session_creation_ms: float | None = None
     first_call_ms: float | None = None
+    #: a compiling runtime's compile (or load from the store's cache), before the first call
+    #: and apart from it (:class:`mlprof.runtimes.base.Compiled`; None for other runtimes and
+    #: records written before: their torch-compile ``first_call_ms`` includes the compile)
+    compile_s: float | None = None
+    #: ``hit``, ``miss`` or ``none`` (:data:`mlprof.runtimes.COMPILE_CACHE_STATES`)
+    compile_cache: str | None = None
     warmup_ms: float | None = None
     rounds: int | None = None
     loop_wall_s: float | None = None
@@ -639,6 +646,8 @@ class BranchRecord:
             header, bs, f.integer("n_samples", 1, required=True) or 1,
             session_creation_ms=f.number("session_creation_ms", none=True),
             first_call_ms=f.number("first_call_ms", none=True),
+            compile_s=f.number("compile_s", none=True),
+            compile_cache=f.text("compile_cache", COMPILE_CACHE_STATES),
             warmup_ms=f.number("warmup_ms", none=True),
             rounds=f.integer("rounds", none=True),
             loop_wall_s=f.number("loop_wall_s", none=True),

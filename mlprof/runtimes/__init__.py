@@ -23,6 +23,11 @@ from mlprof.runtimes import precisions as _precisions
 from mlprof.runtimes.precisions import runtime_precisions
 from mlprof.util import did_you_mean
 
+#: what a compiling runtime's ``compile_cache`` may say (:class:`mlprof.runtimes.base.Compiled`):
+#: the compiled code came from the store's cache (``hit``), was made and kept there (``miss``),
+#: or no cache was used (``none``: ``MLP_COMPILE_CACHE=0``)
+COMPILE_CACHE_STATES = ("hit", "miss", "none")
+
 #: model kinds: ONNX models (a YAML spec or an ``.onnx`` file), Python model scripts, and
 #: TensorFlow models (``inference_engine: tf``: a frozen graph or a SavedModel; ``tfaot``: a
 #: SavedModel compiled ahead of time for chosen batch sizes)

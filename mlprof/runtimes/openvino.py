@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +12,7 @@ import numpy as np
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
 from mlprof.model.onnx_graph import ResolvedModel, resolve
-from mlprof.runtimes.base import OpEvent, OpProfiler, Runtime
+from mlprof.runtimes.base import Compiled, OpEvent, OpProfiler, Runtime, compile_cache_enabled
 
 try:
     import openvino as ov
@@ -55,6 +57,7 @@ class OpenVinoRuntime(Runtime):
         self._keep: list[tuple[Any, dict]] = []
         self.precision_hint = "f32"
         self._profiling = False
+        self.cache_dir: str | None = None
 
     def op_profiler(self) -> OpProfiler:
         """The CPU plugin's performance counters (``PERF_COUNT``): per node of the compiled
@@ -88,11 +91,29 @@ class OpenVinoRuntime(Runtime):
         if self._profiling:
             config["PERF_COUNT"] = True
         self.config = config
+        cache_dir = None
+        if compile_cache_enabled():
+            from mlprof.results import layout
+
+            spec = self.model.spec
+            cache_dir = layout.compile_cache_dir(
+                spec.name, spec.content_hash, self.name, self.version(),
+                f"{self.precision_hint}_threads{int(self.threads)}")
+            os.makedirs(cache_dir, exist_ok=True)
+            core.set_property({"CACHE_DIR": cache_dir})
+        blobs = _blobs(cache_dir)
+        t0 = time.perf_counter()
         try:
             self.compiled = core.compile_model(model, _DEVICES[self.device], config)
         except Exception as e:
             raise MLProfError(f"openvino cannot compile the model: {_first_line(e)}",
                               self.model.spec.file) from None
+        seconds = time.perf_counter() - t0
+        new = len(_blobs(cache_dir) - blobs)
+        self.cache_dir = cache_dir
+        self.compile_record = Compiled(
+            seconds, "none" if cache_dir is None else ("miss" if new else "hit"),
+            {"blobs_written": new})
         wanted = self.model.outputs
         names = [o.get_any_name() for o in self.compiled.outputs]
         self._outputs = names if not wanted else [n for n in names if n in wanted]
@@ -124,7 +145,11 @@ class OpenVinoRuntime(Runtime):
             applied[prop] = str(value)
         return {"device": _DEVICES[self.device], "requested": {k: str(v) for k, v in
                                                                 self.config.items()},
-                "applied": applied, "static_batch": True, "call": "InferRequest.infer()"}
+                "applied": applied, "static_batch": True, "call": "InferRequest.infer()",
+                "compile": {"cache_dir": self.cache_dir, "compile_time_is": "compile_s",
+                            **({"cache": self.compile_record.cache,
+                                "counters": self.compile_record.counters}
+                               if self.compile_record is not None else {})}}
 
 
 #: the kernel precisions named beside an operator type (``Convolution (i8)``): the same
@@ -171,6 +196,14 @@ class _OvProfiler(OpProfiler):
         for i in range(n_calls):  # the harness calls each request n_calls times in turn
             out.extend((op, ms, i) for op, ms in per_request[(i * len(per_request)) // n_calls])
         return out
+
+
+def _blobs(directory: str | None) -> set[str]:
+    """The compiled blobs in OpenVINO's ``CACHE_DIR`` (``<hash>.blob``): a compile that wrote a
+    new one compiled, one that wrote none read it from there."""
+    if directory is None or not os.path.isdir(directory):
+        return set()
+    return {n for n in os.listdir(directory) if n.endswith(".blob")}
 
 
 def _first_line(exc: BaseException) -> str:

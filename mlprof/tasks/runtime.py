@@ -419,6 +419,11 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
             quantize_record_file=self.requires()["quantize"].output()["json"].path
             if self.measures_converted else None,
             model_identity=self.model_identity())
+        if result.provenance.get("compile_s") is not None:  # apart from the measurement
+            logger.info("%s: compiled in %.1f s (store's compile cache: %s), first call "
+                        "%.3f ms", label, result.provenance["compile_s"],
+                        result.provenance.get("compile_cache"),
+                        result.provenance["first_call_ms"])
         if verbose():  # else the table at the end has the medians (a line per point said
             # "measuring ..." already: 11 more lines in the quick start)
             logger.info("%s: median %.4f ms over %d calls", label,
