@@ -244,7 +244,7 @@ _CACHE_COUNTERS = (("inductor", "fxgraph_cache_hit"), ("inductor", "fxgraph_cach
                    ("aot_autograd", "autograd_cache_miss"))
 
 
-def _use_inductor_cache(directory: str) -> None:
+def use_inductor_cache(directory: str) -> None:
     """Point inductor's on-disk caches (FX graph cache, AOTAutograd cache, the built kernels)
     at ``directory`` for the rest of this process.
 
@@ -305,7 +305,7 @@ class TorchCompileRuntime(TorchRuntime):
         if compile_cache_enabled():
             self.cache_dir = layout.compile_cache_dir(spec.name, spec.content_hash, self.name,
                                                       self.version(), self.cache_settings())
-            _use_inductor_cache(self.cache_dir)
+            use_inductor_cache(self.cache_dir)
         else:
             import atexit
             import shutil
@@ -313,7 +313,7 @@ class TorchCompileRuntime(TorchRuntime):
 
             scratch = tempfile.mkdtemp(prefix="mlprof-inductor-")
             atexit.register(shutil.rmtree, scratch, True)
-            _use_inductor_cache(scratch)
+            use_inductor_cache(scratch)
         super().load(batch_size)
 
     def _make_callable(self, module: Any) -> Callable[..., Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mlprof.measure.generation.backends import check_precision, ticking
+from mlprof.measure.generation.backends import check_precision, export_dir, ticking
 from mlprof.measure.generation.timed import TimedGeneration
 from mlprof.model.decoder import Decoder
 
@@ -75,6 +75,12 @@ class TorchBackend:
         self._compiled_shapes: set[tuple[int, int, int]] = set()
         self._transformers_version = transformers.__version__
         if compile:
+            if cache_dir:  # inductor's caches in the store, one per decoder and torch version:
+                # the next process loads the compiled graphs instead of compiling again
+                from mlprof.runtimes.torch import use_inductor_cache
+
+                use_inductor_cache(export_dir(cache_dir, runtime, f"torch-{torch.__version__}",
+                                              precision, decoder.content_hash))
             self.model.forward = torch.compile(self.model.forward, fullgraph=True)
 
     def _kwargs(self, new_tokens: int) -> dict[str, Any]:
