@@ -125,7 +125,8 @@ def run_sweep(law_args: list[str], keep: bool, index: int = 1) -> Sweep:
     store = tempfile.mkdtemp(prefix="mlprof-bench-store-")
     version = f"bench-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{index}"
     cmd = ["law", "run", "PlotRuntimes", "--version", version, *law_args]
-    env = dict(os.environ, MLP_STORE=store)
+    # MLP_VERBOSE=1: the per-task split reads luigi's INFO lines, hidden without it
+    env = dict(os.environ, MLP_STORE=store, MLP_VERBOSE="1")
     print(f"$ MLP_STORE={store} {shlex.join(cmd)}", flush=True)
     events: list[tuple[float, str]] = []
     try:
