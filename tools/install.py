@@ -118,11 +118,14 @@ def _count_dirs(path: Path) -> int:
         return 0
 
 
-def _count_pyc(path: Path) -> int:
-    n = 0
+def _count_py(path: Path) -> tuple[int, int]:
+    """(.py files, .pyc files) under *path*: what uv's bytecode step has to do and has done."""
+    py = pyc = 0
     for _root, _dirs, files in os.walk(path):
-        n += sum(1 for f in files if f.endswith(".pyc"))
-    return n
+        for f in files:
+            py += f.endswith(".py")
+            pyc += f.endswith(".pyc")
+    return py, pyc
 
 
 _UNITS = {"b": 1e-6, "kb": 1e-3, "kib": 1.024e-3, "mb": 1.0, "mib": 1.048576, "gb": 1e3,
@@ -158,7 +161,7 @@ def progress(w: Watch) -> str:
     started) and the sizes on disk. Its format, for docs/configuration.md::
 
         [2:10] uv: downloading and unpacking, 57 of 140 packages ready, 2.1 GB so far (now: ...)
-        [4:05] uv: installed 140 packages; compiling bytecode (.pyc, as pip does), 31200 files ...
+        [4:05] uv: installed 140 packages; compiling bytecode (.pyc, as pip does), 31200 of ...
         [6:40] pip: installing 140 packages, 3.9 GB in site-packages so far
 
     uv prints a line per large download and per phase, pip one per package it collects and the
@@ -182,8 +185,9 @@ def _uv_phase(text: str, w: Watch) -> str:
     if m := re.search(r"^Bytecode compiled (\d+) files", text, re.M):
         return f"done, bytecode compiled for {m.group(1)} files"
     if m := re.search(r"^Installed (\d+) packages? in", text, re.M):
+        py, pyc = _count_py(w.site)
         return (f"installed {m.group(1)} packages; compiling bytecode (.pyc, as pip does), "
-                f"{_count_pyc(w.site)} files so far")
+                f"{pyc} of {py} files")
     resolved = re.search(r"^Resolved (\d+) packages? in", text, re.M)
     if not resolved:
         return "resolving (reading the indexes' metadata)"
@@ -231,12 +235,14 @@ def run_watched(cmd: Sequence[str], w: Watch, *, env: dict[str, str] | None = No
         w.t0 = time.monotonic()
         proc = subprocess.Popen(list(cmd), stdout=log, stderr=subprocess.STDOUT,
                                 env={**os.environ, **(env or {})})
+        due = w.t0 + interval  # on a fixed beat: the time a line takes does not delay the next
         while True:
             try:
-                code = proc.wait(timeout=interval)
+                code = proc.wait(timeout=max(due - time.monotonic(), 0.01))
                 break
             except subprocess.TimeoutExpired:
                 emit(progress(w))
+                due = max(due + interval, time.monotonic() + interval / 2)
     if code == 0:
         emit(progress(w))
     return code
