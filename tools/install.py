@@ -118,6 +118,20 @@ def _count_dirs(path: Path) -> int:
         return 0
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
+def _dist_infos(site: Path) -> set[str]:
+    """The distributions whose ``.dist-info`` is in *site* (pip writes it when a package's files
+    are all in place): how far pip's silent install phase is."""
+    try:
+        return {_norm(e.name.split("-")[0]) for e in os.scandir(site)
+                if e.name.endswith(".dist-info")}
+    except OSError:
+        return set()
+
+
 def _count_py(path: Path) -> tuple[int, int]:
     """(.py files, .pyc files) under *path*: what uv's bytecode step has to do and has done."""
     py = pyc = 0
@@ -162,7 +176,7 @@ def progress(w: Watch) -> str:
 
         [2:10] uv: downloading and unpacking, 57 of 140 packages ready, 2.1 GB so far (now: ...)
         [4:05] uv: installed 140 packages; compiling bytecode (.pyc, as pip does), 31200 of ...
-        [6:40] pip: installing 140 packages, 3.9 GB in site-packages so far
+        [2:10] pip: installing, 57 of 120 packages in place, 3.9 GB in site-packages so far
 
     uv prints a line per large download and per phase, pip one per package it collects and the
     list of all before installing; neither prints anything while it unpacks or installs, which
@@ -212,9 +226,10 @@ def _pip_phase(text: str, w: Watch) -> str:
     if m := re.search(r"^Successfully installed (.*)$", text, re.M):
         return f"installed {len(m.group(1).split())} packages"
     if m := re.search(r"^Installing collected packages: (.*)$", text, re.M):
-        n = len(m.group(1).split(","))
+        names = {_norm(x) for x in m.group(1).split(",")}
         site = tree_bytes(w.site) / 1e6
-        return f"installing {n} packages, {_size(site)} in site-packages so far"
+        return (f"installing, {len(names & _dist_infos(w.site))} of {len(names)} packages in "
+                f"place, {_size(site)} in site-packages so far")
     collected = re.findall(r"^(?:Collecting|Processing|Obtaining) (\S+)", text, re.M)
     sizes = re.findall(r"^\s*Downloading \S+ \(([\d.]+)\s*(\w+)\)", text, re.M)
     mb = sum(_mb(num, unit) for num, unit in sizes)
