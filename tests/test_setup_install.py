@@ -86,3 +86,28 @@ def test_install_into_a_new_venv_with_uv(tmp_path: Path) -> None:
     freeze = subprocess.run([str(py), "-m", "pip", "freeze"], capture_output=True, text=True,
                             check=True).stdout
     assert re.search(r"^six==", freeze, re.M), freeze
+
+
+@pytest.mark.slow
+def test_pip_is_the_fallback_when_uv_cannot_be_installed(tmp_path: Path) -> None:
+    """With a registry that has no uv (pip restricted to a directory holding one wheel, six),
+    the install says so in one line and pip installs the package: the fallback, for real."""
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d",
+                    str(wheels), "six"], check=True, capture_output=True)
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    py = env_dir / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels))
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if not (Path(p) / "uv").exists())
+    proc = subprocess.run([str(py), str(REPO / "tools" / "install.py"), "--interval", "0.5",
+                           "--log", str(env_dir / "install.log"), "--", "six"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout.splitlines()
+    fallback = [ln for ln in out if "installing with pip instead" in ln]
+    assert len(fallback) == 1 and "uv could not be installed" in fallback[0], out
+    assert out[-1].endswith("pip: installed 1 package"), out
+    assert not (env_dir / "bin" / "uv").exists()

@@ -118,6 +118,10 @@ def _count_dirs(path: Path) -> int:
         return 0
 
 
+def _packages(n: int) -> str:
+    return f"{n} package" if n == 1 else f"{n} packages"
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name.strip()).lower()
 
@@ -217,14 +221,14 @@ def _uv_phase(text: str, w: Watch) -> str:
             f"{_size(cached)} so far")
     pending = [(name, _mb(num, unit)) for name, num, unit in big if name not in done]
     if pending:
-        line += " (now: " + ", ".join(f"{nm}, {_size(mb)}" for nm, mb in pending[:3])
+        line += " (now: " + ", ".join(f"{nm} {_size(mb)}" for nm, mb in pending[:3])
         line += f" and {len(pending) - 3} more)" if len(pending) > 3 else ")"
     return line
 
 
 def _pip_phase(text: str, w: Watch) -> str:
     if m := re.search(r"^Successfully installed (.*)$", text, re.M):
-        return f"installed {len(m.group(1).split())} packages"
+        return f"installed {_packages(len(m.group(1).split()))}"
     if m := re.search(r"^Installing collected packages: (.*)$", text, re.M):
         names = {_norm(x) for x in m.group(1).split(",")}
         site = tree_bytes(w.site) / 1e6
@@ -271,7 +275,7 @@ def _last_line(log: Path) -> str:
     return lines[-1].strip()[:200] if lines else ""
 
 
-def find_uv(python: str, w: Watch) -> str | None:
+def find_uv(python: str, w: Watch, interval: float = INTERVAL) -> str | None:
     """uv's executable: on PATH, in this venv, or installed into this venv by pip (17.6 MB,
     5.7 s here); None when pip cannot install it."""
     found = shutil.which("uv")
@@ -280,7 +284,9 @@ def find_uv(python: str, w: Watch) -> str | None:
     venv_uv = Path(python).parent / "uv"
     if not venv_uv.exists():
         say("installing uv into the venv with pip")
-        if run_watched([python, "-m", "pip", "install", "uv"], Watch("pip", w.log, w.site)) != 0:
+        code = run_watched([python, "-m", "pip", "install", "uv"], Watch("pip", w.log, w.site),
+                           interval=interval)
+        if code != 0:
             return None
     return str(venv_uv) if venv_uv.exists() else None
 
@@ -295,7 +301,7 @@ def install(reqs: Sequence[str], log: Path, installer: str = "auto",
     log.write_bytes(b"")
     w = Watch("pip", log, site)
     if installer in ("auto", "uv"):
-        uv = find_uv(python, w)
+        uv = find_uv(python, w, interval)
         if uv is None:
             if installer == "uv":
                 say(f"uv could not be installed ({_last_line(log)})")
