@@ -64,12 +64,15 @@ _mlp_setup() {
         fi
         # uv when it can (parallel downloads; installed into the venv by pip when not on PATH),
         # pip else; a progress line every 10 s (tools/install.py)
-        if ! python "${MLP_BASE}/tools/install.py" --log "${MLP_VENV}/install.log" -- \
-                -e "${MLP_BASE}[${extras}]" "${reqs[@]}"
-        then
-            tail -n 30 "${MLP_VENV}/install.log" >&2
-            echo "mlprof: installation failed, see ${MLP_VENV}/install.log" >&2
-            return 1
+        local rc=0
+        python "${MLP_BASE}/tools/install.py" --log "${MLP_VENV}/install.log" -- \
+            -e "${MLP_BASE}[${extras}]" "${reqs[@]}" || rc=$?
+        if [ "${rc}" != 0 ]; then
+            if [ -s "${MLP_VENV}/install.log" ]; then  # (none when MLP_INSTALLER is mistyped)
+                tail -n 30 "${MLP_VENV}/install.log" >&2
+                echo "mlprof: installation failed, see ${MLP_VENV}/install.log" >&2
+            fi
+            return "${rc}"
         fi
         echo "${want}" > "${stamp}"
     fi

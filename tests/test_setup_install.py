@@ -111,3 +111,16 @@ def test_pip_is_the_fallback_when_uv_cannot_be_installed(tmp_path: Path) -> None
     assert len(fallback) == 1 and "uv could not be installed" in fallback[0], out
     assert out[-1].endswith("pip: installed 1 package"), out
     assert not (env_dir / "bin" / "uv").exists()
+
+
+def test_a_mistyped_installer_is_one_line(tmp_path: Path) -> None:
+    """``MLP_INSTALLER=puip``: one line naming the variable and the choices, exit 40, nothing
+    installed (the requirement could not be found anyway: no index, an empty directory)."""
+    env = {**os.environ, "MLP_INSTALLER": "puip", "PIP_NO_INDEX": "1",
+           "PIP_FIND_LINKS": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "install.py"), "--log",
+                           str(tmp_path / "install.log"), "--", "mlprof-no-such-package"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 40
+    assert proc.stderr == "mlprof: MLP_INSTALLER='puip': not one of auto, uv, pip\n"
+    assert proc.stdout == "" and not (tmp_path / "install.log").exists()

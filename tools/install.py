@@ -32,6 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: the values of ``MLP_INSTALLER`` (``--installer``)
+INSTALLERS = ("auto", "uv", "pip")
+
 #: seconds between progress lines (issue 38: at least one every 10 s)
 INTERVAL = 10.0
 
@@ -335,11 +338,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python tools/install.py --log LOG -- REQUIREMENT-ARGS...`` (see the module text)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--log", type=Path, required=True)
-    p.add_argument("--installer", default=os.environ.get("MLP_INSTALLER", "auto") or "auto",
-                   choices=("auto", "uv", "pip"))
+    p.add_argument("--installer", default=os.environ.get("MLP_INSTALLER", "") or "auto")
     p.add_argument("--interval", type=float, default=INTERVAL)
     p.add_argument("reqs", nargs="+")
     a = p.parse_args(argv)
+    if a.installer not in INSTALLERS:  # one line, exit 40 (mlprof's code for a bad input)
+        print(f"mlprof: MLP_INSTALLER={a.installer!r}: not one of {', '.join(INSTALLERS)}",
+              file=sys.stderr)
+        return 40
     return install(a.reqs, a.log, a.installer, a.interval)
 
 
