@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up mlprof in this shell: `source setup.sh`.
 #
-# First use: creates .venv, installs mlprof (editable, with the dev and style extras) and
+# First use: creates .venv, installs mlprof (editable, with the extras below; uv or pip, a progress
+# line every 10 s: tools/install.py) and
 # generates the larger example models. Later uses only activate the venv and refresh the law
 # task index (well under 2 s), unless pyproject.toml changed, which triggers a reinstall.
 #
@@ -13,6 +14,8 @@
 #                    brings PyTorch, torchvision and the model corpus' requirements from
 #                    models/requirements.txt; tf TensorFlow (CPU), openvino OpenVINO, genai
 #                    onnxruntime-genai for generation on ONNX Runtime)
+#   MLP_INSTALLER    auto (default: uv, installed into the venv by pip when not on PATH; pip when
+#                    uv cannot be installed or fails), uv or pip (docs/configuration.md)
 #   MLP_TIMEOUT      per-measurement timeout in seconds (default: 600, read by the harness)
 #   LAW_HOME, LAW_CONFIG_FILE   law's home (default: $MLP_BASE/.law) and config (law.cfg)
 
@@ -59,13 +62,17 @@ _mlp_setup() {
         if [[ ",${extras}," == *",torch,"* ]] && [ -f "${MLP_BASE}/models/requirements.txt" ]; then
             reqs=(-r "${MLP_BASE}/models/requirements.txt")
         fi
-        if ! { python -m pip install --upgrade pip && \
-               python -m pip install -e "${MLP_BASE}[${extras}]" "${reqs[@]}"; } \
-               > "${MLP_VENV}/install.log" 2>&1
-        then
-            tail -n 30 "${MLP_VENV}/install.log" >&2
-            echo "mlprof: installation failed, see ${MLP_VENV}/install.log" >&2
-            return 1
+        # uv when it can (parallel downloads; installed into the venv by pip when not on PATH),
+        # pip else; a progress line every 10 s (tools/install.py)
+        local rc=0
+        python "${MLP_BASE}/tools/install.py" --log "${MLP_VENV}/install.log" -- \
+            -e "${MLP_BASE}[${extras}]" "${reqs[@]}" || rc=$?
+        if [ "${rc}" != 0 ]; then
+            if [ -s "${MLP_VENV}/install.log" ]; then  # (none when MLP_INSTALLER is mistyped)
+                tail -n 30 "${MLP_VENV}/install.log" >&2
+                echo "mlprof: installation failed, see ${MLP_VENV}/install.log" >&2
+            fi
+            return "${rc}"
         fi
         echo "${want}" > "${stamp}"
     fi
