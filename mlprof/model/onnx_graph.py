@@ -282,8 +282,8 @@ _PASSED: list[ModelSpec] = []
 def remember_checks() -> None:
     """Mark the specs that passed :func:`check_up_front` in the store
     (:func:`mlprof.model.spec.checked_marker`), so that the next ``law run`` of the same file
-    skips the check and the onnx import. Called once every parameter is checked (right before
-    luigi schedules): a command refused for another parameter writes nothing."""
+    skips the check and the onnx import. Called after a ``law run`` that succeeded: a command
+    refused for another parameter, or one whose run failed, writes nothing."""
     while _PASSED:
         spec = _PASSED.pop()
         with contextlib.suppress(OSError):  # a store that cannot be written checks every time

@@ -113,7 +113,8 @@ def _prestart_after_checks() -> None:
     the root task exists, i.e. once luigi has parsed and every task ``__init__`` has checked
     the parameters, right before scheduling: a bad parameter is one line and no server (it
     used to start at import, importing torch in the background for an error); and the marks
-    of the model files checked up front are written then (a refused command writes nothing).
+    of the model files checked up front are written after a run that succeeded (a refused or
+    failed command writes nothing: ``tests/test_bad_inputs.py``).
     luigi calls
     ``interface._schedule_and_run`` with the root tasks it built; wrapping it keeps the
     overlap with the scheduling and the completeness checks."""
@@ -124,12 +125,17 @@ def _prestart_after_checks() -> None:
         return
 
     def schedule_and_run(tasks, *args, **kwargs):
+        _prestart_for_scripts()
+        result = original(tasks, *args, **kwargs)
         if "mlprof.model.onnx_graph" in sys.modules:  # it checked a model file up front
+            from luigi.execution_summary import LuigiStatusCode
+
             from mlprof.model.onnx_graph import remember_checks
 
-            remember_checks()
-        _prestart_for_scripts()
-        return original(tasks, *args, **kwargs)
+            if getattr(result, "status", None) in (LuigiStatusCode.SUCCESS,
+                                                   LuigiStatusCode.SUCCESS_WITH_RETRY):
+                remember_checks()  # only after a run that succeeded: a failed one writes no mark
+        return result
 
     schedule_and_run._mlprof_prestart = True  # type: ignore[attr-defined]
     schedule_and_run._mlprof = getattr(original, "_mlprof", False)  # type: ignore[attr-defined]
