@@ -234,6 +234,17 @@ class BaseTask(law.Task):
         return super().on_success()
 
 
+def table_summary(task) -> str:
+    """The end-of-run summary of a task whose outputs hold its answer as a text table
+    (``output()["text"]``): the table and the output paths, or why it is not complete."""
+    if not task.complete():
+        return f"{task.task_family}: not complete: {failure_reason(task)}"
+    from mlprof import ingest
+
+    table = ingest.read_text(task.output()["text"].path, ingest.MAX_RECORD_BYTES, what="a table")
+    return table + "outputs:\n" + "\n".join(f"  {t.path}" for t in task.output().values())
+
+
 def failure_reason(task) -> str:
     """The recorded failure of ``task`` or of the first failed task below it."""
     failure = first_failure(task)

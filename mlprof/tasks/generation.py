@@ -398,15 +398,9 @@ class PlotGeneration(GenerationMixin):
         return [read_generation(coll.targets[b]["json"].path) for b in sorted(coll.targets)]
 
     def run_summary(self) -> str:
-        if not self.complete():
-            from mlprof.tasks.base import failure_reason
+        from mlprof.tasks.base import table_summary
 
-            return f"{self.task_family}: not complete: {failure_reason(self)}"
-        from mlprof import ingest
-
-        table = ingest.read_text(self.output()["text"].path, ingest.MAX_RECORD_BYTES,
-                                 what="a table")
-        return table + "outputs:\n" + "\n".join(f"  {t.path}" for t in self.output().values())
+        return table_summary(self)
 
     def run(self):
         from mlprof.plotting import save_figure

@@ -255,15 +255,9 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
         return self.plot_targets(layout.load_plot_files(self.set_tag())["plot"])
 
     def run_summary(self) -> str:
-        if not self.complete():
-            from mlprof.tasks.base import failure_reason
+        from mlprof.tasks.base import table_summary
 
-            return f"{self.task_family}: not complete: {failure_reason(self)}"
-        from mlprof import ingest
-
-        table = ingest.read_text(self.output()["text"].path, ingest.MAX_RECORD_BYTES,
-                                 what="a table")
-        return table + "outputs:\n" + "\n".join(f"  {t.path}" for t in self.output().values())
+        return table_summary(self)
 
     def run(self):
         from mlprof.plotting import save_figure
