@@ -492,15 +492,16 @@ def _read_outputs(raw: Any, path: str) -> list[str] | None:
 
 
 def checked_marker(spec: ModelSpec) -> str:
-    """The store's mark that ``spec`` passed :func:`mlprof.model.onnx_graph.check_up_front`:
-    ``<store>/cache/checked/<key>``, keyed by the spec file's path, its content hash (the spec,
-    the ONNX file and its external data) and the checking code's file (its size and mtime).
+    """The mark that ``spec`` passed :func:`mlprof.model.onnx_graph.check_up_front`:
+    ``$LAW_HOME/mlprof-checked/<key>`` (``~/.cache/mlprof/mlprof-checked`` without a law home),
+    keyed by the spec file's path, its content hash (the spec, the ONNX file and its external
+    data) and the checking code's file (its size and mtime).
 
     Why: the check loads the graph with ``onnx``, which imports numpy: 0.06-0.2 s of every
     ``law run`` (a no-op rerun of the quick start is 0.5 s); a file checked once need not be
-    checked again until it or the check changes. Read by :func:`checked_before`."""
-    from mlprof.results.layout import CACHE_DIR, store_base
-
+    checked again until it or the check changes. Beside law's index, not in the store: a mark
+    is no result (in the store, ``mlprof store list`` counted it and ``store delete`` left it
+    behind). Read by :func:`checked_before`."""
     code = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx_graph.py")
     try:
         st = os.stat(code)
@@ -509,10 +510,12 @@ def checked_marker(spec: ModelSpec) -> str:
         stamp = "?"
     key = hashlib.sha256("\0".join([os.path.abspath(spec.spec_file), spec.content_hash,
                                      stamp]).encode()).hexdigest()[:32]
-    return os.path.join(store_base(), CACHE_DIR, "checked", key)
+    home = os.environ.get("LAW_HOME") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                      "mlprof")
+    return os.path.join(home, "mlprof-checked", key)
 
 
 def checked_before(spec: ModelSpec) -> bool:
-    """Whether ``spec`` (this content, this checking code) passed the up-front check in this
-    store before (:func:`checked_marker`): then ``onnx`` need not be imported to check it."""
+    """Whether ``spec`` (this content, this checking code) passed the up-front check before
+    (:func:`checked_marker`): then ``onnx`` need not be imported to check it."""
     return spec.model_kind == "onnx" and os.path.isfile(checked_marker(spec))

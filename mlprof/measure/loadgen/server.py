@@ -40,6 +40,12 @@ from mlprof.measure.loadgen.verdict import min_requests, verdict
 from mlprof.measure.settings import MeasureSettings
 
 
+def _rate_text(rate: float) -> str:
+    """A request rate as people read it: ``14,170`` (``{:,.4g}`` printed ``1.417e+04``),
+    ``0.5``."""
+    return f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}"
+
+
 def arrivals(rate: float, n: int, seed: int = 0, exact: Sequence[int] = ()) -> np.ndarray:
     """``n`` Poisson arrival times (ns from 0) at ``rate`` per second, drawn with ``seed``.
 
@@ -393,9 +399,9 @@ def measure_server(model_file: str, settings: MeasureSettings, load: LoadSetting
 
         def point(rate: float, decisive: bool = False) -> dict[str, Any]:
             # a time-out per point, not one for the whole search (mlprof.measure.isolate)
-            restart_timeout(f"point {len(all_rows) + 1} ({rate:,.4g} requests/s)")
+            restart_timeout(f"point {len(all_rows) + 1} ({_rate_text(rate)} requests/s)")
             # each progress line says which point runs and how the previous one ended
-            rep.phase(f"point {len(all_rows) + 1}: {rate:,.4g} requests/s"
+            rep.phase(f"point {len(all_rows) + 1}: {_rate_text(rate)} requests/s"
                       + (f" (point {len(all_rows)}: {last[0]})" if last else ""))
             least = min_requests(percentile) * (decisive_factor if decisive else 1)
             rows, p = _server_point(worker_calls, rate, max_batch=max_batch,
