@@ -40,8 +40,8 @@ def _normalised(path: Path, store: Path) -> str:
 def _build(name: str, store: Path, site: Path, monkeypatch) -> None:
     from mlprof.report import collect, to_frame
     from mlprof.report.collect import collect_generations, collect_loads, collect_precisions
-    from mlprof.report.dashboard import build_dashboard
     from mlprof.report.history import NoiseFloors
+    from mlprof.report.site import build_dashboard
 
     monkeypatch.setenv("MLP_STORE", str(store))
     floors = NoiseFloors([store], host="golden-host", fingerprint_id="golden")
