@@ -95,3 +95,21 @@ def test_dashboard_is_the_golden_site(name: str, tmp_path: Path, monkeypatch) ->
     differ = [rel for rel in built if rel.endswith(_TEXT)
               and _normalised(site / rel, store) != (golden / rel).read_text()]
     assert not differ, f"{len(differ)} file(s) differ from {golden}: {differ[:8]}"
+
+
+def test_the_assets_are_package_data_and_there_is_one_escaper() -> None:
+    """A wheel carries every file of ``assets/`` (pyproject's package-data patterns match each:
+    the pages read them with importlib.resources, not from the checkout), and no module of the
+    site escapes HTML but :mod:`mlprof.report.site.escape`."""
+    import fnmatch
+
+    # tomllib is 3.11's; the project supports 3.10: the one line of the table, read as text
+    line = re.search(r'^\[tool\.setuptools\.package-data\]\n"mlprof\.report\.site" = (\[.*\])$',
+                     (REPO / "pyproject.toml").read_text(), re.M)
+    assert line, "pyproject.toml declares the site's assets as package data"
+    patterns = json.loads(line.group(1))
+    site = REPO / "mlprof" / "report" / "site"
+    assets = sorted(p.relative_to(site).as_posix() for p in (site / "assets").iterdir())
+    assert assets and all(any(fnmatch.fnmatch(a, p) for p in patterns) for a in assets), assets
+    escaping = sorted(p.name for p in site.glob("*.py") if "html.escape" in p.read_text())
+    assert escaping == ["escape.py"]

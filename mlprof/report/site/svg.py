@@ -178,6 +178,26 @@ def panel_ticks(lo: float, hi: float, max_ticks: int = 5) -> list[tuple[float, s
     return out
 
 
+def _history_points(out: list[str], xs: Sequence[float],
+                    points: Sequence[tuple[str, float, bool]], alerts: Mapping[int, str] | None,
+                    events: Mapping[int, str] | None, unit: str, x, y) -> None:
+    """Append a history panel's points (a confirmation open), each with its tooltip, and a
+    triangle at each alert."""
+    for i, (xi, (version, v, confirm)) in enumerate(zip(xs, points, strict=True)):
+        kind = (alerts or {}).get(i)
+        tip = f"{version}: {readable(v)} {unit}" + (" (confirming re-measurement)"
+                                                      if confirm else "")
+        if (events or {}).get(i):
+            tip += f" ({(events or {})[i]})"
+        if kind:
+            tip += f" - {kind}"
+            out.append(_triangle(x(xi), y(v) - (7 if kind == "regression" else -7), kind, 5))
+        fill = "#fff" if confirm else PALETTE[0]
+        out.append(f'<circle cx="{_fmt_xy(x(xi))}" cy="{_fmt_xy(y(v))}" r="3" fill="{fill}" '
+                   f'stroke="{PALETTE[0]}" stroke-width="1.3"><title>{esc(tip)}</title>'
+                   "</circle>")
+
+
 def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit: str,
                   baseline: float | None = None, alerts: Mapping[int, str] | None = None,
                   events: Mapping[int, str] | None = None, scale: float = 1.0,
@@ -244,19 +264,7 @@ def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit
                     for xi, (_, v, c) in zip(xs, points, strict=True) if not c)
     out.append(f'<polyline fill="none" stroke="{PALETTE[0]}" stroke-width="1.6" '
                f'points="{line}"/>')
-    for i, (xi, (version, v, confirm)) in enumerate(zip(xs, points, strict=True)):
-        kind = (alerts or {}).get(i)
-        tip = f"{version}: {readable(v)} {unit}" + (" (confirming re-measurement)"
-                                                      if confirm else "")
-        if (events or {}).get(i):
-            tip += f" ({(events or {})[i]})"
-        if kind:
-            tip += f" - {kind}"
-            out.append(_triangle(x(xi), y(v) - (7 if kind == "regression" else -7), kind, 5))
-        fill = "#fff" if confirm else PALETTE[0]
-        out.append(f'<circle cx="{_fmt_xy(x(xi))}" cy="{_fmt_xy(y(v))}" r="3" fill="{fill}" '
-                   f'stroke="{PALETTE[0]}" stroke-width="1.3"><title>{esc(tip)}</title>'
-                   "</circle>")
+    _history_points(out, xs, points, alerts, events, unit, x, y)
     out.append("</svg>")
     return "".join(out)
 
@@ -381,6 +389,50 @@ def _marker(shape: str, cx: float, cy: float, r: float, color: str, hollow: bool
     return f'<circle cx="{_fmt_xy(cx)}" cy="{_fmt_xy(cy)}" r="{_fmt_xy(r)}" {common}/>'
 
 
+#: the dash patterns of curves beyond the markers' count
+_DASHES = ("", "6,3", "2,3", "8,3,2,3")
+
+
+def _curve_svg(out: list[str], c: XYCurve, i: int, x, y, y_log: bool) -> tuple:
+    """Append curve ``i`` (its band, line and markers) to ``out``; its legend entry."""
+    color, shape, dash = (PALETTE[i % len(PALETTE)], _MARKERS[i % len(_MARKERS)],
+                          _DASHES[(i // len(_MARKERS)) % len(_DASHES)])
+    flags = list(c.open) if c.open is not None else [False] * len(c.x)
+    pts = [(float(a), float(b), bool(f)) for a, b, f in zip(c.x, c.y, flags, strict=True)
+           if a and b is not None and math.isfinite(float(b))
+           and (float(b) > 0 or not y_log)]
+    if c.lo is not None and c.hi is not None:
+        band = [(float(a), float(lo_), float(hi_)) for a, lo_, hi_ in zip(
+            c.x, c.lo, c.hi, strict=True) if lo_ and hi_ and math.isfinite(float(lo_))
+            and math.isfinite(float(hi_)) and (float(lo_) > 0 or not y_log)]
+        if len(band) > 1:
+            poly = [f"{_fmt_xy(x(a))},{_fmt_xy(y(h))}" for a, _, h in band] + [
+                f"{_fmt_xy(x(a))},{_fmt_xy(y(lw))}" for a, lw, _ in reversed(band)]
+            out.append(f'<polygon points="{" ".join(poly)}" fill="{color}" '
+                       'fill-opacity="0.15" stroke="none"/>')
+    line = " ".join(f"{_fmt_xy(x(a))},{_fmt_xy(y(b))}" for a, b, _ in pts)
+    d = f' stroke-dasharray="{dash}"' if dash else ""
+    out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.8"{d} '
+               f'points="{line}"/>')
+    for a, b, hollow in pts:
+        out.append(_marker(shape, x(a), y(b), 3.6, color, hollow))
+    return (color, shape, dash, c.label, False)
+
+
+def _legend_svg(legend: Sequence[tuple], left: int, bottom: int) -> str:
+    """The legend under a chart: a line (and marker) and the label of each entry."""
+    out = []
+    for j, (color, shape, dash, label, hollow) in enumerate(legend):
+        ly = bottom + 48 + 15 * j
+        d = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<line x1="{left}" x2="{left + 26}" y1="{ly - 4}" y2="{ly - 4}" '
+                   f'stroke="{color}" stroke-width="1.8"{d}/>')
+        if shape:
+            out.append(_marker(shape, left + 13, ly - 4, 3.4, color, hollow))
+        out.append(f'<text x="{left + 34}" y="{ly}">{esc(label)}</text>')
+    return "".join(out)
+
+
 def line_chart(curves: Sequence[XYCurve], *, x_label: str, y_label: str,
                y_log: bool | None = None, reference: float | None = None,
                reference_label: str = "", width: int = 640, height: int = 400,
@@ -436,44 +488,13 @@ def line_chart(curves: Sequence[XYCurve], *, x_label: str, y_label: str,
         yr = _fmt_xy(y(reference))
         out.append(f'<line x1="{left}" x2="{right}" y1="{yr}" y2="{yr}" stroke="{NEUTRAL}" '
                    'stroke-dasharray="6,4" stroke-width="1.5"/>')
-    dashes = ("", "6,3", "2,3", "8,3,2,3")
-    legend = []
-    for i, c in enumerate(curves):
-        color, shape, dash = (PALETTE[i % len(PALETTE)], _MARKERS[i % len(_MARKERS)],
-                              dashes[(i // len(_MARKERS)) % len(dashes)])
-        flags = list(c.open) if c.open is not None else [False] * len(c.x)
-        pts = [(float(a), float(b), bool(f)) for a, b, f in zip(c.x, c.y, flags, strict=True)
-               if a and b is not None and math.isfinite(float(b))
-               and (float(b) > 0 or not y_log)]
-        if c.lo is not None and c.hi is not None:
-            band = [(float(a), float(lo_), float(hi_)) for a, lo_, hi_ in zip(
-                c.x, c.lo, c.hi, strict=True) if lo_ and hi_ and math.isfinite(float(lo_))
-                and math.isfinite(float(hi_)) and (float(lo_) > 0 or not y_log)]
-            if len(band) > 1:
-                poly = [f"{_fmt_xy(x(a))},{_fmt_xy(y(h))}" for a, _, h in band] + [
-                    f"{_fmt_xy(x(a))},{_fmt_xy(y(lw))}" for a, lw, _ in reversed(band)]
-                out.append(f'<polygon points="{" ".join(poly)}" fill="{color}" '
-                           'fill-opacity="0.15" stroke="none"/>')
-        line = " ".join(f"{_fmt_xy(x(a))},{_fmt_xy(y(b))}" for a, b, _ in pts)
-        d = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.8"{d} '
-                   f'points="{line}"/>')
-        for a, b, hollow in pts:
-            out.append(_marker(shape, x(a), y(b), 3.6, color, hollow))
-        legend.append((color, shape, dash, c.label, False))
+    legend = [_curve_svg(out, c, i, x, y, y_log) for i, c in enumerate(curves)]
     if reference is not None:
         legend.append((NEUTRAL, "", "6,4", reference_label, False))
     if n_open:
         legend.append(("#555", "circle", "", "open marker: unstable or contended, not to be "
                        "trusted", True))
-    for j, (color, shape, dash, label, hollow) in enumerate(legend):
-        ly = bottom + 48 + 15 * j
-        d = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<line x1="{left}" x2="{left + 26}" y1="{ly - 4}" y2="{ly - 4}" '
-                   f'stroke="{color}" stroke-width="1.8"{d}/>')
-        if shape:
-            out.append(_marker(shape, left + 13, ly - 4, 3.4, color, hollow))
-        out.append(f'<text x="{left + 34}" y="{ly}">{esc(label)}</text>')
+    out.append(_legend_svg(legend, left, bottom))
     out.append("</svg>")
     return "".join(out)
 
