@@ -15,6 +15,7 @@ after a change of the site that is meant).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -37,6 +38,35 @@ def _normalised(path: Path, store: Path) -> str:
     return _NOW.sub("generated {NOW}", text.replace(str(store), "{STORE}"))
 
 
+def _generations(versions: list[str]) -> list[dict]:
+    """MeasureGeneration rows as :func:`mlprof.report.collect.collect_generations` gives them:
+    a decoder measured by nothing else (a page of its own) and a model that has a page, two
+    runtimes, three versions (a history), one point contended, a runtime upgraded."""
+    rows = []
+    for model, mhash in (("tiny_dec", "0badc0de"), ("synth_m00", "d141eb06")):
+        for n, (runtime, scale) in itertools.product(range(3), (("onnxruntime", 1.0),
+                                                                ("torch", 1.7))):
+            tpot = 2.0 * scale * (1 + 0.05 * n)
+            rows.append({
+                "model": model, "model_file": f"/models/{model}.py", "model_hash": mhash,
+                "runtime": runtime, "runtime_version": "1.2" if n < 2 else "1.3",
+                "device": "cpu", "host": "bench-host", "cpu_model": "Synthetic CPU",
+                "threads": 1, "settings_key": "tokens4", "point": "p16_bs1",
+                "prompt_length": 16, "batch_size": 1, "new_tokens": 4,
+                "ttft_ms": 5.0 * scale, "ttft_ms_low": 4.8 * scale, "ttft_ms_high": 5.3 * scale,
+                "tpot_ms": tpot, "tpot_ms_low": 0.95 * tpot, "tpot_ms_high": 1.05 * tpot,
+                "decode_tokens_per_s": 1000 / tpot, "decode_tokens_per_s_low": 950 / tpot,
+                "decode_tokens_per_s_high": 1050 / tpot, "reference": "onnxruntime",
+                "speedup_tpot": 1 / scale, "speedup_tpot_low": 0.9 / scale,
+                "speedup_tpot_high": 1.1 / scale, "agreement": 1.0 if scale == 1 else 0.97,
+                "agreement_errors": 0 if scale == 1 else 1,
+                "contended": n == 2 and runtime == "torch",
+                "contended_causes": "cpu-wait" if n == 2 and runtime == "torch" else "",
+                "version": versions[n], "timestamp": f"2026-11-0{n + 1}T00:00:00+00:00",
+                "mtime": float(n)})
+    return rows
+
+
 def _build(name: str, store: Path, site: Path, monkeypatch) -> None:
     from mlprof.report import collect, to_frame
     from mlprof.report.collect import collect_generations, collect_loads, collect_precisions
@@ -47,8 +77,10 @@ def _build(name: str, store: Path, site: Path, monkeypatch) -> None:
     floors = NoiseFloors([store], host="golden-host", fingerprint_id="golden")
     report = to_frame(collect([store]))
     kwargs: dict = {}
+    generations = collect_generations([store])
     if name == "nights":
         night = sorted({str(v) for v in report["version"] if not str(v).endswith(".confirm")})
+        generations = _generations(night[-3:])
         kwargs = {"current_versions": [night[-1], f"{night[-1]}.confirm"],
                   "experiments": [
                       {"title": "corpus", "file": "experiments/corpus.yaml", "status": "ok",
@@ -56,7 +88,7 @@ def _build(name: str, store: Path, site: Path, monkeypatch) -> None:
                       {"title": "broken <one>", "file": "experiments/b.yaml",
                        "status": "failed", "errors": ["no such model: x", "and 'y'"]}]}
     build_dashboard(report, site, precisions=collect_precisions([store]),
-                    loads=collect_loads([store]), generations=collect_generations([store]),
+                    loads=collect_loads([store]), generations=generations,
                     floors=floors, **kwargs)
 
 
