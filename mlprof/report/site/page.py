@@ -11,7 +11,6 @@ import functools
 from importlib import resources
 
 from mlprof.report.site.escape import esc, safe_href
-from mlprof.report.site.svg import SPARK_CSS
 
 
 @functools.cache
@@ -24,6 +23,9 @@ def asset(name: str) -> str:
 def html_page(title: str, meta: str, body: str, nav: str = "") -> str:
     """A whole page: ``meta`` (trusted HTML made here) under the title, ``body`` in ``<main>``
     and ``nav`` (the archive's links to the neighbouring nights) in the header."""
+    # here, not at the top: the archive reads its CSS through this module without the charts
+    from mlprof.report.site.svg import SPARK_CSS
+
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{esc(title)}</title><style>{asset('dashboard.css')}{SPARK_CSS}</style>"
