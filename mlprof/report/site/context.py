@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlprof.report import history
 from mlprof.report.alerts import AlertRule
 from mlprof.report.history import HIGHER_IS_BETTER, NoiseFloors, alerts_table, min_detectable_lines
 from mlprof.report.site.escape import esc
@@ -99,11 +100,12 @@ def prepare(report, out_dir: str, *, current_versions: Sequence[str] | None,
     on their series, the pages, the current rows with their changes, failures grouped."""
     report = identity.assign(report)
     floors = NoiseFloors() if floors is None else floors
-    alerts_df = alerts_table(report, statistic, rule, floors)
+    frames = history.series(report, statistic) if not report.empty else {}
+    alerts_df = alerts_table(report, statistic, rule, floors, frames=frames)
     site = Site(report=report, current=current_results(report, current_versions),
                 out_dir=out_dir, statistic=statistic, rule=rule, floors=floors, title=title,
                 current_versions=list(current_versions or []),
-                series=build_series(report, statistic), alerts_df=alerts_df,
+                series=build_series(report, statistic, frames), alerts_df=alerts_df,
                 alerts=alerts_df.to_dict("records"))
     _mark_alerts(site, plots)
     _pages(site, generations, current_versions)

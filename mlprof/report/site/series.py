@@ -2,7 +2,7 @@
 
 Nothing here derives a second time what :mod:`mlprof.report.history` and
 :mod:`mlprof.report.alerts` derive: a series is :func:`mlprof.report.history.series`'s (the one
-the alert rule judged), a baseline the rule's level (:func:`mlprof.report.alerts._level`). What
+the alert rule judged), a baseline the rule's level (:func:`mlprof.report.alerts.level`). What
 this module adds is the dashboard's view of them: the current result of each series (the
 latest, a failure too), anchors of the history panels, the models' labels.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mlprof.report import history
-from mlprof.report.alerts import _level as level
+from mlprof.report.alerts import level
 from mlprof.report.nightly import CONFIRM_SUFFIX
 from mlprof.report.site.table import number
 from mlprof.results import identity, layout
@@ -89,14 +89,17 @@ class Series:
                                                                    strict=True)]
 
 
-def build_series(report, statistic: str) -> dict[tuple[str, ...], Series]:
+def build_series(report, statistic: str, frames=None) -> dict[tuple[str, ...], Series]:
     """Every series of ``report``'s successful results, keyed by :func:`series_key`: the
     series of :func:`mlprof.report.history.series` (the alerts' own, so the panels show what
-    the rule judged), without points that have no value."""
+    the rule judged), without points that have no value. ``frames``: those series where the
+    caller has them already."""
     out: dict[tuple[str, ...], Series] = {}
     if report.empty:
         return out
-    for key, frame in history.series(report, statistic).items():
+    if frames is None:
+        frames = history.series(report, statistic)
+    for key, frame in frames.items():
         s = Series(runtime=str(frame["runtime"].iloc[0]) if len(frame) else "")
         versions = frame["runtime_version"] if "runtime_version" in frame else [""] * len(frame)
         hashes = frame["model_hash"] if "model_hash" in frame else [""] * len(frame)
@@ -116,7 +119,7 @@ def build_series(report, statistic: str) -> dict[tuple[str, ...], Series]:
 
 
 def baseline_of(s: Series, version: str, timestamp: str, window: int) -> float | None:
-    """The baseline of a result: the alert rule's level (:func:`mlprof.report.alerts._level`,
+    """The baseline of a result: the alert rule's level (:func:`mlprof.report.alerts.level`,
     the 10 % trimmed mean) of up to ``window`` earlier results of its series, other nights
     only (a confirming re-measurement of the same night is no baseline). None without any."""
     night = base_version(version)
