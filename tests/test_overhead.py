@@ -87,3 +87,29 @@ def test_merge_of_checked_branches_equals_a_merge_that_reads_them(tmp_path: Path
         merged[name] = (rows, {k: Path(p).read_text() for k, p in outputs.items()})
     assert [r["batch_size"] for r in merged["read"][0]] == [1, 4]
     assert merged["checked"][1] == merged["read"][1]  # the files, byte for byte
+
+
+def test_a_plot_is_drawn_once_when_saved(tmp_path: Path):
+    """save_figure draws a laid-out figure once per file: matplotlib drew it twice (a first
+    draw for the placeholder layout engine tight_layout leaves behind)."""
+    import matplotlib.figure
+
+    from mlprof.plotting import Curve, plot_runtimes, save_figure
+
+    stats = {"batch_size": [1, 2, 4], "median_ms": [1.0, 1.5, 2.5], "p16_ms": [0.9, 1.4, 2.3],
+             "p84_ms": [1.1, 1.7, 2.8]}
+    fig = plot_runtimes([Curve("dnn", stats)], caption="a caption under the axes")
+    draws = []
+    original = matplotlib.figure.Figure.draw
+
+    def counted(self, renderer):
+        draws.append(type(renderer).__name__)
+        return original(self, renderer)
+
+    matplotlib.figure.Figure.draw = counted  # type: ignore[method-assign]
+    try:
+        save_figure(fig, [str(tmp_path / "a.pdf"), str(tmp_path / "a.png")])
+    finally:
+        matplotlib.figure.Figure.draw = original  # type: ignore[method-assign]
+    assert len(draws) == 2, draws  # one per file
+    assert (tmp_path / "a.pdf").stat().st_size > 0 and (tmp_path / "a.png").stat().st_size > 0
