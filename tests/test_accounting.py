@@ -113,7 +113,7 @@ NO_ALTERNATIVE_HERE = {"device"}
 def alternative(name: str, param: luigi.Parameter, value, kind: str, tmp_path):
     """A valid-looking value other than ``value`` for ``param``."""
     from mlprof.runtimes import runtime_names
-    from mlprof.tasks.parameters import (
+    from mlprof.tasks.framework.parameters import (
         BatchSizesParameter,
         PathParameter,
         PathsParameter,

@@ -23,8 +23,8 @@ from mlprof.runtimes import (
     runtime_info,
     runtime_version,
 )
-from mlprof.tasks.base import BaseTask, Requirements, failure_reason
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import BaseTask, Requirements, failure_reason
+from mlprof.tasks.framework.parameters import (
     AsciiIntParameter,
     BatchSizesMixin,
     ExportMixin,

@@ -20,8 +20,8 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout, records
-from mlprof.tasks.base import BaseTask, Requirements
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import BaseTask, Requirements
+from mlprof.tasks.framework.parameters import (
     AsciiFloatParameter,
     AsciiIntParameter,
     BatchSizesParameter,
@@ -29,7 +29,7 @@ from mlprof.tasks.parameters import (
     PlotMixin,
     RuntimesParameter,
 )
-from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.util import write_text_atomic
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class GenerationMixin(BaseTask):
         self.decoder_path = path
         self.generation = GenerationSettings(**{n: getattr(self, n) for n in GENERATION_FIELDS})
         check_threads_here(self.generation.threads)
-        from mlprof.tasks.hooks import run_hooks_installed
+        from mlprof.tasks.framework.hooks import run_hooks_installed
 
         if run_hooks_installed():  # law run, the mlprof command (the API asks itself)
             self.check_decoder()
@@ -398,7 +398,7 @@ class PlotGeneration(GenerationMixin):
         return [read_generation(coll.targets[b]["json"].path) for b in sorted(coll.targets)]
 
     def run_summary(self) -> str:
-        from mlprof.tasks.base import table_summary
+        from mlprof.tasks.framework.base import table_summary
 
         return table_summary(self)
 
@@ -418,7 +418,7 @@ class PlotGeneration(GenerationMixin):
         fig = plot_generation(df, title=title, top_right_label=corner)
         paths = [t.path for k, t in self.output().items() if k in self.file_types]
         save_figure(fig, paths)
-        from mlprof.tasks.summary import listed_at_end
+        from mlprof.tasks.framework.summary import listed_at_end
 
         if not listed_at_end(self):
             for p in paths:

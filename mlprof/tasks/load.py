@@ -16,14 +16,14 @@ import law
 import luigi
 
 from mlprof.results import layout
-from mlprof.tasks.base import BaseTask, Requirements
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import BaseTask, Requirements
+from mlprof.tasks.framework.parameters import (
     AsciiFloatParameter,
     AsciiIntParameter,
     BatchSizesParameter,
     PlotMixin,
 )
-from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
 
@@ -38,8 +38,8 @@ def _named(param, name: str):
 
 
 class OptionalAsciiFloatParameter(luigi.OptionalFloatParameter):
-    """A number in ASCII digits (see :class:`~mlprof.tasks.parameters.AsciiFloatParameter`), or
-    nothing (None)."""
+    """A number in ASCII digits (see
+    :class:`~mlprof.tasks.framework.parameters.AsciiFloatParameter`), or nothing (None)."""
 
     def parse(self, x):
         from mlprof.ingest import ascii_float
@@ -255,7 +255,7 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
         return self.plot_targets(layout.load_plot_files(self.set_tag())["plot"])
 
     def run_summary(self) -> str:
-        from mlprof.tasks.base import table_summary
+        from mlprof.tasks.framework.base import table_summary
 
         return table_summary(self)
 
@@ -291,7 +291,7 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
         else:
             fig = plot_load(df, title=title, top_right_label=corner, caption=line)
         save_figure(fig, paths)
-        from mlprof.tasks.summary import listed_at_end
+        from mlprof.tasks.framework.summary import listed_at_end
 
         if not listed_at_end(self):
             for p in paths:

@@ -25,7 +25,7 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout, records
-from mlprof.tasks.base import BaseTask, failure_reason
+from mlprof.tasks.framework.base import BaseTask, failure_reason
 from mlprof.util import write_json_atomic
 
 

@@ -27,7 +27,6 @@ from mlprof.runtimes import (
     runtime_version,
     runtimes_measuring,
 )
-from mlprof.tasks.base import BaseTask, Requirements, failure_cause_of, failure_reason
 from mlprof.tasks.compare import (
     CompareInterleaved,
     CompareMixin,
@@ -36,7 +35,8 @@ from mlprof.tasks.compare import (
     setting_label,
 )
 from mlprof.tasks.discover import DiscoverModels
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import BaseTask, Requirements, failure_cause_of, failure_reason
+from mlprof.tasks.framework.parameters import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
@@ -86,7 +86,7 @@ class LogYMixin(BaseTask):
 def _save(task, fig) -> list[str]:
     """Write ``fig`` to ``task``'s targets, say where, open them with --view-cmd."""
     from mlprof.plotting import save_figure
-    from mlprof.tasks.summary import listed_at_end
+    from mlprof.tasks.framework.summary import listed_at_end
 
     paths = [t.path for t in task.output().values()]
     save_figure(fig, paths)

@@ -18,9 +18,9 @@ from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.runtimes import runtime_version
-from mlprof.tasks.base import BaseTask, Requirements
 from mlprof.tasks.export import ExportOnnx
-from mlprof.tasks.parameters import PlotMixin
+from mlprof.tasks.framework.base import BaseTask, Requirements
+from mlprof.tasks.framework.parameters import PlotMixin
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
 
@@ -101,7 +101,7 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
         reqs = super().workflow_requires()
         reqs.update(self.model_requirements())
         from mlprof.measure.isolate import prestart
-        from mlprof.tasks.preflight import inspecting
+        from mlprof.tasks.framework.preflight import inspecting
 
         if not inspecting():  # --print-status and friends measure nothing
             prestart(torch=self.is_script or self.runtime_info.needs_torch)
@@ -225,7 +225,7 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
 
     def run_summary(self) -> str:
         if not self.complete():
-            from mlprof.tasks.base import failure_reason
+            from mlprof.tasks.framework.base import failure_reason
 
             return f"{self.task_family}: not complete: {failure_reason(self)}"
         table = ingest.read_text(self.output()["text"].path, ingest.MAX_RECORD_BYTES,
@@ -274,7 +274,7 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
                            caption=calls_caption(records), **options)
         paths = [t.path for k, t in self.output().items() if k in self.file_types]
         save_figure(fig, paths)
-        from mlprof.tasks.summary import listed_at_end
+        from mlprof.tasks.framework.summary import listed_at_end
 
         if not listed_at_end(self):  # else law run lists them at its end
             for p in paths:

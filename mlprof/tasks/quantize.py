@@ -9,9 +9,9 @@ from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.runtimes.precisions import CONVERTED_PRECISIONS, listed
-from mlprof.tasks.base import Requirements
 from mlprof.tasks.export import ExportOnnx
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import Requirements
+from mlprof.tasks.framework.parameters import (
     ExportMixin,
     ModelMixin,
     PrecisionMixin,

@@ -25,10 +25,10 @@ from mlprof.model.plan import (
 from mlprof.results import layout, records
 from mlprof.runtimes import TFAOT_MODEL
 from mlprof.runtimes.precisions import DEFAULT_PRECISION
-from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.export import ExportOnnx
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import Requirements
+from mlprof.tasks.framework.parameters import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
@@ -39,8 +39,8 @@ from mlprof.tasks.parameters import (
     param_defaults,
     refuse_given,
 )
+from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.tasks.quantize import QuantizeModel
-from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 
 logger = logging.getLogger("mlprof")
 
@@ -274,7 +274,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         # something is to be measured: start the measurement server now, so that its imports
         # overlap with scheduling instead of delaying the first branch
         from mlprof.measure.isolate import prestart
-        from mlprof.tasks.preflight import inspecting
+        from mlprof.tasks.framework.preflight import inspecting
 
         # remote branches measure on the workers; --print-status and friends measure nothing
         if self.effective_workflow == "local" and not inspecting():

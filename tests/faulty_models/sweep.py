@@ -11,7 +11,7 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.tasks.parameters import BatchSizesMixin, MeasurementMixin, PathsParameter
+from mlprof.tasks.framework.parameters import BatchSizesMixin, MeasurementMixin, PathsParameter
 from mlprof.tasks.runtime import MergeRuntimes
 
 

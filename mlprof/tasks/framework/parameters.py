@@ -37,7 +37,7 @@ from mlprof.runtimes.precisions import (
     export_precision,
     listed,
 )
-from mlprof.tasks.base import BaseTask
+from mlprof.tasks.framework.base import BaseTask
 from mlprof.util import float_tag, short_hash
 
 DEFAULT_MODEL = "$MLP_BASE/examples/dnn/model_onnx_l10u128.yaml"
