@@ -24,17 +24,19 @@ from mlprof.runtimes import (
     runtime_version,
 )
 from mlprof.tasks.framework.base import BaseTask, Requirements, failure_reason
-from mlprof.tasks.framework.parameters import (
-    AsciiIntParameter,
+from mlprof.tasks.framework.mixins import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
-    NamesParameter,
-    PathsParameter,
     PrecisionsMixin,
-    RuntimesParameter,
     ScriptMixin,
     refuse_given,
+)
+from mlprof.tasks.framework.parameters import (
+    AsciiIntParameter,
+    NamesParameter,
+    PathsParameter,
+    RuntimesParameter,
 )
 from mlprof.tasks.runtime import MeasurementTask, MeasureRuntime
 from mlprof.util import write_json_atomic, write_text_atomic

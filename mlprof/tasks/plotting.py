@@ -36,20 +36,22 @@ from mlprof.tasks.compare import (
 )
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.framework.base import BaseTask, Requirements, failure_cause_of, failure_reason
-from mlprof.tasks.framework.parameters import (
+from mlprof.tasks.framework.mixins import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
     ModelLabelMixin,
-    NamesParameter,
-    PathsParameter,
     PlotMixin,
     PrecisionMixin,
     PrecisionsMixin,
-    RuntimeParameter,
-    RuntimesParameter,
     ScriptMixin,
     refuse_given,
+)
+from mlprof.tasks.framework.parameters import (
+    NamesParameter,
+    PathsParameter,
+    RuntimeParameter,
+    RuntimesParameter,
 )
 from mlprof.tasks.peak import efficiency_inputs, peak_requirements
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes

@@ -17,7 +17,7 @@ from mlprof.runtimes import DEFAULT_CALIBRATION_BATCHES
 from mlprof.runtimes.precisions import BY_NAME as PRECISION_TABLE
 from mlprof.tasks.compare import CompareInterleaved, RoundsParameter
 from mlprof.tasks.framework.base import Requirements, failure_reason
-from mlprof.tasks.framework.parameters import (
+from mlprof.tasks.framework.mixins import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
