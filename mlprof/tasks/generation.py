@@ -125,16 +125,11 @@ class GenerationMixin(BaseTask):
     model_file = PathParameter(default=DEFAULT_DECODER, description="decoder: a Python script "
                                "that builds a Hugging Face causal LM, or a directory written by "
                                "save_pretrained; default: the bundled tiny Llama")
-    prompt_lengths = _generation_parameter("prompt_lengths")
-    batch_sizes = _generation_parameter("batch_sizes")
-    new_tokens = _generation_parameter("new_tokens")
-    runtimes = _generation_parameter("runtimes")
-    threads = _generation_parameter("threads")
-    precision = _generation_parameter("precision")
-    warmup = _generation_parameter("warmup")
-    n_calls = _generation_parameter("n_calls")
-    min_duration = _generation_parameter("min_duration")
-    interleave = _generation_parameter("interleave")
+    # GenerationSettings' options, in its order (type, default and help are each field's)
+    (prompt_lengths, batch_sizes, new_tokens, runtimes, threads, precision, warmup, n_calls,
+     min_duration, interleave) = map(_generation_parameter, (
+        "prompt_lengths", "batch_sizes", "new_tokens", "runtimes", "threads", "precision",
+        "warmup", "n_calls", "min_duration", "interleave"))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -46,14 +46,11 @@ class LoadMixin(BaseTask):
 
     exclude_index = True
 
-    scenario = _load_parameter("scenario")
-    streams = _load_parameter("streams")
-    sessions = _load_parameter("sessions")
-    rates = _load_parameter("rates")
-    latency_bound_ms = _load_parameter("latency_bound_ms")
-    percentile = _load_parameter("percentile")
-    max_batch = _load_parameter("max_batch")
-    max_wait_ms = _load_parameter("max_wait_ms")
+    # LoadSettings' options, in its order (each one's type, default and help are its field's)
+    (scenario, streams, sessions, rates, latency_bound_ms, percentile, max_batch,
+     max_wait_ms) = map(_load_parameter, ("scenario", "streams", "sessions", "rates",
+                                          "latency_bound_ms", "percentile", "max_batch",
+                                          "max_wait_ms"))
     batch_sizes = BatchSizesParameter(
         default=(1,),
         description="comma-separated batch sizes: events per call of each stream, or per "

@@ -38,7 +38,7 @@ class MeasurementWorkflow(law.LocalWorkflow):
     #: overlap with scheduling instead of delaying the first branch)
     prestarts_server: ClassVar[bool] = False
 
-    param_reasons = {
+    param_reasons: ClassVar[dict[str, str]] = {
         "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
                     "into the same files",
         "effective_workflow": "law's resolved --workflow (see workflow)",
