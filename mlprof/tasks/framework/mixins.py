@@ -652,3 +652,29 @@ class ThreadsMixin(BaseTask):
 
         check_setting("threads", self.threads)
         check_threads_here(self.threads, allow_more=False)
+
+
+class LogYMixin(BaseTask):
+    """``--y-log``: explicit (True, False) or, by default, automatic.
+
+    Automatic: a logarithmic y axis when the plotted values span more than a decade
+    (:func:`mlprof.plotting.runtimes.use_log_y`), so that a sweep from batch size 1 to 1024 does
+    not put everything beyond 32 on zero. The choice reaches the file name: ``__ylog`` for
+    ``--y-log True``, ``__ylin`` for ``--y-log False``, nothing for the automatic axis.
+    """
+
+    exclude_index = True
+
+    y_log = luigi.OptionalBoolParameter(
+        default=None, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        description="logarithmic y-axis: True or False; default: automatic (logarithmic when "
+        "the plotted values span more than a factor of 10)")
+
+    def plot_tag(self, labels: tuple[str, ...] = ()) -> str:
+        """The plot options' file-name part, with ``ylin`` for a forced linear y axis."""
+        tag = super().plot_tag(labels)  # type: ignore[misc]  (PlotMixin's, after this in the MRO)
+        if self.y_log is not False:
+            return tag
+        parts = tag[2:].split("_") if tag else []
+        parts.insert(1 if parts[:1] == ["xlin"] else 0, "ylin")
+        return "__" + "_".join(parts)

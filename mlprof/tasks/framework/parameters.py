@@ -8,7 +8,7 @@ The concern mixins that hold these parameters are :mod:`mlprof.tasks.framework.m
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import law
@@ -251,3 +251,28 @@ def settings_parameter(name: str, fields: Mapping[str, Any], settings_cls: type,
         raise TypeError(f"no law parameter for {what} option {name} of type {kind}")
     param._mlprof_name = flag  # named in the ASCII-digits error
     return param
+
+
+def runtime_version_pairs(entries: Sequence[str], runtimes: Sequence[str],
+                          fld: str = "--runtime-versions") -> list[tuple[str, str]]:
+    """(runtime, version or "" for the installed one) per curve: ``entries`` (``1.20.1`` for
+    the one runtime of ``runtimes``, or ``onnxruntime==1.20.1``) checked in one line naming
+    ``fld``, each version once, in the order of ``runtimes``."""
+    from mlprof.measure.venvs import parse_runtime_version
+
+    wanted: dict[str, list[str]] = {}
+    for entry in entries:
+        name, sep, _ = str(entry).partition("==")
+        if sep:
+            rt = canonical_runtime(name.strip())
+            if rt not in runtimes:
+                raise MLProfError(f"{entry!r}: {rt!r} is not one of --runtimes", field=fld)
+        elif len(runtimes) == 1:
+            rt = runtimes[0]
+        else:
+            raise MLProfError(f"{entry!r}: with several runtimes, write "
+                              "runtime==version", field=fld)
+        version = parse_runtime_version(rt, entry, field=fld)
+        if version not in wanted.setdefault(rt, []):
+            wanted[rt].append(version)
+    return [(rt, v) for rt in runtimes for v in (wanted.get(rt) or [""])]
