@@ -109,20 +109,25 @@ class MeasurementWorkflow(law.LocalWorkflow):
         return self.local_path(name) if name else super().failure_path()
 
     def progress_reporter(self, point: str) -> Callable[[float, str], None]:
-        """The progress callback of a measurement child for ``point``: luigi's percentage
-        (published when it changes) and a log line at most every LOG_EVERY s, the first one
-        LOG_EVERY s after the child's first report (a short point logs nothing; see
-        :func:`~mlprof.measure.progress.progress_logger`). The child reports at least every
-        1.5 s."""
-        from mlprof.measure.progress import progress_logger
+        """The progress callback of this branch's measurement child (:func:`progress_reporter`)."""
+        return progress_reporter(self, point)
 
-        log_progress = progress_logger(point)
-        percent = [0]
 
-        def progress(fraction: float, message: str) -> None:
-            if int(100 * fraction) != percent[0]:
-                percent[0] = int(100 * fraction)
-                self.publish_progress(percent[0])
-            log_progress(fraction, message)
+def progress_reporter(task: Any, point: str) -> Callable[[float, str], None]:
+    """The progress callback of a measurement child for ``point``: ``task``'s luigi percentage
+    (published when it changes) and a log line at most every LOG_EVERY s, the first one
+    LOG_EVERY s after the child's first report (a short point logs nothing; see
+    :func:`~mlprof.measure.progress.progress_logger`). The children report at least every
+    1.5 s (a noise calibration every round, about 0.05 s)."""
+    from mlprof.measure.progress import progress_logger
 
-        return progress
+    log_progress = progress_logger(point)
+    percent = [0]
+
+    def progress(fraction: float, message: str) -> None:
+        if int(100 * fraction) != percent[0]:
+            percent[0] = int(100 * fraction)
+            task.publish_progress(percent[0])
+        log_progress(fraction, message)
+
+    return progress
