@@ -26,15 +26,10 @@ from mlprof.runtimes import (
     runtime_version,
     runtimes_measuring,
 )
-from mlprof.tasks.compare import (
-    CompareInterleaved,
-    CompareMixin,
-    InterleaveMixin,
-    draw_comparison,
-    setting_label,
-)
+from mlprof.tasks.compare import CompareInterleaved, draw_comparison
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.framework.base import Requirements, failure_cause_of, failure_reason
+from mlprof.tasks.framework.comparing import CompareMixin, InterleaveMixin, setting_label
 from mlprof.tasks.framework.mixins import (
     BatchSizesMixin,
     ExportMixin,
