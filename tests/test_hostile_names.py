@@ -299,7 +299,7 @@ def test_option_for_an_upstream_task_that_arrives_is_accepted(store: Path) -> No
     ``--print-output`` would answer while the root task is built, before the check)."""
     import luigi.cmdline_parser
 
-    from mlprof.tasks import cmdline
+    from mlprof.tasks.framework import cmdline
 
     cmdline.install()
     argv = ["MergeRuntimes", "--version", "v1", "--batch-sizes", "1", "--model-file", str(DNN),
