@@ -170,8 +170,8 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
     from mlprof.measure.settings import check_batch_sizes
     from mlprof.model.script import read_skip
     from mlprof.runtimes import canonical_runtime
-    from mlprof.tasks.base import failure_cause_of
     from mlprof.tasks.discover import DiscoverModels
+    from mlprof.tasks.framework.base import failure_cause_of
     from mlprof.tasks.runtime import MergeRuntimes
 
     _ensure_env()
