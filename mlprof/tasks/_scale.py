@@ -54,7 +54,9 @@ DISABLE_ENV = "MLP_NO_SCALE_PATCH"
 logger = logging.getLogger("mlprof")
 
 _status: dict[str, Any] = {"applied": False, "add_task_history": False, "make_unique": False,
-                           "law_version": None, "reason": "not applied yet"}
+                           "parse_once": False, "get_params": False,
+                           "multi_match": False, "config_sections": False,
+                           "csv_serialize": False, "law_version": None, "reason": "not applied yet"}
 
 
 class IndexedHistory(list):
@@ -195,6 +197,264 @@ def _patch_make_unique() -> bool:
     return True
 
 
+#: each task class's ``get_params()`` (luigi computes it anew from ``dir(cls)`` on every call)
+_PARAMS: dict[type, tuple] = {}
+#: the names of the parameters in :data:`_PARAMS`: setting or deleting one on a class empties it
+_PARAM_NAMES: set[str] = set()
+
+
+def _patch_get_params() -> bool:
+    """Keep luigi's ``Task.get_params()`` per class instead of rebuilding it on every call.
+
+    luigi's ``get_params`` walks ``dir(cls)`` (~700 names on a task class of mlprof), takes
+    every attribute and sorts the parameters, and it is called ~14 times per task instance
+    (``__init__``, ``to_str_params``, law's ``req_params``/``common_task_params``, the
+    workflow's parameter resolution, ...): 4,108 calls for 300 branches, 40 % of the profiled
+    CPU time of scheduling them. The parameters of a class are its class attributes, so the
+    result only changes when a parameter is set on or deleted from a task class (luigi's
+    comment: "no room to extend classes dynamically" otherwise): the metaclass's
+    ``__setattr__``/``__delattr__`` empty the cache then. Callers get a new list each time
+    (as before: some sort or extend it).
+    """
+    import luigi.parameter
+    import luigi.task
+    from luigi.task_register import Register
+
+    entry = luigi.task.Task.__dict__.get("get_params")
+    if not isinstance(entry, classmethod):
+        return False
+    orig = entry.__func__
+    if getattr(orig, "_mlprof_scale", False):
+        return True
+    if "dir" not in _names(orig):  # luigi keeps it some other way: leave it alone
+        return False
+    parameter = luigi.parameter.Parameter
+
+    def get_params(cls):
+        params = _PARAMS.get(cls)
+        if params is None:
+            params = tuple(orig(cls))
+            _PARAMS[cls] = params
+            _PARAM_NAMES.update(name for name, _ in params)
+        return list(params)
+
+    get_params.__doc__ = orig.__doc__
+    get_params._mlprof_scale = True  # type: ignore[attr-defined]
+    setattr_prev = Register.__setattr__
+    delattr_prev = Register.__delattr__
+
+    def __setattr__(cls, name, value):
+        setattr_prev(cls, name, value)
+        if name in _PARAM_NAMES or isinstance(value, parameter):
+            _PARAMS.clear()
+
+    def __delattr__(cls, name):
+        delattr_prev(cls, name)
+        _PARAMS.clear()
+
+    setattr(Register, "__setattr__", __setattr__)  # noqa: B010  (mypy: no method-assign)
+    setattr(Register, "__delattr__", __delattr__)  # noqa: B010
+    setattr(luigi.task.Task, "get_params", classmethod(get_params))  # noqa: B010
+    return True
+
+
+#: multi_match's patterns split into plain names and the rest, per (patterns, regex)
+_SPLIT: dict[tuple[frozenset, Any], tuple[frozenset, tuple]] = {}
+_GLOB = frozenset("*?[")
+
+
+def _plain(pattern: str, regex: Any) -> bool:
+    """Whether ``pattern`` matches exactly one name, itself, in law's ``multi_match``."""
+    if pattern.startswith("!") or not _GLOB.isdisjoint(pattern):
+        return False
+    return not (regex is None and pattern.startswith("^") and pattern.endswith("$"))
+
+
+def _patch_multi_match() -> bool:
+    """Answer law's ``multi_match(name, patterns, any)`` for plain names by a set lookup.
+
+    law's ``Task.req_params`` tests every parameter name of a task against its exclusion
+    patterns one by one with ``fnmatch`` (``multi_match``): ~54 names x ~24 patterns per
+    ``req()``, 388,932 ``fnmatch`` calls for 300 branches (~25 % of the profiled scheduling
+    time). Nearly every pattern is a plain name, which ``fnmatch`` matches only by itself (on
+    POSIX: ``normcase`` changes nothing, only ``*?[`` are special). So for ``mode=any`` the
+    plain names are a set and only the other patterns (globs, ``!`` negations, ``^...$``
+    regexes) go through law's function: the same answer.
+    """
+    import law.util
+
+    orig = law.util.multi_match
+    if getattr(orig, "_mlprof_scale", False):
+        return True
+    if os.name != "posix" or "fnmatch" not in _names(orig):
+        return False
+
+    @functools.wraps(orig)
+    def multi_match(name, patterns, mode=any, regex=None, skip_negation=False):
+        if mode is not any or regex not in (None, False) or skip_negation \
+                or not isinstance(name, str) or not isinstance(patterns, (set, frozenset, list,
+                                                                         tuple)):
+            return orig(name, patterns, mode, regex, skip_negation)
+        try:
+            key = (frozenset(patterns), regex)
+            split = _SPLIT.get(key)
+        except TypeError:  # unhashable patterns: law's way
+            return orig(name, patterns, mode, regex, skip_negation)
+        if split is None:
+            if not all(isinstance(p, str) for p in key[0]):
+                return orig(name, patterns, mode, regex, skip_negation)
+            plain = frozenset(p for p in key[0] if _plain(p, regex))
+            split = (plain, tuple(p for p in key[0] if p not in plain))
+            if len(_SPLIT) < 4096:
+                _SPLIT[key] = split
+        if name in split[0]:
+            return True
+        return bool(split[1]) and orig(name, split[1], mode, regex, skip_negation)
+
+    multi_match._mlprof_scale = True  # type: ignore[attr-defined]
+    for mod_name, module in list(sys.modules.items()):
+        if (mod_name == "law" or mod_name.startswith("law.")) and \
+                getattr(module, "multi_match", None) is orig:
+            setattr(module, "multi_match", multi_match)  # noqa: B010
+    return True
+
+
+def _patch_config_sections() -> bool:
+    """Answer luigi's per-parameter config lookup without configparser for an absent section.
+
+    Every parameter a task is made without (its default) is looked up in the config first,
+    ``[TaskFamily] name`` (``Parameter._get_value_from_config``): ~105 lookups per task of
+    mlprof, each through configparser's interpolation machinery, which raises
+    ``NoSectionError`` when there is no such section (there is none for nearly every task
+    family). Checking ``has_section`` first gives the same ``_no_value`` (configparser's
+    ``get`` raises for a missing section, underscore and dash spelling alike) for a dict lookup:
+    ~12 % of the profiled scheduling time. Only for luigi's configparser-based config.
+    """
+    import configparser
+
+    import luigi.configuration
+    import luigi.parameter
+
+    orig = luigi.parameter.Parameter._get_value_from_config
+    if getattr(orig, "_mlprof_scale", False):
+        return True
+    no_value = getattr(luigi.parameter, "_no_value", None)
+    if no_value is None or "get_config" not in _names(orig):
+        return False
+
+    @functools.wraps(orig)
+    def _get_value_from_config(self, section, name):
+        conf = luigi.configuration.get_config()
+        if isinstance(conf, configparser.RawConfigParser) and isinstance(section, str) \
+                and section != conf.default_section and not conf.has_section(section):
+            return no_value
+        return orig(self, section, name)
+
+    _get_value_from_config._mlprof_scale = True  # type: ignore[attr-defined]
+    setattr(luigi.parameter.Parameter, "_get_value_from_config",  # noqa: B010
+            _get_value_from_config)
+    return True
+
+
+#: CSV serializations of long int or str tuples, per (parameter, value)
+_CSV: dict[tuple[Any, tuple], str] = {}
+
+
+def _patch_csv_serialize() -> bool:
+    """Serialize a long tuple of a law ``CSVParameter`` once, not on every call.
+
+    Every branch of a workflow carries the workflow's CSV parameters: each of the N branches of
+    ``MeasureRuntime --batch-sizes 1,...,N`` holds all N batch sizes, and luigi and law
+    serialize them several times per task (task id, ``to_str_params`` for the scheduler,
+    ``repr``): O(N) Python work per task, so scheduling grows as N^2 (the ``grew by`` figure of
+    ``benchmarks/scheduling.py``). The string depends only on the parameter and the value;
+    for a tuple of only ints or only strs, equal tuples give equal strings, so the result is
+    kept per (parameter, tuple): hashing and comparing a tuple happen in C. Other values
+    (floats: ``0.0 == -0.0``; mixed types: ``1 == True``), short tuples and failures go
+    through law's own serialize each time.
+    """
+    import law.parameter
+
+    cls = law.parameter.CSVParameter
+    orig = cls.serialize
+    if getattr(orig, "_mlprof_scale", False):
+        return True
+
+    @functools.wraps(orig)
+    def serialize(self, value):
+        if type(value) is not tuple or len(value) < 8:
+            return orig(self, value)
+        kinds = set(map(type, value))
+        if len(kinds) != 1 or not kinds <= {int, str}:
+            return orig(self, value)
+        key = (self, value)
+        try:
+            return _CSV[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable parameter object
+            return orig(self, value)
+        result = orig(self, value)
+        if len(_CSV) >= 1024:
+            _CSV.clear()
+        _CSV[key] = result
+        return result
+
+    serialize._mlprof_scale = True  # type: ignore[attr-defined]
+    setattr(cls, "serialize", serialize)  # noqa: B010
+    return True
+
+
+def _patch_parse_once() -> bool:
+    """Let luigi's ``CmdlineParser`` build one argparse parser instead of two (start-up).
+
+    luigi's ``CmdlineParser.__init__`` builds a parser of every registered task's every
+    parameter without a root task (only to find the root task and ``--module``), parses, builds
+    it again for the root task and parses twice more. :mod:`mlprof.tasks.cmdline` already keeps
+    each built parser, but the two builds stay: 2 x ~860 ``add_argument`` calls, ~24 ms each
+    here, 0.05 of the ~0.45 s a no-op ``law run PlotRuntimes`` takes (issue 38). Under
+    ``law run`` the first argument is the task family (``law/cli/run.py``), so when it names a
+    registered task the root task's parser answers the first parse as well: the same root task,
+    the same ``--module`` and ``--help`` values (the root parser only knows more flags).
+    Anything else (no task first, ``--module``, ``--help-all``, another root task found) goes
+    the original way, unchanged.
+    """
+    import luigi.cmdline_parser as lcp
+    from luigi.task_register import Register
+
+    cls = lcp.CmdlineParser
+    init_prev = cls.__init__
+    if getattr(init_prev, "_mlprof_scale", False):
+        return True
+    needed = ("_build_parser", "_attempt_load_module", "_possibly_exit_with_help")
+    if not all(hasattr(cls, name) for name in needed):
+        return False
+
+    @functools.wraps(init_prev)
+    def __init__(self, cmdline_args):
+        args = list(cmdline_args)
+        root = args[0] if args and isinstance(args[0], str) and not args[0].startswith("-") \
+            else None
+        try:
+            registered = root is not None and Register.get_task_cls(root) is not None
+        except Exception:  # noqa: BLE001  (unknown or ambiguous: luigi's own way says so)
+            registered = False
+        if not registered:
+            return init_prev(self, cmdline_args)
+        parser = self._build_parser(root_task=root, help_all=False)
+        known, _ = parser.parse_known_args(args=args)
+        if known.root_task != root or known.core_module or known.core_help_all:
+            return init_prev(self, cmdline_args)
+        self._possibly_exit_with_help(parser, known)
+        self.known_args = parser.parse_args(args=args)
+        self.cmdline_args = cmdline_args  # what law's own patch of __init__ adds
+        return None
+
+    __init__._mlprof_scale = True  # type: ignore[attr-defined]
+    setattr(cls, "__init__", __init__)  # noqa: B010
+    return True
+
+
 def apply() -> dict[str, Any]:
     """Apply the patches (once; no-op when ``$MLP_NO_SCALE_PATCH`` is set). Returns :func:`status`.
 
@@ -208,6 +468,11 @@ def apply() -> dict[str, Any]:
         return status()
     _status["add_task_history"] = _patch_add_task_history()
     _status["make_unique"] = _patch_make_unique()
+    _status["parse_once"] = _patch_parse_once()
+    _status["get_params"] = _patch_get_params()
+    _status["multi_match"] = _patch_multi_match()
+    _status["config_sections"] = _patch_config_sections()
+    _status["csv_serialize"] = _patch_csv_serialize()
     _status["applied"] = _status["add_task_history"] or _status["make_unique"]
     if _status["applied"]:
         _status["reason"] = f"offending code found in law {law.__version__}"
