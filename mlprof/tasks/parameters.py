@@ -489,6 +489,32 @@ class PrecisionsMixin(BaseTask):
         return layout.precision_segment(layout.PrecisionKey("+".join(self.precisions), cal))
 
 
+_KINDS: dict[str, tuple[tuple, str]] = {}
+
+
+def _model_kind(model_file: object) -> str:
+    """The model kind of ``model_file``, kept per file state (size, mtime) as
+    :func:`~mlprof.model.read_model_file` keeps its specs, without the deep copy of the spec it
+    returns: luigi asks every task's parameter values twice while it is made (0.1 ms each, per
+    branch of a sweep)."""
+    from mlprof.model import read_model_file
+
+    name = str(model_file)
+    path = os.path.abspath(os.path.expandvars(os.path.expanduser(name.partition("::")[0])))
+    try:
+        st = os.stat(path)
+        key: tuple | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    kept = _KINDS.get(name)
+    if key is not None and kept is not None and kept[0] == key:
+        return kept[1]
+    kind = read_model_file(name).model_kind
+    if key is not None:
+        _KINDS[name] = (key, kind)
+    return kind
+
+
 class RuntimeMixin(BaseTask):
     """``--runtime``, ``--runtime-version`` and ``--device``."""
 
@@ -508,10 +534,8 @@ class RuntimeMixin(BaseTask):
         params = super().modify_param_values(params)
 
         if params.get("runtime") == DEFAULT_RUNTIME and params.get("model_file"):
-            from mlprof.model import read_model_file
-
             try:
-                kind = read_model_file(params["model_file"]).model_kind
+                kind = _model_kind(params["model_file"])
             except MLProfError:  # reported by the task itself
                 return params
             if not runtime_info(DEFAULT_RUNTIME).measures(kind):

@@ -231,6 +231,8 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
     exporter, ``batch`` and ``batch_size``, verdict), so no result hides which graph it is of.
     """
 
+    fixed_result_dir = True  # store_parts: parameters, the model's content, the runtime version
+
     # the workflow requires its branches statically: law's dynamic branch yielding starts a
     # multiprocessing manager process (~0.3 s per run); priorities keep the batch-size order
     local_workflow_require_branches = True
