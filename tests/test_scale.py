@@ -369,3 +369,24 @@ def test_one_parser_per_law_run_parses_as_luigi(args):
     cls.__init__.__wrapped__(plain, args)
     assert vars(fast.known_args) == vars(plain.known_args)
     assert fast.cmdline_args == plain.cmdline_args == args
+
+
+def test_proxy_lookup_same_as_laws(monkeypatch, store):
+    _applied()
+    import law.task.proxy
+
+    from mlprof.tasks.runtime import MeasureRuntime
+
+    monkeypatch.setenv("MLP_STORE", str(store))
+    wf = MeasureRuntime(version="p1", batch_sizes=(1, 2), n_calls=10, warmup=1,
+                        min_duration=0.0)
+    branch = wf.req(wf, branch=1)
+    fast = law.task.proxy.ProxyAttributeTask.__getattribute__
+    orig = fast.__wrapped__
+    for task in (wf, branch):
+        for attr in ("output", "complete", "requires", "run", "version", "batch_sizes",
+                     "branch", "_proxy_attribute_task_init", "task_id"):
+            a, b = fast(task, attr), orig(task, attr)
+            assert a == b, (task, attr)
+    # a workflow's output is its proxy's (the collection), a branch's its own files
+    assert set(wf.output()) != set(branch.output()) and "csv" in branch.output()
