@@ -285,7 +285,7 @@ def test_cycles_finds_circles(source: dict[str, set[str]], expected: list[list[s
 #: interpreter (law itself patches luigi when imported: that is law's, imported first)
 _HOOK_STATE = r"""
 import atexit, logging, sys
-import law, law.parameter, law.task.proxy, law.util
+import law, law.parameter, law.task.base, law.task.proxy, law.util
 import luigi.cmdline_parser, luigi.interface, luigi.parameter, luigi.task, luigi.task_register
 import luigi.worker
 
@@ -301,7 +301,9 @@ def state():
             "multi_match": law.util.multi_match,
             "config_lookup": luigi.parameter.Parameter._get_value_from_config,
             "csv_serialize": law.parameter.CSVParameter.serialize,
-            "proxy_getattr": law.task.proxy.ProxyAttributeTask.__getattribute__}
+            "proxy_getattr": law.task.proxy.ProxyAttributeTask.__getattribute__,
+            "register_call": luigi.task_register.Register.__call__,
+            "param_values": law.task.base.BaseTask.get_param_values.__func__}
 
 before = state()
 exec(STATEMENT)
@@ -338,7 +340,8 @@ def test_the_run_hooks_patch_law_luigi_and_the_excepthook() -> None:
     assert changed == sorted(["excepthook", "get_task_obj", "build_parser", "schedule", "worker",
                               "make_unique", "param_make_unique", "atexit", "filters",
                               "parser_init", "get_params", "register_setattr", "multi_match",
-                              "config_lookup", "csv_serialize", "proxy_getattr"])
+                              "config_lookup", "csv_serialize", "proxy_getattr",
+                              "register_call", "param_values"])
     # law run: the import of the tasks installs them (law has no start-up hook of its own)
     law_run = ("/venv/bin/law", "run", "MeasureRuntime", "--version", "v")
     assert _changed_by("import mlprof.tasks.runtime", argv=law_run) == changed

@@ -390,3 +390,31 @@ def test_proxy_lookup_same_as_laws(monkeypatch, store):
             assert a == b, (task, attr)
     # a workflow's output is its proxy's (the collection), a branch's its own files
     assert set(wf.output()) != set(branch.output()) and "csv" in branch.output()
+
+
+def test_a_new_task_computes_its_parameter_values_once():
+    _applied()
+    import law
+    import luigi
+
+    calls = []
+
+    class ScaleValues(law.Task):
+        a = luigi.Parameter(default="x")
+        n = luigi.IntParameter(default=1)
+
+        @classmethod
+        def modify_param_values(cls, params):
+            calls.append(dict(params))
+            return params
+
+        def run(self):
+            pass
+
+    first = ScaleValues(a="y")
+    assert (first.a, first.n) == ("y", 1) and len(calls) == 1  # luigi's way: 2
+    assert ScaleValues(a="y") is first and len(calls) == 2  # the cache key needs them
+    other = ScaleValues(a="z", n=3)
+    assert (other.a, other.n) == ("z", 3) and other is not first and len(calls) == 3
+    values = dict(ScaleValues.get_param_values(ScaleValues.get_params(), (), {"a": "q"}))
+    assert (values["a"], values["n"]) == ("q", 1) and len(calls) == 4  # any other call computes

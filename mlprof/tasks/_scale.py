@@ -24,17 +24,19 @@ Together they made up 23 of the 50 CPU seconds that scheduling 1000 pending bran
 (benchmarks/scheduling.py). What is left grows with N only where it must: every branch really
 carries all N batch sizes in its parameters (its task id and repr serialize them).
 
-Per task (issue 38: at most 3 ms of CPU per task, 1,000 vs 100 branches at most 1.05x), five
-more, each described where it is defined: law's attribute lookup of every task through its
-proxy logic only for the names a proxy forwards (:func:`_patch_proxy_getattribute`: 1.8 -> 0.8 us
-per attribute, ~800 per branch), luigi's ``Task.get_params`` kept per class
-(:func:`_patch_get_params`; ``dir(cls)`` on every call was 40 % of the profiled time), law's
-``multi_match`` answering plain names by a set (:func:`_patch_multi_match`, 25 %), luigi's config
-lookup skipping absent sections (:func:`_patch_config_sections`, 12 %) and law's CSV
-serialization of a long tuple kept (:func:`_patch_csv_serialize`: every branch carries all N
-batch sizes, O(N) per task). ``benchmarks/scheduling.py``: 8.8-10.9 ms -> 2.3-2.4 ms of CPU per
-pending task. And one for start-up: luigi builds one argparse parser of every task's parameters
-per ``law run`` instead of two (:func:`_patch_parse_once`).
+Per task (issue 38: at most 3 ms of CPU per task, 1,000 vs 100 branches at most 1.05x), six more,
+each described where it is defined: a new task's parameter values computed once instead of twice
+(:func:`_patch_param_values_once`, -15 to -20 % CPU per branch), law's attribute lookup of every
+task through its proxy logic only for the names a proxy forwards
+(:func:`_patch_proxy_getattribute`: 1.8 -> 0.8 us per attribute, ~800 per branch), luigi's
+``Task.get_params`` kept per class (:func:`_patch_get_params`; ``dir(cls)`` on every call was 40 %
+of the profiled time), law's ``multi_match`` answering plain names by a set
+(:func:`_patch_multi_match`, 25 %), luigi's config lookup skipping absent sections
+(:func:`_patch_config_sections`, 12 %) and law's CSV serialization of a long tuple kept
+(:func:`_patch_csv_serialize`: every branch carries all N batch sizes, O(N) per task).
+``benchmarks/scheduling.py``: 8.8-10.9 ms -> 2.3-2.4 ms of CPU per pending task. And one for start-
+up: luigi builds one argparse parser of every task's parameters per ``law run`` instead of two
+(:func:`_patch_parse_once`).
 
 Upstream: no law issue or fix for either was found (GitHub issue search, Nov 2026). The newest
 riga/law ``law/util.py`` available to us still has the quadratic ``make_unique``; the
@@ -69,6 +71,7 @@ _status: dict[str, Any] = {"applied": False, "add_task_history": False, "make_un
                            "parse_once": False, "get_params": False,
                            "multi_match": False, "config_sections": False,
                            "csv_serialize": False, "proxy_getattribute": False,
+                           "param_values_once": False,
                            "law_version": None, "reason": "not applied yet"}
 
 
@@ -456,6 +459,72 @@ def _patch_proxy_getattribute() -> bool:
     return True
 
 
+#: parameter values luigi's ``Register.__call__`` computed for the instance it is creating
+_MAKING: list[tuple[type, tuple, dict, list]] = []
+
+
+def _patch_param_values_once() -> bool:
+    """Compute a new task's parameter values once, not twice.
+
+    luigi's ``Register.__call__`` computes a task's parameter values (law's and mlprof's
+    ``modify_param_values`` included) for its instance cache key, and a new instance's
+    ``Task.__init__`` computes them again from the same arguments: ~35 % of the profiled CPU
+    time per branch after the patches above. Here ``__call__`` keeps what it computed while it
+    creates the instance, and the ``get_param_values`` of that ``__init__`` (same class, the
+    very same argument objects: checked by identity, not equality) takes it. Any other call
+    computes as before; a disabled instance cache goes luigi's way.
+    """
+    import law.task.base
+    from luigi.task_register import Register
+
+    call_orig = Register.__dict__.get("__call__")
+    entry = law.task.base.BaseTask.__dict__.get("get_param_values")
+    if call_orig is None or not isinstance(entry, classmethod) \
+            or not hasattr(Register, "_Register__instance_cache"):
+        return False
+    if getattr(call_orig, "_mlprof_scale", False):
+        return True
+    if "get_param_values" not in _names(call_orig):
+        return False
+    values_orig = entry.__func__
+
+    @functools.wraps(call_orig)
+    def __call__(cls, *args, **kwargs):
+        cache = cls._Register__instance_cache
+        if cache is None:
+            return call_orig(cls, *args, **kwargs)
+        values = cls.get_param_values(cls.get_params(), args, kwargs)
+        key = (cls, tuple(values))
+        try:
+            hash(key)
+        except TypeError:
+            return call_orig(cls, *args, **kwargs)  # luigi's way: no cache, computed again
+        if key not in cache:
+            _MAKING.append((cls, args, kwargs, values))
+            try:
+                cache[key] = super(Register, cls).__call__(*args, **kwargs)
+            finally:
+                _MAKING.pop()
+        return cache[key]
+
+    def get_param_values(cls, params, args, kwargs):
+        if _MAKING:
+            made, margs, mkwargs, values = _MAKING[-1]
+            if made is cls and len(args) == len(margs) and kwargs.keys() == mkwargs.keys() \
+                    and all(a is b for a, b in zip(args, margs, strict=True)) \
+                    and all(kwargs[k] is mkwargs[k] for k in kwargs):
+                _MAKING[-1] = (None, (), {}, values)  # taken: a second call computes
+                return list(values)
+        return values_orig(cls, params, args, kwargs)
+
+    get_param_values.__doc__ = values_orig.__doc__
+    get_param_values._mlprof_scale = True  # type: ignore[attr-defined]
+    __call__._mlprof_scale = True  # type: ignore[attr-defined]
+    setattr(Register, "__call__", __call__)  # noqa: B010
+    setattr(law.task.base.BaseTask, "get_param_values", classmethod(get_param_values))  # noqa
+    return True
+
+
 def _patch_parse_once() -> bool:
     """Let luigi's ``CmdlineParser`` build one argparse parser instead of two (start-up).
 
@@ -525,9 +594,10 @@ def apply() -> dict[str, Any]:
     _status["config_sections"] = _patch_config_sections()
     _status["csv_serialize"] = _patch_csv_serialize()
     _status["proxy_getattribute"] = _patch_proxy_getattribute()
+    _status["param_values_once"] = _patch_param_values_once()
     _status["applied"] = any(_status[k] for k in (
         "add_task_history", "make_unique", "parse_once", "get_params", "multi_match",
-        "config_sections", "csv_serialize", "proxy_getattribute"))
+        "config_sections", "csv_serialize", "proxy_getattribute", "param_values_once"))
     if _status["applied"]:
         _status["reason"] = f"offending code found in law {law.__version__}"
     else:
