@@ -34,9 +34,9 @@ of the profiled time), law's ``multi_match`` answering plain names by a set
 (:func:`_patch_multi_match`, 25 %), luigi's config lookup skipping absent sections
 (:func:`_patch_config_sections`, 12 %) and law's CSV serialization of a long tuple kept
 (:func:`_patch_csv_serialize`: every branch carries all N batch sizes, O(N) per task).
-``benchmarks/scheduling.py``: 8.8-10.9 ms -> 2.3-2.4 ms of CPU per pending task. And one for start-
-up: luigi builds one argparse parser of every task's parameters per ``law run`` instead of two
-(:func:`_patch_parse_once`).
+``benchmarks/scheduling.py``: 8.8-10.9 ms -> 2.3-2.4 ms of CPU per pending task. And one for
+start-up: luigi builds one argparse parser of every task's parameters per ``law run`` instead of
+two (:func:`_patch_parse_once`).
 
 Upstream: no law issue or fix for either was found (GitHub issue search, Nov 2026). The newest
 riga/law ``law/util.py`` available to us still has the quadratic ``make_unique``; the
