@@ -374,6 +374,8 @@ def _patch_config_sections() -> bool:
 
 #: CSV serializations of long int or str tuples, per (parameter, value)
 _CSV: dict[tuple[Any, tuple], str] = {}
+#: the same per (id(parameter), id(value)), holding both objects
+_CSV_SEEN: dict[tuple[int, int], tuple[Any, tuple, str]] = {}
 
 
 def _patch_csv_serialize() -> bool:
@@ -400,9 +402,21 @@ def _patch_csv_serialize() -> bool:
     def serialize(self, value):
         if type(value) is not tuple or len(value) < 8:
             return orig(self, value)
+        # the same tuple object again (a task serializes its own value ~8 times): no O(N) work
+        # at all (the entry holds the tuple, so its id is not reused meanwhile)
+        seen = _CSV_SEEN.get((id(self), id(value)))
+        if seen is not None and seen[0] is self and seen[1] is value:
+            return seen[2]
         kinds = set(map(type, value))
         if len(kinds) != 1 or not kinds <= {int, str}:
             return orig(self, value)
+        result = _serialize_kept(self, value)
+        if len(_CSV_SEEN) >= 1024:
+            _CSV_SEEN.clear()
+        _CSV_SEEN[(id(self), id(value))] = (self, value, result)
+        return result
+
+    def _serialize_kept(self, value):
         key = (self, value)
         try:
             return _CSV[key]
