@@ -4,7 +4,8 @@ The README's first command (``law run PlotRuntimes --version quickstart``) is ru
 fresh temporary store; then, interleaved round by round, each checkout given (default: this
 one) reruns it (everything complete: nothing measured) and law runs a trivial task (one
 complete ``law.Task`` whose output exists: law, luigi, law.cfg, one scheduling pass; the floor
-issue 38 compares with). Wall times of the whole ``law`` process as a user sees them.
+issue 38 compares with). Wall times of the whole ``law`` process as a user sees them, and its
+CPU times (user + system: what to compare on a shared machine).
 
 Usage (after ``source setup.sh``)::
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,10 +63,19 @@ def env_for(checkout: Path, store: Path, extra_path: Path) -> dict[str, str]:
     return env
 
 
+#: CPU seconds (user + system) of the last command :func:`timed` ran
+_last_cpu = [0.0]
+
+
 def timed(cmd: list[str], env: dict[str, str]) -> float:
+    """Wall seconds of ``cmd``; its CPU seconds go to ``_last_cpu`` (the figure to trust on a
+    shared machine: other processes slow the wall time, not the CPU time)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=env["MLP_BASE"], capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _last_cpu[0] = r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}")
     return wall
@@ -93,19 +104,24 @@ def main() -> None:
         timed(floor, first)
         times: dict[str, list[float]] = {"floor": []}
         times.update({name: [] for name in envs})
+        cpus: dict[str, list[float]] = {name: [] for name in times}
         for r in range(args.rounds):
             line = [f"round {r + 1}:"]
             order = ["floor", *envs] if r % 2 == 0 else [*reversed(envs), "floor"]
             for name in order:
                 t = timed(floor, first) if name == "floor" else timed(quick, envs[name])
                 times[name].append(t)
+                cpus[name].append(_last_cpu[0])
                 line.append(f"{name} {t:.3f}")
             print("  ".join(line), flush=True)
         med = {name: statistics.median(ts) for name, ts in times.items()}
-        print(f"median floor (law run of a trivial complete task): {med['floor']:.3f} s")
+        cpu = {name: statistics.median(ts) for name, ts in cpus.items()}
+        print(f"median floor (law run of a trivial complete task): {med['floor']:.3f} s "
+              f"(CPU {cpu['floor']:.3f} s)")
         for name in envs:
             print(f"median no-op rerun ({name}): {med[name]:.3f} s, "
-                  f"noop/floor {med[name] / med['floor']:.2f} (target <= 1.2)")
+                  f"noop/floor {med[name] / med['floor']:.2f} (target <= 1.2); CPU "
+                  f"{cpu[name]:.3f} s, {cpu[name] / cpu['floor']:.2f} of the floor's")
 
 
 if __name__ == "__main__":

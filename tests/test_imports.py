@@ -285,8 +285,9 @@ def test_cycles_finds_circles(source: dict[str, set[str]], expected: list[list[s
 #: in a fresh interpreter (law itself patches luigi when imported: that is law's, imported first)
 _HOOK_STATE = r"""
 import atexit, logging, sys
-import law, law.parameter, law.util
-import luigi.cmdline_parser, luigi.interface, luigi.worker
+import law, law.parameter, law.task.base, law.task.proxy, law.util
+import luigi.cmdline_parser, luigi.interface, luigi.parameter, luigi.task, luigi.task_register
+import luigi.worker
 
 def state():
     parser = luigi.cmdline_parser.CmdlineParser
@@ -294,7 +295,15 @@ def state():
             "build_parser": parser._build_parser, "schedule": luigi.interface._schedule_and_run,
             "worker": luigi.worker.Worker.__init__, "make_unique": law.util.make_unique,
             "param_make_unique": law.parameter.make_unique, "atexit": atexit._ncallbacks(),
-            "filters": list(logging.getLogger("luigi-interface").filters)}
+            "filters": list(logging.getLogger("luigi-interface").filters),
+            "parser_init": parser.__init__, "get_params": luigi.task.Task.get_params.__func__,
+            "register_setattr": luigi.task_register.Register.__setattr__,
+            "multi_match": law.util.multi_match,
+            "config_lookup": luigi.parameter.Parameter._get_value_from_config,
+            "csv_serialize": law.parameter.CSVParameter.serialize,
+            "proxy_getattr": law.task.proxy.ProxyAttributeTask.__getattribute__,
+            "register_call": luigi.task_register.Register.__call__,
+            "param_values": law.task.base.BaseTask.get_param_values.__func__}
 
 before = state()
 exec(STATEMENT)
@@ -329,7 +338,10 @@ def test_importing_the_tasks_patches_nothing() -> None:
 def test_the_run_hooks_patch_law_luigi_and_the_excepthook() -> None:
     changed = _changed_by("from mlprof.tasks import install_run_hooks; install_run_hooks()")
     assert changed == sorted(["excepthook", "get_task_obj", "build_parser", "schedule", "worker",
-                              "make_unique", "param_make_unique", "atexit", "filters"])
+                              "make_unique", "param_make_unique", "atexit", "filters",
+                              "parser_init", "get_params", "register_setattr", "multi_match",
+                              "config_lookup", "csv_serialize", "proxy_getattr",
+                              "register_call", "param_values"])
     # law run: the import of the tasks installs them (law has no start-up hook of its own)
     law_run = ("/venv/bin/law", "run", "MeasureRuntime", "--version", "v")
     assert _changed_by("import mlprof.tasks.runtime", argv=law_run) == changed

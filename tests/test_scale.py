@@ -281,3 +281,140 @@ def test_patches_active_after_the_build_hooks():
         assert law.parameter.make_unique is _scale.fast_make_unique
     # applying again changes nothing
     assert _scale.apply() == _scale.status()
+
+
+# ---- the per-task patches (issue 38): same answers as law's and luigi's own code ----------
+
+
+def _applied():
+    from mlprof.tasks.hooks import install_build_hooks
+
+    install_build_hooks()
+    if not _scale.status()["applied"]:
+        pytest.skip("patches disabled ($MLP_NO_SCALE_PATCH) or nothing to patch in this law")
+
+
+@pytest.mark.parametrize("name, patterns, kwargs", [
+    ("version", {"version", "workflow"}, {}), ("branch", {"version", "workflow"}, {}),
+    ("branches", {"branch*"}, {}), ("batch_sizes", ["b?tch_sizes"], {}),
+    ("x", {"!x"}, {}), ("y", ("!x", "z"), {}), ("ab", {"[ab]b"}, {}),
+    ("abc", {"^a.c$"}, {}), ("abc", {"^a.c$"}, {"regex": False}), ("a.c", {"^a.c$"}, {}),
+    ("n", set(), {}), ("n", "n", {}), ("n", ["n", "m"], {"mode": all}),
+    ("n", ["n", "m"], {"mode": any, "skip_negation": True}), ("a", {"a"}, {"regex": True}),
+])
+def test_multi_match_same_answer_as_law(name, patterns, kwargs):
+    _applied()
+    fast = law.util.multi_match
+    orig = fast.__wrapped__
+    assert fast(name, patterns, **kwargs) == orig(name, patterns, **kwargs)
+    from law.task import base as law_task_base
+
+    assert law_task_base.multi_match is fast  # where req_params calls it
+
+
+def test_get_params_kept_per_class_and_emptied_when_a_parameter_changes():
+    _applied()
+    import luigi
+
+    class ScaleProbe(luigi.Task):
+        a = luigi.Parameter(default="1")
+        b = luigi.IntParameter(default=2)
+
+    first = ScaleProbe.get_params()
+    assert [n for n, _ in first] == ["a", "b"]
+    first.append(("junk", None))  # callers get their own list
+    assert [n for n, _ in ScaleProbe.get_params()] == ["a", "b"]
+    ScaleProbe.c = luigi.Parameter(default="3")
+    ScaleProbe.c.__set_name__(ScaleProbe, "c")  # what class creation does (luigi needs it)
+    assert [n for n, _ in ScaleProbe.get_params()] == ["a", "b", "c"]
+    del ScaleProbe.a
+    assert [n for n, _ in ScaleProbe.get_params()] == ["b", "c"]
+    assert ScaleProbe(b=5).b == 5 and ScaleProbe().c == "3"
+
+
+@pytest.mark.parametrize("value", [
+    tuple(range(1, 20)), tuple(str(i) for i in range(20)), tuple(float(i) for i in range(20)),
+    (0.0,) * 10, (-0.0,) * 10, (1, True, 1, 1, 1, 1, 1, 1, 1), (True, 1, 1, 1, 1, 1, 1, 1, 1),
+    (1, 2), (),
+])
+def test_csv_serialize_same_as_law(value):
+    _applied()
+    ints = law.CSVParameter(cls=luigi_param("IntParameter"))
+    anything = law.CSVParameter()
+    for param in (ints, anything):
+        for _ in range(2):  # the second call is answered from the cache
+            assert param.serialize(value) == law.CSVParameter.serialize.__wrapped__(param, value)
+
+
+def luigi_param(name: str):
+    import luigi
+
+    return getattr(luigi, name)
+
+
+@pytest.mark.parametrize("args", [
+    ["PlotRuntimes", "--version", "v1", "--batch-sizes", "1,2"],
+    ["MeasureRuntime", "--version", "v1", "--MeasureRuntime-n-calls", "7", "--workers", "2"],
+    ["PlotRuntimes", "--PlotRuntimes-version", "v1", "--local-scheduler"],
+])
+def test_one_parser_per_law_run_parses_as_luigi(args):
+    _applied()
+    import luigi.cmdline_parser
+
+    import mlprof.tasks.plotting  # noqa: F401  (registers the tasks)
+
+    cls = luigi.cmdline_parser.CmdlineParser
+    fast, plain = object.__new__(cls), object.__new__(cls)
+    cls.__init__(fast, args)
+    cls.__init__.__wrapped__(plain, args)
+    assert vars(fast.known_args) == vars(plain.known_args)
+    assert fast.cmdline_args == plain.cmdline_args == args
+
+
+def test_proxy_lookup_same_as_laws(monkeypatch, store):
+    _applied()
+    import law.task.proxy
+
+    from mlprof.tasks.runtime import MeasureRuntime
+
+    monkeypatch.setenv("MLP_STORE", str(store))
+    wf = MeasureRuntime(version="p1", batch_sizes=(1, 2), n_calls=10, warmup=1,
+                        min_duration=0.0)
+    branch = wf.req(wf, branch=1)
+    fast = law.task.proxy.ProxyAttributeTask.__getattribute__
+    orig = fast.__wrapped__
+    for task in (wf, branch):
+        for attr in ("output", "complete", "requires", "run", "version", "batch_sizes",
+                     "branch", "_proxy_attribute_task_init", "task_id"):
+            a, b = fast(task, attr), orig(task, attr)
+            assert a == b, (task, attr)
+    # a workflow's output is its proxy's (the collection), a branch's its own files
+    assert set(wf.output()) != set(branch.output()) and "csv" in branch.output()
+
+
+def test_a_new_task_computes_its_parameter_values_once():
+    _applied()
+    import law
+    import luigi
+
+    calls = []
+
+    class ScaleValues(law.Task):
+        a = luigi.Parameter(default="x")
+        n = luigi.IntParameter(default=1)
+
+        @classmethod
+        def modify_param_values(cls, params):
+            calls.append(dict(params))
+            return params
+
+        def run(self):
+            pass
+
+    first = ScaleValues(a="y")
+    assert (first.a, first.n) == ("y", 1) and len(calls) == 1  # luigi's way: 2
+    assert ScaleValues(a="y") is first and len(calls) == 2  # the cache key needs them
+    other = ScaleValues(a="z", n=3)
+    assert (other.a, other.n) == ("z", 3) and other is not first and len(calls) == 3
+    values = dict(ScaleValues.get_param_values(ScaleValues.get_params(), (), {"a": "q"}))
+    assert (values["a"], values["n"]) == ("q", 1) and len(calls) == 4  # any other call computes

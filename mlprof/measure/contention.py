@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlprof.measure import causes as _causes
-from mlprof.measure.isolate import _descendants
 
 #: other processes using more CPU than this (in cores, averaged over the timed loop) mark a
 #: measurement ``contended``. Measured on this 2-core VM (onnxruntime, 1 thread, a 0.6 s
@@ -151,6 +150,9 @@ def snapshot(probe: bool = True) -> Snapshot | None:
     "other"; the causes' counters (:func:`mlprof.measure.causes.counters`) count the threads
     of the same processes, and run the drift probe first unless ``probe`` is False.
     """
+    # here, not at the top: the summary of a no-op ``law run`` reads causes_of/is_contended and
+    # needs none of isolate's multiprocessing (-10 to -25 ms per start-up, issue 38)
+    from mlprof.measure.isolate import _descendants
 
     affinity = _affinity()
     kids = _descendants(os.getpid())

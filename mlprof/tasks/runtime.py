@@ -232,6 +232,7 @@ class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCond
     exporter, ``batch`` and ``batch_size``, verdict), so no result hides which graph it is of.
     """
 
+    fixed_result_dir = True  # store_parts: parameters, the model's content, the runtime version
     # a branch whose files exist but do not validate is missing (see BranchOutputs)
     output_collection_cls = BranchOutputs
     prestarts_server = True

@@ -48,6 +48,7 @@ from mlprof.tasks.framework.parameters import (
     PrecisionsParameter,
     RuntimeParameter,
     expand_path,
+    model_kind,
 )
 from mlprof.util import float_tag, short_hash
 
@@ -361,10 +362,8 @@ class RuntimeMixin(BaseTask):
         params = super().modify_param_values(params)
 
         if params.get("runtime") == DEFAULT_RUNTIME and params.get("model_file"):
-            from mlprof.model import read_model_file
-
             try:
-                kind = read_model_file(params["model_file"]).model_kind
+                kind = model_kind(params["model_file"])
             except MLProfError:  # reported by the task itself
                 return params
             if not runtime_info(DEFAULT_RUNTIME).measures(kind):
