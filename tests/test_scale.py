@@ -287,7 +287,7 @@ def test_patches_active_after_the_build_hooks():
 
 
 def _applied():
-    from mlprof.tasks.hooks import install_build_hooks
+    from mlprof.tasks.framework.hooks import install_build_hooks
 
     install_build_hooks()
     if not _scale.status()["applied"]:
