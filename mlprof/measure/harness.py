@@ -15,7 +15,7 @@ What is timed and what is not:
   ``n_calls`` calls per event follow until that many seconds of measuring are reached;
 - an event's calls run in blocks of about :data:`BLOCK_S` seconds (sized from the calls before);
   between two blocks, never inside one, the harness reads the clock and reports progress: calls
-  made, seconds elapsed and an estimate of the seconds left (:mod:`mlprof.measure.progress`).
+  made, seconds elapsed and an estimate of the seconds left (:mod:`mlprof.progress`).
 
 :func:`measure` runs in the current process; :func:`measure_isolated` runs it in a child process
 with a timeout (see :mod:`mlprof.measure.isolate`).
@@ -65,7 +65,7 @@ class MeasureResult:
 
 
 #: the calls of an event run in blocks of about this many seconds; between two blocks (never
-#: inside one) the harness reads the clock and reports progress (see mlprof.measure.progress)
+#: inside one) the harness reads the clock and reports progress (see mlprof.progress)
 BLOCK_S = 0.25
 
 
@@ -125,7 +125,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
 
     ``progress(fraction, message)`` hears what the measurement does (``creating the session``,
     ``compiling with torch.compile``, ``1234 calls, 12.3 s elapsed, ~3.2 s
-    left``) at least every :data:`mlprof.measure.progress.STALL` seconds, from between blocks of
+    left``) at least every :data:`mlprof.progress.STALL` seconds, from between blocks of
     timed calls or, during a longer call, from a watcher thread (:class:`Progress`).
 
     ``reference_file``: at a precision other than fp32, the fp32 model whose outputs on the
@@ -136,8 +136,8 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     from mlprof.measure.causes import gc_watch, loop_drift_pct
     from mlprof.measure.contention import environment, snapshot
     from mlprof.measure.inputs import make_feeds
-    from mlprof.measure.progress import Progress
     from mlprof.measure.provenance import measurement_header
+    from mlprof.progress import Progress
     from mlprof.runtimes import get_runtime, runtime_info
 
     started = _dt.datetime.now(_dt.timezone.utc)

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from mlprof.plotting import use_backend
 from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import _style_context
-from mlprof.report.history import history_unit, history_y_range
-from mlprof.report.nightly import CONFIRM_SUFFIX
+from mlprof.plotting.scales import history_unit, history_y_range
+from mlprof.results.layout import CONFIRM_SUFFIX
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

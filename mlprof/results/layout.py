@@ -879,7 +879,7 @@ NOISE_REVISION = "aa1"
 
 
 def fingerprint_segment(fingerprint_id: str) -> str:
-    """CalibrateNoise: ``fp-<12 hex digits>`` (:func:`mlprof.measure.sysinfo.fingerprint_id`)."""
+    """CalibrateNoise: ``fp-<12 hex digits>`` (:func:`mlprof.sysinfo.fingerprint_id`)."""
     return "fp-" + safe_name(fingerprint_id, 32)
 
 

@@ -301,7 +301,7 @@ class Header:
     cpu_count: int | None = None
     isa: tuple[str, ...] | None = None
     cpu_affinity: int | None = None
-    #: :func:`mlprof.measure.sysinfo.fingerprint_id` of the machine: which noise floor
+    #: :func:`mlprof.sysinfo.fingerprint_id` of the machine: which noise floor
     #: (:class:`NoiseRecord`) the record's figures are judged against
     host_fingerprint: str | None = None
     runtime: str | None = None
@@ -897,7 +897,7 @@ class NoiseClass:
 @dataclass(frozen=True)
 class NoiseRecord:
     """A CalibrateNoise record (``noise.json``): the host's :class:`Header`, its fingerprint
-    (:func:`mlprof.measure.sysinfo.host_fingerprint`) and id, and the floor of each class of
+    (:func:`mlprof.sysinfo.host_fingerprint`) and id, and the floor of each class of
     configuration, every field checked by :meth:`from_json`.
 
     The *minimum detectable change* of a measurement on this host is ``2 x floor`` of its

@@ -321,7 +321,7 @@ class MeasureGeneration(GenerationMixin, law.LocalWorkflow, SlurmWorkflow, HTCon
 
     def run(self):
         from mlprof.measure.generation.run import measure_generation_isolated, write_generation
-        from mlprof.measure.progress import progress_logger
+        from mlprof.progress import progress_logger
 
         tag, point = self.branch_data
         label = (f"{self.decoder_name} on {','.join(point.runtimes)}, prompt "

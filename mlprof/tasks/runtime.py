@@ -357,8 +357,8 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         import numpy as np
 
         from mlprof.measure import measure_isolated
-        from mlprof.measure.progress import progress_logger
         from mlprof.measure.results import write_branch
+        from mlprof.progress import progress_logger
 
         if self.measures_export:
             # a model measured on static graphs: this batch size's graph is exported first (a
