@@ -156,7 +156,8 @@ def night_labels(names: Sequence[str]) -> tuple[str, list[str]]:
 def _split_points(vs: Sequence[str], ys: Sequence[float], pos: Mapping[str, int],
                   confirm_suffix: str) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """``(nightly points, confirmation points)`` as ``(x, y)``."""
-    main, conf = [], []
+    main: list[tuple[int, float]] = []
+    conf: list[tuple[int, float]] = []
     for v, y in zip(vs, ys, strict=True):
         (conf if is_confirmation(v, confirm_suffix) else main).append(
             (pos[night_of(v, confirm_suffix)], y))

@@ -108,7 +108,12 @@ from mlprof.results.layout.store import (
     store_base,
 )
 
+# the helpers the module named layout.float_tag and layout.short_hash (tasks/compare.py reads one)
+from mlprof.util import float_tag, short_hash
+
 __all__ = [
+    "float_tag",
+    "short_hash",
     "BRANCH_FAILURE_GLOB",
     "BRANCH_JSON_GLOB",
     "CACHE_DIR",
