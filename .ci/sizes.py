@@ -115,7 +115,8 @@ def compare(now: dict[str, int], allowed: dict[str, int]) -> tuple[list[str], li
     for key, limit in sorted(allowed.items()):
         size = now.get(key, 0)
         if size < limit:
-            better.append(f"{key}: {size or 'within the limit'} lines, baseline {limit}")
+            now_text = f"{size} lines" if size else "no longer over the limit"
+            better.append(f"{key}: {now_text}, baseline {limit}")
     return problems, better
 
 
