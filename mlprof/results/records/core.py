@@ -19,7 +19,7 @@ under ``model_identity``; format 0 records have it from ``task.model_name``/``mo
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
@@ -128,6 +128,14 @@ def _kind(value: Any) -> str:
     return _KIND_NAMES.get(type(value), type(value).__name__)
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
 class _Fields:
     """Checked access to the fields of one JSON object of a record: each getter returns the
     field's value or raises :class:`~mlprof.errors.CorruptResult` naming the file and the field
@@ -150,14 +158,25 @@ class _Fields:
             return False, None
         return True, self.obj[key]
 
+    def _typed(self, key: str, required: bool, none: bool, ok: Callable[[Any], bool],
+               why: Callable[[Any], str]) -> tuple[bool, Any]:
+        """``(False, None)`` when ``key`` is absent (an error when ``required``) or null where
+        ``none`` allows it; else ``(True, value)`` once ``ok(value)`` holds (else the error
+        ``why(value)`` naming the field): the opening every getter shares."""
+        there, v = self._get(key, required)
+        if not there or (v is None and none):
+            return False, None
+        if not ok(v):
+            raise self._bad(key, why(v))
+        return True, v
+
     def integer(self, key: str, lo: int = 0, hi: int = MAX_COUNT, *, required: bool = False,
                 none: bool = False, default: int | None = None) -> int | None:
         """A whole number (never a boolean or a float) from ``lo`` to ``hi``."""
-        there, v = self._get(key, required)
-        if not there or (v is None and none):
+        there, v = self._typed(key, required, none, _is_int,
+                               lambda v: f"not a whole number: {v!r}")
+        if not there:
             return default
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise self._bad(key, f"not a whole number: {v!r}")
         if not lo <= v <= hi:
             raise self._bad(key, f"must be from {lo} to {hi}, got {v}")
         return v
@@ -167,11 +186,9 @@ class _Fields:
                default: float | None = None) -> float | None:
         """A finite number (never a boolean or a string) from ``lo`` (excluded with
         ``lo_open``) to ``hi``."""
-        there, v = self._get(key, required)
-        if not there or (v is None and none):
+        there, v = self._typed(key, required, none, _is_number, lambda v: f"not a number: {v!r}")
+        if not there:
             return default
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            raise self._bad(key, f"not a number: {v!r}")
         if not math.isfinite(v):
             raise self._bad(key, f"not a finite number: {v!r}")
         if v < lo or (lo_open and v == lo) or v > hi:
@@ -182,31 +199,24 @@ class _Fields:
     def text(self, key: str, choices: tuple[str, ...] = (), *, required: bool = False,
              none: bool = True, default: str | None = None) -> str | None:
         """A string (one of ``choices`` when given)."""
-        there, v = self._get(key, required)
-        if not there or (v is None and none):
+        there, v = self._typed(key, required, none, lambda v: isinstance(v, str),
+                               lambda v: f"not a string: {_kind(v)}")
+        if not there:
             return default
-        if not isinstance(v, str):
-            raise self._bad(key, f"not a string: {_kind(v)}")
         if choices and v not in choices:
             raise self._bad(key, f"{v!r} is not one of {', '.join(choices)}")
         return v
 
     def boolean(self, key: str, *, none: bool = True) -> bool | None:
-        there, v = self._get(key, False)
-        if not there or (v is None and none):
-            return None
-        if not isinstance(v, bool):
-            raise self._bad(key, f"not true or false: {v!r}")
+        _, v = self._typed(key, False, none, lambda v: isinstance(v, bool),
+                           lambda v: f"not true or false: {v!r}")
         return v
 
     def mapping(self, key: str, *, required: bool = False,
                 none: bool = True) -> Mapping[str, Any] | None:
         """A JSON object."""
-        there, v = self._get(key, required)
-        if not there or (v is None and none):
-            return None
-        if not isinstance(v, Mapping):
-            raise self._bad(key, f"not an object but {_kind(v)}")
+        _, v = self._typed(key, required, none, lambda v: isinstance(v, Mapping),
+                           lambda v: f"not an object but {_kind(v)}")
         return v
 
     def sub(self, key: str, *, required: bool = False) -> _Fields | None:
@@ -216,11 +226,8 @@ class _Fields:
 
     def items(self, key: str, *, required: bool = False, none: bool = True) -> list | None:
         """A JSON list."""
-        there, v = self._get(key, required)
-        if not there or (v is None and none):
-            return None
-        if not isinstance(v, list):
-            raise self._bad(key, f"not a list but {_kind(v)}")
+        _, v = self._typed(key, required, none, lambda v: isinstance(v, list),
+                           lambda v: f"not a list but {_kind(v)}")
         return v
 
     def texts(self, key: str) -> tuple[str, ...] | None:
