@@ -247,3 +247,39 @@ def skip_without(module: str) -> None:
 
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed")
+
+
+def damaged_copies(record: Path, rel: Path, store: Path, prefix: str,
+                   damages: Any) -> tuple[Path, dict[str, Path]]:
+    """A hostile store: the files of ``record``'s version directory starting with ``prefix``
+    copied as versions ``good`` and ``good2`` (a history) under ``store / rel``, and once per
+    ``(name, damage, field)`` of ``damages`` into version ``name`` with ``damage`` applied to
+    the record's JSON. Returns the good record and ``{"<field> <name>": damaged record}``."""
+    import json
+    import shutil
+
+    good = store / rel / "good"
+    good.mkdir(parents=True)
+    for f in record.parent.iterdir():
+        if f.name.startswith(prefix):
+            shutil.copy(f, good / f.name)
+    shutil.copytree(good, store / rel / "good2")
+    bad: dict[str, Path] = {}
+    for name, damage, field in damages:
+        where = store / rel / name
+        shutil.copytree(good, where)
+        raw = json.loads(record.read_text())
+        damage(raw)
+        (where / record.name).write_text(json.dumps(raw))
+        bad[field + " " + name] = where / record.name
+    return good / record.name, bad
+
+
+def one_warning_each(output: str, bad: dict[str, Path]) -> None:
+    """Each damaged record of :func:`damaged_copies` is named in exactly one line of ``output``,
+    with its field."""
+    for key, path in bad.items():
+        field = key.split(" ")[0]
+        lines = [line for line in output.splitlines() if str(path) in line]
+        assert len(lines) == 1, (key, lines)
+        assert field in lines[0], (key, lines[0])

@@ -136,7 +136,7 @@ def test_report_and_load_tables_say_not_measurable_now():
 
 
 def test_dashboard_rows_show_both_flags_causes_and_outlier_driven_cv():
-    from mlprof.report.dashboard import _table, flag_counts
+    from mlprof.report.site.table import flag_counts, html_table
 
     rows = [{"model": "m", "status": "contended", "unstable": True, "contended": True,
              "contended_causes": "cpu-wait,gc", "cv": 27.89, "median_ms": 0.033,
@@ -147,7 +147,7 @@ def test_dashboard_rows_show_both_flags_causes_and_outlier_driven_cv():
             {"model": "m", "status": "ok", "unstable": False, "contended": False,
              "cv": 0.02, "median_ms": 1.0, "min_ms": 0.9, "p95_ms": 1.1},
             {"model": "m", "status": "failed", "error": "boom"}]
-    html = _table(rows, ["model", "status", "median_ms", "cv"], table_id="t")
+    html = html_table(rows, ["model", "status", "median_ms", "cv"], table_id="t")
     assert "~ unstable · ! contended: cpu-wait, gc" in html
     assert "! contended: unexplained" in html
     assert "outlier-driven (CV 2,789%)" in html and "2789" not in html.replace("2,789", "")

@@ -38,8 +38,9 @@ def test_the_cache_directory_is_keyed_like_exports(tmp_path):
 @pytest.mark.slow
 def test_a_second_version_compiles_nothing(tmp_path):
     """The acceptance run: two PlotSpeedup runs of linear.py under two versions in one store;
-    the first compiles (inductor's FX graph cache misses), the second reads every graph from
-    the store's cache (hits, no miss: inductor generated and built no code)."""
+    the first exports and compiles the model ahead of time (an AOTInductor package in the
+    store's cache: a miss), the second loads that package (a hit: no tracing, no code
+    generated or built) and its compile time is the package's load."""
     pytest.importorskip("torch")
     store = tmp_path / "store"
     for version in ("v1", "v2"):
@@ -51,12 +52,50 @@ def test_a_second_version_compiles_nothing(tmp_path):
         assert "compiled in " in r.stdout + r.stderr
     first, second = _torch_compile_branch(store, "v1"), _torch_compile_branch(store, "v2")
     assert first["compile_cache"] == "miss"
-    assert first["runtime_settings"]["compile"]["counters"]["fxgraph_cache_miss"] >= 1
+    assert first["runtime_settings"]["compile"]["counters"] == {"aoti_package_hit": 0,
+                                                                 "aoti_package_miss": 1}
     assert second["compile_cache"] == "hit"
-    counters = second["runtime_settings"]["compile"]["counters"]
-    assert counters["fxgraph_cache_miss"] == 0 and counters["fxgraph_cache_hit"] >= 1
-    # both runs used the one directory of the store, keyed by model, torch version, settings
-    cache = first["runtime_settings"]["compile"]["cache_dir"]
-    assert cache == second["runtime_settings"]["compile"]["cache_dir"]
-    assert Path(cache).is_relative_to(store / "cache" / "compiled")
-    assert Path(cache).name == "fp32_threads1" and any(Path(cache).iterdir())
+    assert second["runtime_settings"]["compile"]["counters"] == {"aoti_package_hit": 1,
+                                                                  "aoti_package_miss": 0}
+    assert second["runtime_settings"]["compile"]["mode"].startswith("aot ")
+    # both runs used the one package in the store, keyed by model, torch version, settings
+    package = Path(first["runtime_settings"]["compile"]["package"])
+    assert package == Path(second["runtime_settings"]["compile"]["package"])
+    assert package.is_relative_to(store / "cache" / "compiled") and package.is_file()
+    assert package.parent.name == "fp32_threads1" and package.suffix == ".pt2"
+    # no half-written package left beside it
+    assert not [p for p in package.parent.iterdir() if p.name.startswith(".partial-")]
+
+
+@pytest.mark.slow
+def test_a_model_that_does_not_export_whole_uses_torch_compile(tmp_path, monkeypatch):
+    """A model with a graph break (``torch.export`` refuses it) is compiled by torch.compile
+    with inductor's caches in the same directory; the record says so and why."""
+    torch = pytest.importorskip("torch")
+    from mlprof.runtimes.torch import TorchCompileRuntime, resolve_script
+
+    script = tmp_path / "breaks.py"
+    script.write_text(
+        "import torch\n"
+        "class Breaks(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.lin = torch.nn.Linear(4, 2)\n"
+        "    def forward(self, x):\n"
+        "        y = self.lin(x)\n"
+        "        if float(y.detach().sum()) > 1e9:  # data-dependent: a graph break\n"
+        "            return y * 2\n"
+        "        return y\n"
+        "model = Breaks().eval()\n"
+        "model(torch.rand(1, 4))\n")
+    monkeypatch.setenv("MLP_STORE", str(tmp_path / "store"))
+    rt = TorchCompileRuntime(resolve_script(str(script)))
+    rt.load(1)
+    fn, args = rt.bind({"x": torch.rand(1, 4).numpy()})
+    compiled = rt.compile(fn, args)
+    info = rt.info()["compile"]
+    assert info["mode"] == "jit (torch.compile)"
+    assert info["jit_because"].startswith("torch.export failed: ")
+    assert compiled.cache == "miss" and "package" not in info
+    out = fn(*args)
+    assert tuple(out.shape) == (1, 2)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mlprof.report.dashboard import TABLE_COLUMNS
+from mlprof.report.site import TABLE_COLUMNS
 from tests.helpers import FAST, REPO, law_run, open_page
 
 #: each string breaks out of another HTML context (attribute values, text, <script>, URLs,
@@ -130,7 +130,7 @@ def hostile_site(tmp_path_factory) -> dict:
     import pandas as pd
 
     from mlprof.report import collect, to_frame
-    from mlprof.report.dashboard import build_dashboard
+    from mlprof.report.site import build_dashboard
 
     report = to_frame(collect([store]))
     # the report refuses statuses it does not know (a corrupt row instead); the dashboard is
@@ -161,7 +161,7 @@ def test_the_hostile_store_reaches_every_table(hostile_site: dict) -> None:
 
 
 def test_statuses_and_kinds_map_to_a_fixed_set_of_classes() -> None:
-    from mlprof.report.dashboard import STATE_CLASSES, state_class
+    from mlprof.report.site.escape import STATE_CLASSES, state_class
 
     assert state_class("regression") == "st-regression" and state_class("ok") == "st-ok"
     for value in [*HOSTILE, None, 3, ["ok"], "OK", "ok "]:
@@ -311,8 +311,8 @@ def nights_site(tmp_path_factory) -> dict:
 
 
 def test_failures_group_by_message_and_numbers_are_readable() -> None:
-    from mlprof.report.dashboard import failure_message_key, group_failures
-    from mlprof.report.dashboard_svg import readable
+    from mlprof.report.site.failures import failure_message_key, group_failures
+    from mlprof.report.site.svg import readable
 
     rows = [{"status": "failed", "error": f"/s/x/v1/runtime_bs_{b}.json: batch size {b} "
              "needs more memory", "batch_size": b, "model": "m", "version": "v1"}
@@ -489,7 +489,7 @@ def test_every_page_loads_without_errors_and_with_its_images(browser, nights_sit
 
 def _panel_parts(svg: str) -> tuple[list[float], list[str], float, float]:
     """The drawn points' y (pixels), the y-axis tick labels, and the plot area's top and
-    bottom (pixels) of a :func:`~mlprof.report.dashboard_svg.history_panel`."""
+    bottom (pixels) of a :func:`~mlprof.report.site.svg.history_panel`."""
     ys = [float(v) for v in re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', svg)]
     ticks = re.findall(r'class="tick" text-anchor="end" dominant-baseline="middle">([^<]*)<',
                        svg)
@@ -502,8 +502,8 @@ def test_history_panel_draws_noise_flat_with_distinct_ticks() -> None:
     """A 0.3 % change at 0.018 ms: the panel's range is PlotHistory's (at least 20 % of the
     level), so the change spans a few pixels, not the panel; tick labels differ and the unit
     is named (µs: no ``0.018 / 0.018``)."""
-    from mlprof.report.dashboard_svg import history_panel
     from mlprof.report.history import MIN_RELATIVE_SPAN, history_unit, history_y_range
+    from mlprof.report.site.svg import history_panel
 
     values = [0.018, 0.01801, 0.018, 0.018054]  # +0.3 % on the last night
     lo, hi = history_y_range(values)
@@ -527,8 +527,8 @@ def test_history_panel_draws_noise_flat_with_distinct_ticks() -> None:
 
 
 def test_panel_ticks_are_distinct_at_any_scale() -> None:
-    from mlprof.report.dashboard_svg import panel_ticks
     from mlprof.report.history import history_y_range
+    from mlprof.report.site.svg import panel_ticks
 
     for values in ([0.0180, 0.01805], [69830.0, 70000.0], [0.0009, 0.0011], [1.0, 9.0],
                    [1234.5, 1300.0], [5e-5, 5.2e-5]):

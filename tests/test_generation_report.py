@@ -6,12 +6,11 @@ command line is."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, files_in, law_run
+from tests.helpers import REPO, damaged_copies, files_in, law_run, one_warning_each
 
 #: (version directory name, damage, field the warning names)
 DAMAGES = (
@@ -36,30 +35,9 @@ def generation_store(tmp_path_factory) -> tuple[Path, Path, dict[str, Path]]:
     assert r.returncode == 0, r.stdout + r.stderr
     (record,) = [p for p in files_in(src) if p.name == "generation_p16_bs1.json"]
     store = tmp_path_factory.mktemp("hostile-gen") / "store"
-    rel = record.parent.relative_to(src)
-    good = store / rel.parent / "good"
-    good.mkdir(parents=True)
-    for f in record.parent.iterdir():
-        if f.name.startswith("generation_"):
-            shutil.copy(f, good / f.name)
-    shutil.copytree(good, store / rel.parent / "good2")
-    bad: dict[str, Path] = {}
-    for name, damage, field in DAMAGES:
-        where = store / rel.parent / name
-        shutil.copytree(good, where)
-        raw = json.loads(record.read_text())
-        damage(raw)
-        (where / record.name).write_text(json.dumps(raw))
-        bad[field + " " + name] = where / record.name
-    return store, good / record.name, bad
-
-
-def _one_warning_each(output: str, bad: dict[str, Path]) -> None:
-    for key, path in bad.items():
-        field = key.split(" ")[0]
-        lines = [line for line in output.splitlines() if str(path) in line]
-        assert len(lines) == 1, (key, lines)
-        assert field in lines[0], (key, lines[0])
+    good, bad = damaged_copies(record, record.parent.relative_to(src).parent, store,
+                               "generation_", DAMAGES)
+    return store, good, bad
 
 
 @pytest.mark.slow  # a real MeasureGeneration point (module fixture), then one law run each
@@ -74,7 +52,7 @@ def test_hostile_generation_records_cost_only_their_rows(generation_store, tmp_p
     out = tmp_path / "out"
     r = law_run(task, "--version", "x1", "--stores", str(store), store=out)
     assert r.returncode == 0, r.stdout + r.stderr
-    _one_warning_each(r.stdout + r.stderr, bad)
+    one_warning_each(r.stdout + r.stderr, bad)
     if task == "Report":
         (csv,) = [p for p in files_in(out) if p.name == "generation.csv"]
         df = pd.read_csv(csv)

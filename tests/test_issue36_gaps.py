@@ -149,7 +149,7 @@ def test_dashboard_precision_rows_say_not_measurable_now_with_the_causes(tmp_pat
     measurable now" with its disturbed rounds and causes; the same spread on quiet rounds
     keeps its number and no flag."""
     from mlprof.measure.trust import NOT_MEASURABLE
-    from mlprof.report.dashboard import current_precisions
+    from mlprof.report.site.precision import current_precisions
 
     where = {"model": "m", "model_hash": "h", "runtime": "onnxruntime", "settings_key": "s",
              "version": "v1", "mtime": 1.0}

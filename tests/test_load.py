@@ -683,7 +683,7 @@ def test_the_dashboard_shows_load_answers_and_skips_a_damaged_record(tmp_path, c
     record is left out with a warning naming it, never read as numbers."""
     from mlprof.report import collect, to_frame
     from mlprof.report.collect import collect_loads
-    from mlprof.report.dashboard import build_dashboard
+    from mlprof.report.site import build_dashboard
     from mlprof.results import layout
 
     store = tmp_path / "store"

@@ -42,7 +42,7 @@ def test_a_dashboard_of_the_selftest_scripts_names_every_model(tmp_path: Path) -
                       "names", env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     from mlprof.report import collect, to_frame
-    from mlprof.report.dashboard import build_dashboard
+    from mlprof.report.site import build_dashboard
 
     report = to_frame(collect([store]))
     ok = report[report["status"] == "ok"]
@@ -78,7 +78,7 @@ def test_a_script_model_has_one_segment_in_every_family(store: Path) -> None:
     import hashlib
 
     from mlprof.report import collect, to_frame
-    from mlprof.report.dashboard import build_dashboard
+    from mlprof.report.site import build_dashboard
     from mlprof.results import layout
     from mlprof.tasks.plotting import PlotMultiRuntimes
     from mlprof.tasks.runtime import MergeRuntimes

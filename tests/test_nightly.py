@@ -265,7 +265,7 @@ def check_site(browser, summary: dict) -> None:
     rows = table_rows(page, "results-table")
     assert len(rows) == len(csv_rows) > 0
     # the table's columns by name (a new column moves the others)
-    from mlprof.report.dashboard import TABLE_COLUMNS
+    from mlprof.report.site import TABLE_COLUMNS
 
     BS, MEDIAN, STATUS, VERSION = (TABLE_COLUMNS.index(c) for c in (
         "batch_size", "median_ms", "status", "version"))

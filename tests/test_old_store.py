@@ -25,8 +25,8 @@ import pytest
 from mlprof.cli import main
 from mlprof.measure.trust import CV_UNSTABLE
 from mlprof.report import collect, to_frame
-from mlprof.report.dashboard import build_dashboard, current_results
 from mlprof.report.history import alerts_table, history_groups
+from mlprof.report.site import build_dashboard, current_results
 from mlprof.results.store import scan
 from tests.helpers import law_run
 

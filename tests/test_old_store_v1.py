@@ -25,9 +25,9 @@ import pytest
 from mlprof.cli import main
 from mlprof.report import collect, to_frame
 from mlprof.report.collect import collect_loads, collect_precisions
-from mlprof.report.dashboard import build_dashboard, current_results
 from mlprof.report.history import alerts_table, history_groups
 from mlprof.report.load import load_frame, load_history_groups
+from mlprof.report.site import build_dashboard, current_results
 from tests.helpers import law_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

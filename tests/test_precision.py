@@ -400,7 +400,7 @@ def test_the_dashboard_shows_why_a_precision_is_not_faster_and_skips_a_damaged_t
     warning naming it, never read as numbers."""
     from mlprof.report import collect, to_frame
     from mlprof.report.collect import collect_precisions
-    from mlprof.report.dashboard import build_dashboard
+    from mlprof.report.site import build_dashboard
 
     store = tmp_path / "store"
     base = store / "ComparePrecisions" / "dnn__0123abcd" / "onnxruntime-1.32.0__cpu"
@@ -458,9 +458,9 @@ def test_an_infinite_error_is_an_answer_the_report_and_dashboard_show(tmp_path, 
     from mlprof.errors import CorruptResult
     from mlprof.report import collect, to_frame
     from mlprof.report.collect import collect_precisions
-    from mlprof.report.dashboard import build_dashboard
     from mlprof.report.precision import COLUMNS_V2 as COLUMNS  # before the rounds' columns
     from mlprof.report.precision import read_precision_table
+    from mlprof.report.site import build_dashboard
 
     store = tmp_path / "store"
     base = store / "ComparePrecisions" / "dnn__0123abcd" / "onnxruntime-1.32.0__cpu"

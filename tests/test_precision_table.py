@@ -120,7 +120,7 @@ def test_the_library_derives_from_the_table():
 
 
 def test_the_dashboard_orders_precisions_as_the_table():
-    from mlprof.report.dashboard import current_precisions
+    from mlprof.report.site.precision import current_precisions
 
     rows = [{"model": "m", "runtime": "openvino", "batch_size": 1, "precision": p,
              "median_ms": 1.0, "speedup": 1.0, "ci_low": 1.0, "ci_high": 1.0}

@@ -297,7 +297,7 @@ def test_defaults_are_the_default_runtime() -> None:
     import inspect
 
     from mlprof.experiments import Experiment
-    from mlprof.report.dashboard import build_dashboard
+    from mlprof.report.site import build_dashboard
 
     assert Experiment.runtimes == (DEFAULT_RUNTIME,)
     sig = inspect.signature(build_dashboard)
@@ -464,7 +464,7 @@ def test_importing_plotting_leaves_the_backend_alone() -> None:
         import matplotlib
         matplotlib.use("svg")
         import mlprof.plotting, mlprof.plotting.dashboard, mlprof.plotting.history
-        import mlprof.report.dashboard
+        import mlprof.report.site
         print(json.dumps([matplotlib.get_backend(), "matplotlib.pyplot" in sys.modules]))
     """)
     backend, pyplot_imported = json.loads(out.strip().splitlines()[-1])

@@ -111,7 +111,7 @@ def test_an_upgrade_or_edit_continues_the_series_and_the_alert_names_it(
 @pytest.mark.parametrize("change", ["runtime", "model"])
 def test_the_dashboard_marks_the_upgrade_or_edit(change: str, tmp_path: Path,
                                                  measured: Path) -> None:  # noqa: F811
-    from mlprof.report.dashboard import build_dashboard, current_results
+    from mlprof.report.site import build_dashboard, current_results
 
     store = tmp_path / "nights"
     make_store(store, measured, change)

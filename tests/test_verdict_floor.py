@@ -196,8 +196,8 @@ def test_min_detectable_change_per_class_with_fingerprint_and_date(tmp_path):
 
 def test_the_dashboard_states_the_min_detectable_change(tmp_path):
     from mlprof.report import to_frame
-    from mlprof.report.dashboard import build_dashboard
     from mlprof.report.history import NoiseFloors
+    from mlprof.report.site import build_dashboard
 
     df = _report([*STEADY, 1.06, 1.061], fid=fingerprint_id())
     df["p16_ms"], df["p84_ms"], df["count"] = df["median_ms"] * 0.99, df["median_ms"] * 1.01, 100

@@ -8,7 +8,7 @@ the 2-core VM this was written on). ``docs/noise.md`` says what each cause means
 do about it:
 
 - ``others``: other processes used more than :data:`~mlprof.measure.contention.CONTENDED_CORES`
-  of our CPUs (the rule ``contended`` had before the causes);
+  of our CPUs (a contended record written before the causes names this one);
 - ``cpu-wait``: our threads were runnable but waited for a CPU (``/proc/<pid>/task/*/schedstat``,
   2nd field) held by other processes or other cgroups: beyond the wait our own threads cause
   each other when more of them are runnable than there are CPUs (that is ``oversubscribed``);

@@ -22,8 +22,8 @@ batch size, outside ``loop_wall_s``: 0.4 % of a 0.5 s loop's wall time), and
   throttling (``throttled_s``, ``nr_throttled``), ``invol_ctx_switches``, ``major_faults``,
   ``gc_pause_s`` (None unless the harness watched the GC), ``probe_us`` and ``drift_pct``;
 - ``causes``: the causes whose signal crossed its threshold (``cause_thresholds``), in
-  :data:`mlprof.measure.causes.CAUSES` order; ``others`` is the rule ``contended`` had before
-  them: ``other_cpu_cores`` above :data:`CONTENDED_CORES`;
+  :data:`mlprof.measure.causes.CAUSES` order; ``others`` is ``other_cpu_cores`` above
+  :data:`CONTENDED_CORES` (what a contended record written before the causes names);
 - ``contended``: a cause was named; None (not judged, ``causes`` None) for a loop shorter than
   :data:`MIN_WINDOW_S`.
 

@@ -11,7 +11,7 @@ call after warm-up); repetitions continue until the relative spread (p16-p84 ove
 of the last :data:`MIN_REPEATS` is below :data:`STABLE_SPREAD`, at most :data:`MAX_REPEATS`.
 The record keeps every repetition's GFLOP/s, so the peak's own spread is known. On the 2-core
 development machine (AMD EPYC, one thread) the sizes reached 68, 73 and 69 GFLOP/s (peak n=512,
-spread 3.7 %, 3.5 s in all, load 0.3); an earlier AVX-512 machine reached 238-244.
+spread 3.7 %, 3.5 s in all, load 0.3); an AVX-512 machine reached 238-244.
 
 Contention: like a model's measurement (:mod:`mlprof.measure.contention`), the record has an
 ``environment`` record of the whole benchmark's window; a peak measured while other processes

@@ -26,7 +26,7 @@ __all__ = ["CV_UNSTABLE", "ERROR_COLUMNS", "RAW_COLUMNS", "STAT_COLUMNS", "compu
            "throughput", "throughputs_table", "write_stats_csv"]
 
 #: the longest plausible call, in ms (one hour): a sample or statistic above it is a damaged
-#: file, not a measurement (a 1e300 ms sample was read as an ``ok`` row, issue 22); the longest
+#: file, not a measurement (without it a 1e300 ms sample reads as an ``ok`` row); the longest
 #: call mlprof lets run is bounded by the measurement's time-out, far below an hour per call
 MAX_SAMPLE_MS = 3_600_000.0
 
@@ -59,8 +59,8 @@ def throughput(events_per_call, latency_ms):
 
     mlprof's throughput is this at the *median* latency, everywhere (the statistics'
     ``throughput`` column, the plots, the dashboard): the median is what the latency plots show
-    and, unlike the mean, one slow outlier call does not move it (the mean-based number was 2.3x
-    off the median-based one on one page of the dashboard). Scalars or arrays; NaN where the
+    and, unlike the mean, one slow outlier call does not move it (a mean-based number was 2.3x
+    off the median-based one on a dashboard page of real records). Scalars or arrays; NaN where the
     latency is not positive.
     """
     import numpy as np

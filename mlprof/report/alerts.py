@@ -157,7 +157,7 @@ class Alert:
         return asdict(self)
 
 
-def _level(past: np.ndarray) -> float:
+def level(past: np.ndarray) -> float:
     """The baseline: the mean of ``past`` without its highest and lowest TRIM share."""
     k = int(TRIM * len(past))
     v = np.sort(past)
@@ -296,7 +296,7 @@ def _check(x: np.ndarray, start: int, end: int, rule: AlertRule, disturbed: np.n
     if len(idx) < rule.min_history:
         return None
     past = x[idx]
-    med = _level(past)
+    med = level(past)
     if not med:
         return None
     pts = x[start:end + 1]

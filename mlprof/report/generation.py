@@ -35,28 +35,14 @@ def _num(v: Any) -> float | None:
 
 
 def statistic(metric: Any, stat: str = "p50") -> tuple[float | None, float | None, float | None]:
-    """``(value, low, high)`` of ``stat`` (the median by default) of one metric's JSON: a
-    number, or an object with ``stat`` and its interval as ``<stat>_ci`` ([low, high]), as
-    ``<stat>_low``/``<stat>_high``, or under ``ci``/``intervals``."""
-    if _num(metric) is not None:
-        return _num(metric), None, None
-    if not isinstance(metric, Mapping):
+    """``(value, low, high)`` of ``stat`` (the median by default) of one metric's JSON as
+    :mod:`mlprof.measure.generation.metrics` writes it: ``{stat: {value, low, high}}``; all None
+    where the record has no such statistic (the record's check on read made every number finite
+    or absent)."""
+    est = metric.get(stat) if isinstance(metric, Mapping) else None
+    if not isinstance(est, Mapping):
         return None, None, None
-    est = metric.get(stat)
-    if isinstance(est, Mapping):  # mlprof.measure.generation.metrics: {value, low, high}
-        return _num(est.get("value")), _num(est.get("low")), _num(est.get("high"))
-    value = _num(est)
-    if value is None and stat == "p50":
-        value = _num(metric.get("median"))
-    for ci in (metric.get(f"{stat}_ci"), (metric.get("ci") or {}).get(stat)
-               if isinstance(metric.get("ci"), Mapping) else None,
-               (metric.get("intervals") or {}).get(stat)
-               if isinstance(metric.get("intervals"), Mapping) else None):
-        if isinstance(ci, Sequence) and not isinstance(ci, str) and len(ci) == 2:
-            return value, _num(ci[0]), _num(ci[1])
-        if isinstance(ci, Mapping):
-            return value, _num(ci.get("low")), _num(ci.get("high"))
-    return value, _num(metric.get(f"{stat}_low")), _num(metric.get(f"{stat}_high"))
+    return _num(est.get("value")), _num(est.get("low")), _num(est.get("high"))
 
 
 def _speedup(speedups: Sequence[Mapping[str, Any]], runtime: str
@@ -71,13 +57,12 @@ def _speedup(speedups: Sequence[Mapping[str, Any]], runtime: str
 
 def _agreement(a: Mapping[str, Any] | None) -> tuple[float | None, int | None, int | None]:
     """``(share of steps agreeing, errors by the margin rule, first free-running divergence
-    step)``; (1, 0, None) for the reference."""
+    step)`` of :class:`mlprof.measure.generation.agreement.Agreement`'s JSON; (1, 0, None) for
+    the reference."""
     if a is None:
         return 1.0, 0, None
-    share = _num(a.get("agreement", a.get("agreement_rate", a.get("share"))))
-    errors = a.get("errors", a.get("margin_errors"))
-    first = a.get("first_divergence", a.get("first_divergence_step"))
-    return (share, errors if isinstance(errors, int) else None,
+    errors, first = a.get("errors"), a.get("first_divergence")
+    return (_num(a.get("share")), errors if isinstance(errors, int) else None,
             first if isinstance(first, int) else None)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.utils import _pytree
 
 from mlprof.errors import MLProfError
 from mlprof.model.script import capture, discover, positional_ok, select
@@ -260,23 +261,122 @@ def use_inductor_cache(directory: str) -> None:
     clear_caches()
 
 
+#: the precisions compiled ahead of time (AOTInductor); the others use torch.compile's JIT
+#: (``quantize_dynamic``'s modules and the per-call autocast context are not exported as such)
+AOT_PRECISIONS = ("fp32",)
+
+
+class _AOTICall:
+    """The call of an AOTInductor package (``torch._C._aoti.AOTIModelPackageLoader``): the
+    tensors of the call's arguments in the exported order, the package's outputs rebuilt in
+    the model's output structure.
+
+    Why not ``torch._inductor.aoti_load_package``: importing it imports Dynamo and inductor
+    (1.3-2.6 s here, the whole compile stack, in a process that compiles nothing), and its
+    call parses the call spec again on every call (``AOTICompiledModel``: 10.3 us a warm call
+    of linear.py against 1.4 us for the loader's ``boxed_run``). The loader is set by
+    :meth:`TorchCompileRuntime.compile`, after ``bind()`` handed this object out."""
+
+    def __init__(self) -> None:
+        self.loader: Any = None
+        self.out_spec: Any = None
+        self.keys: list[str] = []
+
+    def attach(self, loader: Any, keys: list[str]) -> None:
+        """Use ``loader``; ``keys`` are the keyword arguments' names in the exported order."""
+        self.loader = loader
+        self.out_spec = _pytree.treespec_loads(loader.get_call_spec()[1])
+        self.keys = keys
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        flat = [a for a in args if isinstance(a, torch.Tensor)]
+        flat += [kwargs[k] for k in self.keys if isinstance(kwargs[k], torch.Tensor)]
+        return _pytree.tree_unflatten(self.loader.boxed_run(flat), self.out_spec)
+
+
+def aot_package_key(module: Any, args: tuple, kwargs: dict) -> str:
+    """16 hex digits naming the AOTInductor package of ``module`` called with ``args`` and
+    ``kwargs``: its architecture and input shapes (:func:`mlprof.model.script.model_hash`),
+    its parameters' and buffers' names, shapes, dtypes and values, and the non-tensor
+    arguments (which ``torch.export`` bakes into the graph).
+
+    Why the values: the package holds the weights it was compiled with, and loading the
+    module's own into it (``load_constants``) is not whole: the package of ``Linear(10, 5)``
+    names ``weight`` among its constants, not ``bias``. Hashing them took 0.46 s for 256 MB
+    here (under load); a script without a seed makes other weights in every process and
+    compiles every time."""
+    import hashlib
+
+    from mlprof.model.script import model_hash
+
+    h = hashlib.sha256(model_hash(module, args, kwargs).encode())
+    for name, t in [*module.named_parameters(), *module.named_buffers()]:
+        h.update(f"\n{name}:{tuple(t.shape)}:{t.dtype}:".encode())
+        data = t.detach().contiguous()
+        h.update(data.view(torch.uint8).reshape(-1).numpy() if data.numel() else b"")
+    for value in [*args, *kwargs.items()]:
+        h.update(f"\n{value if not isinstance(value, torch.Tensor) else 'T'!r}".encode())
+    h.update(f"\nkw:{list(kwargs)}".encode())
+    return h.hexdigest()[:16]
+
+
+def load_aot_package(path: str) -> Any:
+    """The AOTInductor package at ``path`` (its loader: the compiled code and its weights)."""
+    return torch._C._aoti.AOTIModelPackageLoader(path, "model", False, 1, -1)
+
+
+def build_aot_package(path: str, module: Any, args: tuple, kwargs: dict) -> None:
+    """``torch.export`` of ``module`` with these inputs (static shapes), compiled and packaged by
+    AOTInductor into ``path`` (written beside it, then renamed: a reader never sees half a
+    package, and two processes compiling the same package both leave a whole one)."""
+    import tempfile
+
+    from torch._inductor import aoti_compile_and_package
+
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(prefix=".partial-", suffix=".pt2", dir=directory)
+    os.close(fd)
+    try:
+        exported = torch.export.export(module, args, kwargs=kwargs or None)
+        aoti_compile_and_package(exported, package_path=scratch)
+        os.replace(scratch, path)
+    finally:
+        if os.path.exists(scratch):
+            os.unlink(scratch)
+
+
 class TorchCompileRuntime(TorchRuntime):
-    """``torch.compile(model, backend="inductor", dynamic=False)``, its compiled code kept in
-    the store.
+    """Inductor's compiled code for the model, compiled once per model, torch version and
+    settings and kept in the store: ahead of time (``torch.export`` + AOTInductor, a ``.pt2``
+    package) for fp32, ``torch.compile(model, backend="inductor", dynamic=False)`` otherwise.
+
+    Why ahead of time: a ``torch.compile`` process traces the model with Dynamo again in every
+    new process even when inductor's caches hold every compiled graph. linear.py at batch size
+    1, one process each, measured here in one session (load 0.2-8 on 2 vCPUs): torch.compile
+    with inductor's cache in the store took 20.0 s (empty cache) then 6.1 s (hit), its first
+    call 8.8x a warm one (0.034 ms); ``torch.compiler.save_cache_artifacts`` /
+    ``load_cache_artifacts`` (the "mega-cache") 16.9 s then 4.5 s, first call 5.0x; the
+    AOTInductor package is built once (44-134 s under that load) and then loaded in 8-15 ms
+    (no tracing, no import of the compiler). In ``law run PlotSpeedup`` (load 8): the second
+    ``--version`` compiled in 0.008 s (``hit``), its first call 0.036 ms against a warm median
+    of 0.0024 ms (15x; eager torch's first call is 120-170x its warm call, ONNX Runtime's
+    115-126x: the first call of a microsecond model is cold caches, not compilation). A warm
+    call of the package has no Dynamo guards (0.0024 ms, torch.compile's 0.034 ms): what a
+    deployment of inductor's code costs.
 
     Compilation happens in :meth:`compile`, on the first event's call, before the timed first
-    call (the harness records its time as ``compile_s``, apart from the measurement, and
-    ``first_call_ms`` is the first call of the compiled model). Inductor's caches (the FX graph
-    cache with the built kernels, the AOTAutograd cache) live in
-    :func:`mlprof.results.layout.compile_cache_dir`, keyed by the model's content hash, the
-    torch version, the precision and the threads (inductor's C++ code is generated for a
-    thread count), so a second run, of any ``--version``, loads the compiled code instead of
-    generating and building it: linear.py at batch size 1 here compiled in 18.2 s with an
-    empty cache and in 2.4 s from it (Dynamo still traces the model in every new process; the
-    warm call is 0.04 ms). Inductor keys its artifacts by the graph, the shapes and its
-    configuration itself: the directory is where they are kept, never what makes them correct.
-    ``MLP_COMPILE_CACHE=0`` compiles from scratch in a temporary directory (``compile_cache``
-    ``none``): not even inductor's default ``/tmp/torchinductor_<user>`` cache is read.
+    call (the harness records its time as ``compile_s``, apart from the measurement, with
+    ``compile_cache`` hit or miss). The package is
+    ``<compile_cache_dir>/aoti_<key>.pt2`` (:func:`mlprof.results.layout.compile_cache_dir`:
+    the model's content hash, the torch version, the precision and the threads; the key
+    :func:`aot_package_key`: architecture, input shapes and dtypes, weights, non-tensor
+    arguments), so
+    a second run, of any ``--version``, loads it and compiles nothing. A model that
+    ``torch.export`` cannot capture whole (a graph break) and the precisions outside
+    :data:`AOT_PRECISIONS` use torch.compile, with inductor's caches in the same directory
+    (``runtime_settings.compile.mode`` says which, and why). ``MLP_COMPILE_CACHE=0`` compiles
+    from scratch in a temporary directory (``compile_cache`` ``none``).
     """
 
     # name and aliases: from its registration in mlprof.runtimes
@@ -285,6 +385,12 @@ class TorchCompileRuntime(TorchRuntime):
                  threads: int = 1) -> None:
         super().__init__(model, device=device, threads=threads)
         self.cache_dir: str | None = None
+        self.work_dir: str | None = None
+        self.mode = "aot"
+        self.why_jit: str | None = None
+        self.aot_package: str | None = None
+        self._aoti: _AOTICall | None = None
+        self._module: Any = None
 
     def op_profiler(self) -> OpProfiler:
         """Refused: inductor fuses the model into kernels that torch.profiler does not name
@@ -297,7 +403,7 @@ class TorchCompileRuntime(TorchRuntime):
         return f"{self.precision}_threads{int(self.threads)}"
 
     def load(self, batch_size: int) -> None:
-        """As :class:`TorchRuntime`, with inductor's caches in the store (or, with
+        """As :class:`TorchRuntime`, with the compiled code in the store (or, with
         ``MLP_COMPILE_CACHE=0``, in a new temporary directory)."""
         from mlprof.results import layout
 
@@ -305,18 +411,29 @@ class TorchCompileRuntime(TorchRuntime):
         if compile_cache_enabled():
             self.cache_dir = layout.compile_cache_dir(spec.name, spec.content_hash, self.name,
                                                       self.version(), self.cache_settings())
-            use_inductor_cache(self.cache_dir)
+            self.work_dir = self.cache_dir
         else:
             import atexit
             import shutil
             import tempfile
 
-            scratch = tempfile.mkdtemp(prefix="mlprof-inductor-")
-            atexit.register(shutil.rmtree, scratch, True)
-            use_inductor_cache(scratch)
+            self.work_dir = tempfile.mkdtemp(prefix="mlprof-inductor-")
+            atexit.register(shutil.rmtree, self.work_dir, True)
+        if self.precision not in AOT_PRECISIONS:
+            self.mode = "jit"
+            self.why_jit = f"precision {self.precision} is compiled by torch.compile"
+        if self.mode == "jit":
+            use_inductor_cache(self.work_dir)
         super().load(batch_size)
 
     def _make_callable(self, module: Any) -> Callable[..., Any]:
+        self._module = module
+        if self.mode == "aot":
+            self._aoti = _AOTICall()
+            return self._aoti
+        return self._jit(module)
+
+    def _jit(self, module: Any) -> Callable[..., Any]:
         try:
             return torch.compile(module, backend="inductor", dynamic=False)
         except Exception as e:
@@ -324,15 +441,46 @@ class TorchCompileRuntime(TorchRuntime):
                               self.model.spec.file) from None
 
     def compile(self, fn: Callable[..., Any], args: tuple) -> Compiled:
-        """Compile with the first event's call (Dynamo traces, inductor generates and builds
-        the kernels, or loads them from the store's cache); ``cache`` is ``hit`` when inductor
-        read every graph from the cache, ``miss`` when it compiled one."""
+        """Compile with the first event's call and run it once: ahead of time, the package
+        loaded from the store (``hit``) or exported, compiled and kept there (``miss``); with
+        torch.compile, Dynamo traces and inductor generates and builds the kernels or loads
+        them from its cache (``hit`` when inductor read every graph from it)."""
         import time
 
         from torch._dynamo.utils import counters
 
-        before = {name: counters[group][name] for group, name in _CACHE_COUNTERS}
         t0 = time.perf_counter()
+        if self.mode == "aot":
+            assert self._aoti is not None and self.work_dir is not None
+            kwargs = dict(getattr(fn, "keywords", None) or {})
+            key = aot_package_key(self._module, args, kwargs)
+            self.aot_package = os.path.join(self.work_dir, f"aoti_{key}.pt2")
+            hit = os.path.exists(self.aot_package)
+            try:
+                if not hit:
+                    use_inductor_cache(os.path.join(self.work_dir, "inductor"))
+                    build_aot_package(self.aot_package, self._module, args, kwargs)
+                self._aoti.attach(load_aot_package(self.aot_package), list(kwargs))
+                fn(*args)
+            except MLProfError:
+                raise
+            except Exception as e:  # not exportable whole: torch.compile, reason recorded
+                self.mode = "jit"
+                self.aot_package = None
+                self.why_jit = ("torch.export failed: "
+                                + " ".join(f"{type(e).__name__}: {e}".split())[:300])
+                use_inductor_cache(self.work_dir)
+                jit = self._jit(self._module)
+                self._aoti.loader = None
+                self._aoti.__class__ = _Forward
+                self._aoti.target = jit  # type: ignore[attr-defined]
+            else:
+                seconds = time.perf_counter() - t0
+                state = "none" if self.cache_dir is None else ("hit" if hit else "miss")
+                self.compile_record = Compiled(seconds, state, {"aoti_package_hit": int(hit),
+                                                                "aoti_package_miss": int(not hit)})
+                return self.compile_record
+        before = {name: counters[group][name] for group, name in _CACHE_COUNTERS}
         fn(*args)
         seconds = time.perf_counter() - t0
         delta = {name: counters[group][name] - before[name] for group, name in _CACHE_COUNTERS}
@@ -348,15 +496,31 @@ class TorchCompileRuntime(TorchRuntime):
     def explain_failure(self, exc: BaseException, batch_size: int) -> str:
         """A message for a failed first call (which is where compilation happens)."""
         text = " ".join(str(exc).split())[:400]
-        return (f"torch.compile (inductor) failed at batch size {batch_size}: "
-                f"{type(exc).__name__}: {text}")
+        what = "AOTInductor" if self.mode == "aot" else "torch.compile (inductor)"
+        return f"{what} failed at batch size {batch_size}: {type(exc).__name__}: {text}"
 
     def info(self) -> dict[str, Any]:
         """Threads, modes and compile settings, with the cache and its counters."""
-        compile_info: dict[str, Any] = {"backend": "inductor", "dynamic": False,
-                                        "compile_time_is": "compile_s",
-                                        "cache_dir": self.cache_dir}
+        compile_info: dict[str, Any] = {
+            "backend": "inductor", "dynamic": False, "compile_time_is": "compile_s",
+            "mode": ("aot (torch.export + AOTInductor package)" if self.mode == "aot"
+                     else "jit (torch.compile)"),
+            "cache_dir": self.cache_dir}
+        if self.aot_package is not None:
+            compile_info["package"] = self.aot_package
+        if self.why_jit is not None:
+            compile_info["jit_because"] = self.why_jit
         if self.compile_record is not None:
             compile_info.update(cache=self.compile_record.cache,
                                 counters=self.compile_record.counters)
         return {**super().info(), "compile": compile_info}
+
+
+class _Forward(_AOTICall):
+    """What a handed-out :class:`_AOTICall` becomes when the model falls back to torch.compile:
+    a call of the compiled module (``target``)."""
+
+    target: Any
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.target(*args, **kwargs)

@@ -29,7 +29,7 @@ class Dashboard(StoresMixin):
     versions; the history and the alerts use every version in the stores. The fixed entry
     point ``$MLP_STORE/dashboard/index.html`` lists every published version (newest first),
     ``latest.html`` opens the newest, and each version's front page links to the previous and
-    next one (:mod:`mlprof.report.dashboard_archive`).
+    next one (:mod:`mlprof.report.site.archive`).
 
     Why publishing is asked for: the index is the nights' history. An ad-hoc look at the
     stores (``law run Dashboard --version d1``) is not a night; published by default it
@@ -80,7 +80,7 @@ class Dashboard(StoresMixin):
                     f"confirming that night); showing {', '.join(self.current_versions)}")
         if self.publish:
             # refused before anything is built (a bad command line: exit 40), not after
-            from mlprof.report.dashboard_archive import check_free, publishable
+            from mlprof.report.site.archive import check_free, publishable
 
             if publishable(self.version):
                 check_free(os.path.join(layout.store_base(), ARCHIVE_DIR), self.version,
@@ -99,9 +99,9 @@ class Dashboard(StoresMixin):
     def run(self):
         from mlprof.report import collect, to_frame
         from mlprof.report.collect import collect_generations, collect_loads, collect_precisions
-        from mlprof.report.dashboard import build_dashboard
-        from mlprof.report.dashboard_archive import publish, publishable
         from mlprof.report.history import NoiseFloors
+        from mlprof.report.site import build_dashboard
+        from mlprof.report.site.archive import publish, publishable
 
         experiments = None
         if self.experiments_file != law.NO_STR:

@@ -193,7 +193,7 @@ def format_precisions(rows: list[dict], model: str, runtime: str) -> str:
              (f"{'bs':>5}  {'precision':<13} {'median ms':>9}  {'speed-up':>8}  {'95% CI':<17}"
               f"{'max abs err':>11}  {'top-1':>5}" + ("  disturbed rounds" if judged else ""))]
     from mlprof.model.precision import NONFINITE  # an infinite error: "inf", "NaN outputs differ"
-    from mlprof.report.dashboard_svg import readable  # never e-notation (21,670, not 2.167e+04)
+    from mlprof.report.site.svg import readable  # never e-notation (21,670, not 2.167e+04)
 
     notes = []
     for r in rows:

@@ -26,10 +26,10 @@ def load_timeout(load: LoadSettings, timeout: float | None = None) -> float:
 
     A server search runs up to :data:`~mlprof.measure.loadgen.settings.MAX_POINTS` points in
     one child, and this is per point: the search restarts the clock at each point
-    (:func:`mlprof.measure.isolate.restart_timeout`). Until issue 38 the whole search had 3 x
-    ``$MLP_TIMEOUT``: the ResNet-18 search of docs/load.md (18.8 ms a call at 2 threads on the
-    2-vCPU VM on 2026-11-28) took ~100 s a point at its low rates and was killed at 600 s after
-    6 points with one ``$MLP_TIMEOUT``, and a hung point ran for the whole budget."""
+    (:func:`mlprof.measure.isolate.restart_timeout`). Why per point: the ResNet-18 search of
+    docs/load.md (18.8 ms a call at 2 threads on the 2-vCPU VM) takes ~100 s a point at its low
+    rates, so one ``$MLP_TIMEOUT`` (600 s) for the whole search ends it after 6 healthy points,
+    and a budget for the whole search lets a hung point run for all of it."""
     from mlprof.measure.isolate import default_timeout
 
     return default_timeout() if timeout is None else timeout

@@ -24,9 +24,9 @@ def search(point: Callable[[float, bool], dict[str, Any]], start_rate: float, *,
     requests (see :func:`measure_server`), and the ends of the final bracket. An end that was
     measured before the bracket existed, with the percentile's minimum of requests, is measured
     again as decisive before the search ends, and the search goes on from what it finds (the
-    newest verdict of a rate counts). Why: ResNet-18's first point once missed at a load of
-    0.69 (p99 417 ms, one stall in 192 requests), halving and bisecting below it gave 49.6
-    events/s, while the runs beside it found 73-80."""
+    newest verdict of a rate counts). Why: a short first point can miss on one stall
+    (ResNet-18 at a load of 0.69: p99 417 ms in 192 requests), and halving and bisecting below
+    it never reach above it: 49.6 events/s, where searches beside it found 73-80."""
     floor = start_rate / 1000 if floor is None else floor
     known: dict[float, tuple[bool, bool]] = {}  # rate: (met, decisive), the newest verdict
     r, decisive = start_rate, False

@@ -58,7 +58,8 @@ def arrivals(rate: float, n: int, seed: int = 0, exact: Sequence[int] = ()) -> n
     taken after 459 requests at p99; a plain Poisson draw of 459 arrivals runs at its rate
     +-4.7 % (one standard deviation, 1/sqrt(459)), so a search picked the luckiest draw near
     the answer, not the rate. ResNet-18's answer at p99 <= 100 ms (3 runs) spread -10.7 % to
-    +9.2 % in events/s with plain draws (docs/load.md has the figures after).
+    +9.2 % in events/s with plain draws, and within +-3.3 % in four of six sets of three runs
+    with these windows (docs/design/load.md).
 
     Times past :data:`MAX_ARRIVAL_NS` (a rate far below one request per ``$MLP_TIMEOUT``,
     which :class:`~mlprof.measure.loadgen.settings.LoadSettings` refuses) are refused in one

@@ -54,7 +54,7 @@ MAX_POINTS = 16
 #: all, so one busy period decides it; with 1,836 it is met with up to 8 overs, a few clumps.
 #: ResNet-18 at p99 <= 100 ms, four searches each, interleaved: factor 1 answered 49.6-73.3
 #: events/s at a load (rate x mean call) of 0.51-0.80, factor 4 68.4-80.2 at 0.70-0.77
-#: (``benchmarks/load_search.py --factors 1,4``; docs/load.md "How well it holds")
+#: (``benchmarks/load_search.py --factors 1,4``; docs/design/load.md)
 DECISIVE_FACTOR = 4
 
 #: the GIL's switch interval while serving (s): see :func:`serve`

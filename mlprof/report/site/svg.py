@@ -5,12 +5,11 @@ size of every configuration's history and a box plot per model. At the corpus sc
 x 3 runtimes x 11 batch sizes) that is thousands of small charts; as PNGs they cost about
 0.3 s each to draw and a request each to load, as inline SVG a few hundred bytes and well under
 a millisecond, and they stay sharp at any zoom. Every text in them is escaped
-(:func:`html.escape`), and the only classes and colours are this module's own.
+(:func:`mlprof.report.site.escape.esc`), and the only classes and colours are this module's own.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -19,15 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlprof.report.history import history_y_range
+from mlprof.report.site.escape import esc
 
 #: curve colours (colour-blind safe, Okabe-Ito), in order
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442",
            "#000000")
 REGRESSION, IMPROVEMENT, NEUTRAL = "#c62828", "#1a7f37", "#5b6475"
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def readable(value: float | None, sig: int = 4) -> str:
@@ -129,7 +125,7 @@ def sparkline(values: Sequence[float], *, baseline: float | None = None,
     parts = [f'<svg class="spark" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img">']
     if title:
-        parts.append(f"<title>{_esc(title)}</title>")
+        parts.append(f"<title>{esc(title)}</title>")
     # the line's and the baseline's style is the page's (SPARK_CSS): thousands of trend lines
     # on a front page, each a few bytes shorter
     if baseline is not None and math.isfinite(baseline):
@@ -182,6 +178,26 @@ def panel_ticks(lo: float, hi: float, max_ticks: int = 5) -> list[tuple[float, s
     return out
 
 
+def _history_points(out: list[str], xs: Sequence[float],
+                    points: Sequence[tuple[str, float, bool]], alerts: Mapping[int, str] | None,
+                    events: Mapping[int, str] | None, unit: str, x, y) -> None:
+    """Append a history panel's points (a confirmation open), each with its tooltip, and a
+    triangle at each alert."""
+    for i, (xi, (version, v, confirm)) in enumerate(zip(xs, points, strict=True)):
+        kind = (alerts or {}).get(i)
+        tip = f"{version}: {readable(v)} {unit}" + (" (confirming re-measurement)"
+                                                      if confirm else "")
+        if (events or {}).get(i):
+            tip += f" ({(events or {})[i]})"
+        if kind:
+            tip += f" - {kind}"
+            out.append(_triangle(x(xi), y(v) - (7 if kind == "regression" else -7), kind, 5))
+        fill = "#fff" if confirm else PALETTE[0]
+        out.append(f'<circle cx="{_fmt_xy(x(xi))}" cy="{_fmt_xy(y(v))}" r="3" fill="{fill}" '
+                   f'stroke="{PALETTE[0]}" stroke-width="1.3"><title>{esc(tip)}</title>'
+                   "</circle>")
+
+
 def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit: str,
                   baseline: float | None = None, alerts: Mapping[int, str] | None = None,
                   events: Mapping[int, str] | None = None, scale: float = 1.0,
@@ -219,48 +235,36 @@ def history_panel(points: Sequence[tuple[str, float, bool]], *, title: str, unit
     y = _scale(lo, hi, bottom, top, False)
     head = f"{title} [{unit}]" if unit else title
     out = [f'<svg class="hist" width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
-           ' role="img">', f"<title>{_esc(head)}</title>",
-           f'<text x="{left}" y="12" class="ttl">{_esc(head)}</text>',
+           ' role="img">', f"<title>{esc(head)}</title>",
+           f'<text x="{left}" y="12" class="ttl">{esc(head)}</text>',
            f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" '
            'fill="#fafbfc" stroke="#d5d9e0"/>']
     for v, text in ticks:
         yy = _fmt_xy(y(v))
         out.append(f'<line x1="{left}" x2="{right}" y1="{yy}" y2="{yy}" stroke="#e6e9ee"/>'
                    f'<text x="{left - 3}" y="{yy}" class="tick" text-anchor="end" '
-                   f'dominant-baseline="middle">{_esc(text)}</text>')
+                   f'dominant-baseline="middle">{esc(text)}</text>')
     out.append(f'<text x="{left}" y="{height - 4}" class="tick">'
-               f"{_esc(short_version(points[0][0]))}</text>")
+               f"{esc(short_version(points[0][0]))}</text>")
     if len(points) > 1:
         out.append(f'<text x="{right}" y="{height - 4}" class="tick" text-anchor="end">'
-                   f"{_esc(short_version(points[-1][0]))}</text>")
+                   f"{esc(short_version(points[-1][0]))}</text>")
     if baseline is not None and math.isfinite(baseline):
         yb = _fmt_xy(y(baseline))
         out.append(f'<line x1="{left}" x2="{right}" y1="{yb}" y2="{yb}" stroke="#9aa3b2" '
                    'stroke-dasharray="4,3"><title>baseline '
-                   f"{_esc(readable(baseline))} {_esc(unit)}</title></line>")
+                   f"{esc(readable(baseline))} {esc(unit)}</title></line>")
     for i, text in sorted((events or {}).items()):
         if 0 < i < len(xs):
             xe = _fmt_xy(x((xs[i - 1] + xs[i]) / 2))
             out.append(f'<line class="event" x1="{xe}" x2="{xe}" y1="{top}" y2="{bottom}" '
                        f'stroke="#6a3d9a" stroke-width="1.2" stroke-dasharray="3,2">'
-                       f"<title>{_esc(text)}</title></line>")
+                       f"<title>{esc(text)}</title></line>")
     line = " ".join(f"{_fmt_xy(x(xi))},{_fmt_xy(y(v))}"
                     for xi, (_, v, c) in zip(xs, points, strict=True) if not c)
     out.append(f'<polyline fill="none" stroke="{PALETTE[0]}" stroke-width="1.6" '
                f'points="{line}"/>')
-    for i, (xi, (version, v, confirm)) in enumerate(zip(xs, points, strict=True)):
-        kind = (alerts or {}).get(i)
-        tip = f"{version}: {readable(v)} {unit}" + (" (confirming re-measurement)"
-                                                      if confirm else "")
-        if (events or {}).get(i):
-            tip += f" ({(events or {})[i]})"
-        if kind:
-            tip += f" - {kind}"
-            out.append(_triangle(x(xi), y(v) - (7 if kind == "regression" else -7), kind, 5))
-        fill = "#fff" if confirm else PALETTE[0]
-        out.append(f'<circle cx="{_fmt_xy(x(xi))}" cy="{_fmt_xy(y(v))}" r="3" fill="{fill}" '
-                   f'stroke="{PALETTE[0]}" stroke-width="1.3"><title>{_esc(tip)}</title>'
-                   "</circle>")
+    _history_points(out, xs, points, alerts, events, unit, x, y)
     out.append("</svg>")
     return "".join(out)
 
@@ -299,10 +303,10 @@ def box_plot(samples: Mapping[str, Mapping[int, np.ndarray]], *, unit: str = "ms
         yy = _fmt_xy(y(t))
         out.append(f'<line x1="{left}" x2="{right}" y1="{yy}" y2="{yy}" stroke="#eceef2"/>'
                    f'<text x="{left - 4}" y="{yy}" class="tick" text-anchor="end" '
-                   f'dominant-baseline="middle">{_esc(tick(t))}</text>')
+                   f'dominant-baseline="middle">{esc(tick(t))}</text>')
     out.append(f'<text x="12" y="{(top + bottom) / 2:.0f}" class="tick" text-anchor="middle" '
                f'transform="rotate(-90 12 {(top + bottom) / 2:.0f})">latency per call '
-               f"[{_esc(unit)}]</text>")
+               f"[{esc(unit)}]</text>")
     for k, b in enumerate(sizes):
         cx = left + slot * (k + 0.5)
         out.append(f'<text x="{_fmt_xy(cx)}" y="{bottom + 14}" class="tick" '
@@ -318,7 +322,7 @@ def box_plot(samples: Mapping[str, Mapping[int, np.ndarray]], *, unit: str = "ms
                    f"{readable(st[1])}-{readable(st[3])}, 1-99% {readable(st[0])}-"
                    f"{readable(st[4])} {unit}")
             out.append(
-                f'<g><title>{_esc(tip)}</title>'
+                f'<g><title>{esc(tip)}</title>'
                 f'<line x1="{_fmt_xy(xm)}" x2="{_fmt_xy(xm)}" y1="{_fmt_xy(y(st[0]))}" '
                 f'y2="{_fmt_xy(y(st[4]))}" stroke="{color}"/>'
                 f'<rect x="{_fmt_xy(x0 + bw * 0.1)}" y="{_fmt_xy(y(st[3]))}" '
@@ -335,7 +339,7 @@ def box_plot(samples: Mapping[str, Mapping[int, np.ndarray]], *, unit: str = "ms
         ly = bottom + 44 + 16 * j
         out.append(f'<rect x="{_fmt_xy(lx)}" y="{ly - 9}" width="12" height="10" '
                    f'fill="{PALETTE[j % len(PALETTE)]}" fill-opacity="0.6"/>'
-                   f'<text x="{_fmt_xy(lx + 16)}" y="{ly}" class="tick">{_esc(lb)}</text>')
+                   f'<text x="{_fmt_xy(lx + 16)}" y="{ly}" class="tick">{esc(lb)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -385,6 +389,50 @@ def _marker(shape: str, cx: float, cy: float, r: float, color: str, hollow: bool
     return f'<circle cx="{_fmt_xy(cx)}" cy="{_fmt_xy(cy)}" r="{_fmt_xy(r)}" {common}/>'
 
 
+#: the dash patterns of curves beyond the markers' count
+_DASHES = ("", "6,3", "2,3", "8,3,2,3")
+
+
+def _curve_svg(out: list[str], c: XYCurve, i: int, x, y, y_log: bool) -> tuple:
+    """Append curve ``i`` (its band, line and markers) to ``out``; its legend entry."""
+    color, shape, dash = (PALETTE[i % len(PALETTE)], _MARKERS[i % len(_MARKERS)],
+                          _DASHES[(i // len(_MARKERS)) % len(_DASHES)])
+    flags = list(c.open) if c.open is not None else [False] * len(c.x)
+    pts = [(float(a), float(b), bool(f)) for a, b, f in zip(c.x, c.y, flags, strict=True)
+           if a and b is not None and math.isfinite(float(b))
+           and (float(b) > 0 or not y_log)]
+    if c.lo is not None and c.hi is not None:
+        band = [(float(a), float(lo_), float(hi_)) for a, lo_, hi_ in zip(
+            c.x, c.lo, c.hi, strict=True) if lo_ and hi_ and math.isfinite(float(lo_))
+            and math.isfinite(float(hi_)) and (float(lo_) > 0 or not y_log)]
+        if len(band) > 1:
+            poly = [f"{_fmt_xy(x(a))},{_fmt_xy(y(h))}" for a, _, h in band] + [
+                f"{_fmt_xy(x(a))},{_fmt_xy(y(lw))}" for a, lw, _ in reversed(band)]
+            out.append(f'<polygon points="{" ".join(poly)}" fill="{color}" '
+                       'fill-opacity="0.15" stroke="none"/>')
+    line = " ".join(f"{_fmt_xy(x(a))},{_fmt_xy(y(b))}" for a, b, _ in pts)
+    d = f' stroke-dasharray="{dash}"' if dash else ""
+    out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.8"{d} '
+               f'points="{line}"/>')
+    for a, b, hollow in pts:
+        out.append(_marker(shape, x(a), y(b), 3.6, color, hollow))
+    return (color, shape, dash, c.label, False)
+
+
+def _legend_svg(legend: Sequence[tuple], left: int, bottom: int) -> str:
+    """The legend under a chart: a line (and marker) and the label of each entry."""
+    out = []
+    for j, (color, shape, dash, label, hollow) in enumerate(legend):
+        ly = bottom + 48 + 15 * j
+        d = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<line x1="{left}" x2="{left + 26}" y1="{ly - 4}" y2="{ly - 4}" '
+                   f'stroke="{color}" stroke-width="1.8"{d}/>')
+        if shape:
+            out.append(_marker(shape, left + 13, ly - 4, 3.4, color, hollow))
+        out.append(f'<text x="{left + 34}" y="{ly}">{esc(label)}</text>')
+    return "".join(out)
+
+
 def line_chart(curves: Sequence[XYCurve], *, x_label: str, y_label: str,
                y_log: bool | None = None, reference: float | None = None,
                reference_label: str = "", width: int = 640, height: int = 400,
@@ -417,7 +465,7 @@ def line_chart(curves: Sequence[XYCurve], *, x_label: str, y_label: str,
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" '
            f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
            'font-family="system-ui,sans-serif">'
-           f"<title>{_esc(title or y_label)}</title>"
+           f"<title>{esc(title or y_label)}</title>"
            '<style>text{font-size:11px;fill:#333}</style>'
            f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" '
            'fill="#fff" stroke="#b9bfca"/>']
@@ -426,58 +474,27 @@ def line_chart(curves: Sequence[XYCurve], *, x_label: str, y_label: str,
         yy = _fmt_xy(y(t))
         out.append(f'<line x1="{left}" x2="{right}" y1="{yy}" y2="{yy}" stroke="#eceef2"/>'
                    f'<text x="{left - 5}" y="{yy}" text-anchor="end" '
-                   f'dominant-baseline="middle">{_esc(tick(t))}</text>')
+                   f'dominant-baseline="middle">{esc(tick(t))}</text>')
     for b in xs:
         xx = _fmt_xy(x(b))
         out.append(f'<line x1="{xx}" x2="{xx}" y1="{top}" y2="{bottom}" stroke="#f1f2f5"/>'
                    f'<text x="{xx}" y="{bottom + 14}" text-anchor="middle">{readable(b)}</text>')
     mid = (top + bottom) / 2
     out.append(f'<text x="14" y="{mid:.0f}" text-anchor="middle" '
-               f'transform="rotate(-90 14 {mid:.0f})">{_esc(y_label)}</text>'
+               f'transform="rotate(-90 14 {mid:.0f})">{esc(y_label)}</text>'
                f'<text x="{(left + right) / 2:.0f}" y="{bottom + 30}" text-anchor="middle">'
-               f"{_esc(x_label)}</text>")
+               f"{esc(x_label)}</text>")
     if reference is not None:
         yr = _fmt_xy(y(reference))
         out.append(f'<line x1="{left}" x2="{right}" y1="{yr}" y2="{yr}" stroke="{NEUTRAL}" '
                    'stroke-dasharray="6,4" stroke-width="1.5"/>')
-    dashes = ("", "6,3", "2,3", "8,3,2,3")
-    legend = []
-    for i, c in enumerate(curves):
-        color, shape, dash = (PALETTE[i % len(PALETTE)], _MARKERS[i % len(_MARKERS)],
-                              dashes[(i // len(_MARKERS)) % len(dashes)])
-        flags = list(c.open) if c.open is not None else [False] * len(c.x)
-        pts = [(float(a), float(b), bool(f)) for a, b, f in zip(c.x, c.y, flags, strict=True)
-               if a and b is not None and math.isfinite(float(b))
-               and (float(b) > 0 or not y_log)]
-        if c.lo is not None and c.hi is not None:
-            band = [(float(a), float(lo_), float(hi_)) for a, lo_, hi_ in zip(
-                c.x, c.lo, c.hi, strict=True) if lo_ and hi_ and math.isfinite(float(lo_))
-                and math.isfinite(float(hi_)) and (float(lo_) > 0 or not y_log)]
-            if len(band) > 1:
-                poly = [f"{_fmt_xy(x(a))},{_fmt_xy(y(h))}" for a, _, h in band] + [
-                    f"{_fmt_xy(x(a))},{_fmt_xy(y(lw))}" for a, lw, _ in reversed(band)]
-                out.append(f'<polygon points="{" ".join(poly)}" fill="{color}" '
-                           'fill-opacity="0.15" stroke="none"/>')
-        line = " ".join(f"{_fmt_xy(x(a))},{_fmt_xy(y(b))}" for a, b, _ in pts)
-        d = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.8"{d} '
-                   f'points="{line}"/>')
-        for a, b, hollow in pts:
-            out.append(_marker(shape, x(a), y(b), 3.6, color, hollow))
-        legend.append((color, shape, dash, c.label, False))
+    legend = [_curve_svg(out, c, i, x, y, y_log) for i, c in enumerate(curves)]
     if reference is not None:
         legend.append((NEUTRAL, "", "6,4", reference_label, False))
     if n_open:
         legend.append(("#555", "circle", "", "open marker: unstable or contended, not to be "
                        "trusted", True))
-    for j, (color, shape, dash, label, hollow) in enumerate(legend):
-        ly = bottom + 48 + 15 * j
-        d = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<line x1="{left}" x2="{left + 26}" y1="{ly - 4}" y2="{ly - 4}" '
-                   f'stroke="{color}" stroke-width="1.8"{d}/>')
-        if shape:
-            out.append(_marker(shape, left + 13, ly - 4, 3.4, color, hollow))
-        out.append(f'<text x="{left + 34}" y="{ly}">{_esc(label)}</text>')
+    out.append(_legend_svg(legend, left, bottom))
     out.append("</svg>")
     return "".join(out)
 

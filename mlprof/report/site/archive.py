@@ -21,7 +21,6 @@ law here.
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import os
 import re
@@ -33,6 +32,8 @@ from urllib.parse import quote
 
 from mlprof import ingest
 from mlprof.errors import MLProfError
+from mlprof.report.site.escape import esc
+from mlprof.report.site.page import asset
 from mlprof.util import write_text_atomic
 
 #: the record of a published night, in its directory
@@ -41,14 +42,10 @@ _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _NAV = re.compile(r'<nav class="nights" id="nights">.*?</nav>', re.DOTALL)
 
 
-def _esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
 def _href(version: str, page: str = "index.html") -> str:
     """A link from the root to a night's page: the version percent-encoded (any name the
     store allows is a safe path segment then), then escaped for the attribute."""
-    return _esc(f"{quote(version, safe='')}/{page}")
+    return esc(f"{quote(version, safe='')}/{page}")
 
 
 def publishable(version: str) -> bool:
@@ -101,13 +98,13 @@ def nights(root: str) -> list[dict]:
 
 def nav_html(prev: str | None, nxt: str | None, *, prefix: str = "../") -> str:
     """The links of a night's header: all nights, the previous and the next night."""
-    parts = [f'<a href="{_esc(prefix)}index.html">all nights</a>',
-             f'<a href="{_esc(prefix)}latest.html">latest</a>']
+    parts = [f'<a href="{esc(prefix)}index.html">all nights</a>',
+             f'<a href="{esc(prefix)}latest.html">latest</a>']
     if prev is not None:
-        parts.append(f'<a rel="prev" href="{_esc(prefix)}{_href(prev)}">&larr; previous night: '
-                     f"{_esc(prev)}</a>")
+        parts.append(f'<a rel="prev" href="{esc(prefix)}{_href(prev)}">&larr; previous night: '
+                     f"{esc(prev)}</a>")
     if nxt is not None:
-        parts.append(f'<a rel="next" href="{_esc(prefix)}{_href(nxt)}">next night: {_esc(nxt)} '
+        parts.append(f'<a rel="next" href="{esc(prefix)}{_href(nxt)}">next night: {esc(nxt)} '
                      "&rarr;</a>")
     return "".join(parts)
 
@@ -143,29 +140,22 @@ def index_html(records: Sequence[Mapping[str, Any]], title: str = "mlprof dashbo
     head = ("<th>night</th><th>generated</th><th>results</th><th>unstable</th>"
             "<th>contended</th><th>new regressions</th><th>new improvements</th>"
             "<th>failures</th>")
-    rows = "".join(f'<tr><td><a href="{_href(r["version"])}">{_esc(r["version"])}</a></td>'
-                   f'<td>{_esc(r.get("generated"))}</td>{_counts_cells(r)}</tr>'
+    rows = "".join(f'<tr><td><a href="{_href(r["version"])}">{esc(r["version"])}</a></td>'
+                   f'<td>{esc(r.get("generated"))}</td>{_counts_cells(r)}</tr>'
                    for r in reversed(records))
     if latest is not None:
         reg = latest.get("new_regressions")
         top = (f'<section id="latest"><h2>Latest: <a href="{_href(latest["version"])}">'
-               f'{_esc(latest["version"])}</a></h2><p>{_esc(latest.get("title"))} &middot; '
-               f'{_esc(latest.get("results"))} result(s), {_esc(reg)} new regression(s), '
-               f'{_esc(latest.get("failures"))} failure(s) &middot; generated '
-               f'{_esc(latest.get("generated"))}</p></section>')
+               f'{esc(latest["version"])}</a></h2><p>{esc(latest.get("title"))} &middot; '
+               f'{esc(latest.get("results"))} result(s), {esc(reg)} new regression(s), '
+               f'{esc(latest.get("failures"))} failure(s) &middot; generated '
+               f'{esc(latest.get("generated"))}</p></section>')
     else:
         top = '<section><p class="none">no dashboard published yet</p></section>'
-    css = ("body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}"
-           "header{background:#1d2330;color:#fff;padding:12px 24px}header h1{margin:0;"
-           "font-size:1.4em}main{padding:16px 24px;max-width:1100px}section{background:#fff;"
-           "border:1px solid #e1e4ea;border-radius:6px;padding:12px 16px;margin-bottom:16px}"
-           "h2{font-size:1.15em;margin:0 0 8px}table{border-collapse:collapse;width:100%;"
-           "font-size:.9em}th,td{border-bottom:1px solid #e8eaef;padding:4px 8px;"
-           "text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}"
-           ".none{color:#666;font-style:italic}")
+    css = asset("archive.css")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_esc(title)}</title><style>{css}</style></head><body><header>"
-            f"<h1>{_esc(title)}</h1></header><main>{top}"
+            f"<title>{esc(title)}</title><style>{css}</style></head><body><header>"
+            f"<h1>{esc(title)}</h1></header><main>{top}"
             f'<section id="nights"><h2>All nights ({len(records)})</h2>'
             f'<table id="nights-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>'
             "</table></section></main></body></html>\n")
@@ -178,8 +168,8 @@ def latest_html(version: str | None) -> str:
     href = _href(version)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="refresh" content="0; url={href}">'
-            f"<title>latest dashboard: {_esc(version)}</title></head><body>"
-            f'<p><a href="{href}">latest dashboard: {_esc(version)}</a></p></body></html>\n')
+            f"<title>latest dashboard: {esc(version)}</title></head><body>"
+            f'<p><a href="{href}">latest dashboard: {esc(version)}</a></p></body></html>\n')
 
 
 def check_free(root: str | os.PathLike, version: str, site: str) -> str | None:
