@@ -138,7 +138,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     from mlprof.measure.inputs import make_feeds
     from mlprof.measure.provenance import measurement_header
     from mlprof.progress import Progress
-    from mlprof.runtimes import get_runtime, runtime_info
+    from mlprof.runtimes import get_runtime
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()
@@ -161,23 +161,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         session_ns = pc() - t0
         calls = [rt.bind(feed) for feed in feeds]
 
-        # a compiling runtime compiles with the first event's call here, before the timed
-        # first call, and says what it took and whether its cache in the store had it
-        compiler = runtime_info(s.runtime).compiler
-        fn, args = calls[0]
-        if compiler:
-            rep.phase(f"compiling with {compiler}")
-        try:
-            compiled = rt.compile(fn, args)
-        except Exception as e:
-            raise first_call_error(e, rt, s.batch_size, spec.spec_file) from None
-        rep.phase("first call")
-        t0 = pc()
-        try:
-            fn(*args)
-        except Exception as e:  # the runtime's own error, made one clear line
-            raise first_call_error(e, rt, s.batch_size, spec.spec_file) from None
-        first_ns = pc() - t0
+        compiled, first_ns = _first_call(rt, calls[0], s, spec.spec_file, rep)
 
         n_calls = s.n_calls
         per_round = len(calls) * n_calls
@@ -185,7 +169,6 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         warmup_ns, block = _warm_up(calls, s.warmup, first_ns, per_round, min_ns, rep,
                                     reporting)
         loop = _timed_rounds(calls, n_calls, min_ns, block, rep, reporting)
-        buf, rounds, k, loop_ns = loop.buf, loop.rounds, loop.calls, loop.loop_ns
         finished_unix = time.time()
         precision: dict[str, Any] = {"precision": s.precision}
         if reference_file and s.precision != "fp32":
@@ -193,9 +176,9 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
             precision["error"] = _error_vs_fp32(runtime_cls, rt, reference_file, feeds[0], s,
                                                 tuple(script_args))
             precision["reference_file"] = reference_file
-        rep.phase(f"{_calls(k)} measured", 1.0)
+        rep.phase(f"{_calls(loop.calls)} measured", 1.0)
 
-    samples = np.asarray(buf, dtype=np.int64)
+    samples = np.asarray(loop.buf, dtype=np.int64)
     ev, call = _sample_index(samples.size, per_round, n_calls)
 
     header = measurement_header(
@@ -218,14 +201,39 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
            if compiled is not None else {}),
         "warmup_ms": warmup_ns / 1e6,
         "n_samples": int(samples.size),
-        "rounds": rounds,
-        "loop_wall_s": loop_ns / 1e9,
+        "rounds": loop.rounds,
+        "loop_wall_s": loop.loop_ns / 1e9,
         "timed_sum_s": float(samples.sum()) / 1e9,
         # wall-clock span from session creation to the last timed call
         "started_unix": started_unix,
         "finished_unix": finished_unix,
     }
     return MeasureResult(s.batch_size, samples, ev, call, prov)
+
+
+def _first_call(rt: Any, call: tuple[Callable[..., Any], tuple], s: MeasureSettings,
+                spec_file: str, rep: Any) -> tuple[Any, int]:
+    """``(compiled, first call ns)``: a compiling runtime compiles with the first event's call
+    here, before the timed first call, and says what it took and whether its cache in the
+    store had it (``compiled``; None for other runtimes); then the first call, timed alone. A
+    failure of either is one clear line (:func:`first_call_error`)."""
+    from mlprof.runtimes import runtime_info
+
+    compiler = runtime_info(s.runtime).compiler
+    fn, args = call
+    if compiler:
+        rep.phase(f"compiling with {compiler}")
+    try:
+        compiled = rt.compile(fn, args)
+    except Exception as e:
+        raise first_call_error(e, rt, s.batch_size, spec_file) from None
+    rep.phase("first call")
+    t0 = time.perf_counter_ns()
+    try:
+        fn(*args)
+    except Exception as e:  # the runtime's own error, made one clear line
+        raise first_call_error(e, rt, s.batch_size, spec_file) from None
+    return compiled, time.perf_counter_ns() - t0
 
 
 def _warm_up(calls: list[tuple[Callable[..., Any], tuple]], warmup: int, first_ns: int,
