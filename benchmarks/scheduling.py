@@ -26,9 +26,9 @@ the largest N over that at the smallest (target: <= 2). The per-task overhead ho
 part (about 20 ms of CPU here, law/luigi's and mlprof's work per task instance) that dilutes the
 ratio; "grew by" (per-task CPU at the largest N minus at the smallest) isolates what grows with N.
 
-Every configuration runs twice: with mlprof's patches of law 0.1.21 (``mlprof/tasks/_scale.py``)
-and without (``MLP_NO_SCALE_PATCH=1``), so the effect is visible. ``--repeats R`` takes the median
-of R runs per point.
+Every configuration runs twice: with mlprof's patches of law 0.1.21
+(``mlprof/tasks/framework/scale.py``) and without (``MLP_NO_SCALE_PATCH=1``), so the effect is
+visible. ``--repeats R`` takes the median of R runs per point.
 
 Usage (after ``source setup.sh``)::
 

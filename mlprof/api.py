@@ -115,14 +115,14 @@ def _ensure_env() -> None:
 
 def _build(tasks: list, workers: int = 1) -> None:
     """Run ``tasks`` with the local scheduler; luigi's chatter only when MLP_VERBOSE is set,
-    errors of bad input as one line (:func:`mlprof.tasks.hooks.one_line_errors`)."""
+    errors of bad input as one line (:func:`mlprof.tasks.framework.hooks.one_line_errors`)."""
     import luigi
 
-    from mlprof.tasks.hooks import install_build_hooks, one_line_errors
+    from mlprof.tasks.framework.hooks import install_build_hooks, one_line_errors
 
     if not tasks:
         return
-    from mlprof.tasks.preflight import preflight
+    from mlprof.tasks.framework.preflight import preflight
 
     preflight()  # a read-only or full store, an unusable lock: one line before anything runs
     install_build_hooks()
@@ -173,9 +173,9 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
     """
     _ensure_env()
     version = check_version(version, "version", given=True)
-    from mlprof.tasks.base import failure_error
     from mlprof.tasks.discover import DiscoverModels
-    from mlprof.tasks.parameters import PathsParameter
+    from mlprof.tasks.framework.base import failure_error
+    from mlprof.tasks.framework.parameters import PathsParameter
 
     files = PathsParameter().normalize(list(model_files))
     if labels:
@@ -235,7 +235,7 @@ def benchmark_files(model_files: str | Iterable[str], *, runtimes: Sequence[str]
     """
     _ensure_env()
     version = check_version(version, "version", given=True)
-    from mlprof.tasks.base import failure_error, failure_reason
+    from mlprof.tasks.framework.base import failure_error, failure_reason
     from mlprof.tasks.runtime import MergeRuntimes
 
     if isinstance(model_files, str):
@@ -279,8 +279,8 @@ def compare_interleaved(model_files: str | Iterable[str], *, runtimes: Sequence[
     version = check_version(version, "version", given=True)
     import pandas as pd
 
-    from mlprof.tasks.base import failure_error
     from mlprof.tasks.compare import CompareInterleaved
+    from mlprof.tasks.framework.base import failure_error
 
     if isinstance(model_files, str):
         model_files = [model_files]
@@ -379,8 +379,8 @@ def export_onnx(model: Any, inputs: Any = None, *, name: str | None = None,
 
     _ensure_env()
     version = check_version(version, "version", given=True)
-    from mlprof.tasks.base import failure_reason
     from mlprof.tasks.export import ExportOnnx
+    from mlprof.tasks.framework.base import failure_reason
 
     script = model if isinstance(model, str) else _save_model(model, inputs, name)
     task = ExportOnnx(version=version, model_file=script,
@@ -427,7 +427,7 @@ def benchmark_generation(model_file: str | None = None, *, version: str = "api",
     version = check_version(version, "version", given=True)
     from mlprof.measure.generation.settings import GENERATION_FIELDS, GenerationSettings
     from mlprof.report.generation import format_table, formulas_of, points_table
-    from mlprof.tasks.base import failure_error
+    from mlprof.tasks.framework.base import failure_error
     from mlprof.tasks.generation import DEFAULT_DECODER, MeasureGeneration
 
     for name in settings:

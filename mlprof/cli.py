@@ -520,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mlprof error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if a.cmd in ("benchmark", "corpus"):  # they run law tasks in this process
-        from mlprof.tasks.hooks import install_run_hooks
+        from mlprof.tasks.framework.hooks import install_run_hooks
 
         install_run_hooks()
     try:

@@ -234,7 +234,7 @@ class _Rows:
 
     def failed(self, s: Script, rt: str, task: Any) -> None:
         """``task`` of ``s`` on ``rt`` failed: its cause (:func:`failure_cause_of`)."""
-        from mlprof.tasks.base import failure_cause_of
+        from mlprof.tasks.framework.base import failure_cause_of
 
         cause, message = failure_cause_of(task)
         status = cause.cause if cause.cause in ("needs-network", "needs-package", "oom",

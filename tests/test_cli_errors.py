@@ -144,7 +144,7 @@ def test_bad_value_messages_per_parameter_type():
     import law
     import luigi
 
-    from mlprof.tasks.cmdline import bad_value_message
+    from mlprof.tasks.framework.cmdline import bad_value_message
 
     err = ValueError("x")
     assert bad_value_message(luigi.IntParameter(), "a", err) == "expected an integer, got 'a'"

@@ -152,3 +152,26 @@ def test_efficiency_refuses_latency_axis_options(store):
                    "2", *FAST, store=store)
     assert proc.returncode != 0
     assert "--y-max: applies to latency plots only" in proc.stderr
+
+
+def test_a_sweep_reads_its_graph_once_and_again_when_the_graph_changes(tmp_path, monkeypatch):
+    """file_cost at each batch size of a sweep loads the ONNX graph once (MergeRuntimes asks
+    per batch size), and again when the spec's graph file changed (its identity: inode, size,
+    modification time)."""
+    import os
+    import shutil
+
+    from mlprof.model import flops
+
+    for name in (DNN.name, "model_onnx_l10u128.onnx"):
+        shutil.copy(DNN.parent / name, tmp_path / name)
+    spec = str(tmp_path / DNN.name)
+    loads = []
+    real = flops.load_onnx
+    monkeypatch.setattr(flops, "load_onnx", lambda s: loads.append(s.file) or real(s))
+    costs = [file_cost(spec, n).flop for n in (1, 2, 4)]
+    assert costs == [315_920 * n for n in (1, 2, 4)] and len(loads) == 1
+    graph = tmp_path / "model_onnx_l10u128.onnx"
+    st = graph.stat()
+    os.utime(graph, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert file_cost(spec, 8).flop == 315_920 * 8 and len(loads) == 2

@@ -225,7 +225,7 @@ def test_store_list_escapes_control_characters(tmp_path: Path) -> None:
 def test_bootstrap_never_runs_a_command_in_a_variable_name(tmp_path: Path) -> None:
     """``export MLP_$(cmd)=1`` ran the command in every job; such a name is now skipped (a
     warning names it), values stay quoted, and the script parses."""
-    from mlprof.tasks.remote import bootstrap_text
+    from mlprof.tasks.framework.remote import bootstrap_text
 
     planted = tmp_path / "planted"
     missing = tmp_path / "not-here" / "store"  # the bootstrap stops before setup.sh
@@ -247,7 +247,7 @@ def test_bootstrap_never_runs_a_command_in_a_variable_name(tmp_path: Path) -> No
 
 
 def test_bootstrap_exports_quoted_values(tmp_path: Path) -> None:
-    from mlprof.tasks.remote import bootstrap_text
+    from mlprof.tasks.framework.remote import bootstrap_text
 
     planted = tmp_path / "planted"
     text = bootstrap_text("htcondor", env={"MLP_BASE": str(REPO),
@@ -261,7 +261,7 @@ def test_bootstrap_exports_quoted_values(tmp_path: Path) -> None:
 
 
 def test_bootstrap_warns_about_a_skipped_name(caplog: pytest.LogCaptureFixture) -> None:
-    from mlprof.tasks.remote import bootstrap_text
+    from mlprof.tasks.framework.remote import bootstrap_text
 
     with caplog.at_level("WARNING", logger="mlprof"):
         bootstrap_text("slurm", env={"MLP_BASE": str(REPO), "MLP_$(id)": "1"})
@@ -299,7 +299,7 @@ def test_option_for_an_upstream_task_that_arrives_is_accepted(store: Path) -> No
     ``--print-output`` would answer while the root task is built, before the check)."""
     import luigi.cmdline_parser
 
-    from mlprof.tasks import cmdline
+    from mlprof.tasks.framework import cmdline
 
     cmdline.install()
     argv = ["MergeRuntimes", "--version", "v1", "--batch-sizes", "1", "--model-file", str(DNN),

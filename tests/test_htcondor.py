@@ -162,7 +162,7 @@ def test_second_run_submits_nothing(sweep: dict) -> None:
 def test_bootstrap_stops_where_the_store_is_not_visible(tmp_path: Path) -> None:
     """A job whose node does not see the store (no shared filesystem, or a store in /tmp that
     HTCondor's MOUNT_UNDER_SCRATCH hides) fails at once instead of writing elsewhere."""
-    from mlprof.tasks.remote import bootstrap_text
+    from mlprof.tasks.framework.remote import bootstrap_text
 
     missing = tmp_path / "not-here" / "store"
     script = tmp_path / "bootstrap.sh"

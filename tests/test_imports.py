@@ -354,8 +354,8 @@ def test_cycles_finds_circles(source: dict[str, set[str]], expected: list[list[s
     assert cycles(edges) == expected
 
 
-#: compares what law run's hooks change (tasks/hooks.py), before and after a statement, in a fresh
-#: interpreter (law itself patches luigi when imported: that is law's, imported first)
+#: compares what law run's hooks change (tasks/framework/hooks.py), before and after a statement,
+#: in a fresh interpreter (law itself patches luigi when imported: that is law's, imported first)
 _HOOK_STATE = r"""
 import atexit, logging, sys
 import law, law.parameter, law.util

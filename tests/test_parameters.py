@@ -6,7 +6,7 @@ import pytest
 
 from mlprof.errors import MLProfError
 from mlprof.results.layout import batch_sizes_tag
-from mlprof.tasks.parameters import BatchSizesParameter, PathsParameter
+from mlprof.tasks.framework.parameters import BatchSizesParameter, PathsParameter
 from mlprof.tasks.plotting import PlotMultiRuntimes, PlotRuntimes
 from mlprof.tasks.runtime import MeasureRuntime, MergeRuntimes
 from tests.helpers import DNN, REPO

@@ -87,7 +87,8 @@ def test_the_layout_takes_every_precision_and_nothing_else():
 
 def test_the_tasks_offer_the_table_s_choices():
     from mlprof.tasks.export import ExportOnnx
-    from mlprof.tasks.parameters import PrecisionMixin, PrecisionsMixin, PrecisionsParameter
+    from mlprof.tasks.framework.mixins import PrecisionMixin, PrecisionsMixin
+    from mlprof.tasks.framework.parameters import PrecisionsParameter
     from mlprof.tasks.quantize import CONVERTED, QuantizeModel
 
     assert set(ExportOnnx.precision._choices) == set(EXPORT_PRECISIONS)

@@ -1,4 +1,4 @@
-"""Scheduling stays linear in the number of branches (mlprof/tasks/_scale.py, law 0.1.21).
+"""Scheduling stays linear in the number of branches (mlprof/tasks/framework/scale.py, law 0.1.21).
 
 The end-to-end tests run the real ``law`` entry point in a subprocess (through a small driver
 that counts ``luigi.task.Task.__eq__`` calls and dumps the scheduler's task graph at exit): a
@@ -20,7 +20,7 @@ import law.parameter
 import law.util
 import pytest
 
-from mlprof.tasks import _scale
+from mlprof.tasks.framework import scale as _scale
 from tests.helpers import FAST, REPO
 
 #: runs `law` as the console script does, with counters; dumps what it saw to argv[1]
@@ -60,7 +60,7 @@ except SystemExit as e:
     code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
 
 import law.parameter
-from mlprof.tasks import _scale
+from mlprof.tasks.framework import scale as _scale
 
 (worker,) = workers
 state = worker._scheduler._state
@@ -132,7 +132,7 @@ def test_1000_branches_schedule_without_quadratic_task_comparisons(tmp_path, sto
     if law.__version__ == _scale.LAW_VERSION:
         assert dump["status"]["add_task_history"] and dump["status"]["make_unique"]
     assert dump["history_type"] == "IndexedHistory"
-    assert dump["make_unique"] == "mlprof.tasks._scale.fast_make_unique"
+    assert dump["make_unique"] == "mlprof.tasks.framework.scale.fast_make_unique"
     # the workflow and all its branches were registered and the graph is complete
     graph = dump["graph"]
     branches = [tid for tid, t in graph.items() if not t["deps"]]
@@ -265,7 +265,7 @@ def test_indexed_history_behaves_like_a_list():
 
 
 def test_patches_active_after_the_build_hooks():
-    from mlprof.tasks.hooks import install_build_hooks
+    from mlprof.tasks.framework.hooks import install_build_hooks
 
     install_build_hooks()  # law run, the mlprof command and the API call it (never an import)
     st = _scale.status()

@@ -247,7 +247,7 @@ def test_bad_job_settings_name_file_and_field(option: str, value: str, expected:
     import law
 
     from mlprof.errors import MLProfError
-    from mlprof.tasks.remote import config_file, slurm_settings
+    from mlprof.tasks.framework.remote import config_file, slurm_settings
 
     cfg = law.config.Config.instance()
     saved = cfg.get("mlprof_slurm", option)

@@ -4,7 +4,7 @@ A read-only store (a read-only mount, a directory of another user, a snapshot) o
 used to be found out only when the first branch saved its result: after minutes of measuring,
 with exit 30 and a 50-line traceback per branch. :func:`check_store_writable` finds it up front
 in one line naming the store and ``MLP_STORE`` (``law run`` exits 40 before it schedules
-anything, :mod:`mlprof.tasks.preflight`):
+anything, :mod:`mlprof.tasks.framework.preflight`):
 
 - the file system's flags and free space (``statvfs``): read-only, fewer than
   :data:`MIN_FREE_BYTES` available to this user, or no free inode;

@@ -12,7 +12,8 @@ from mlprof.errors import MLProfError
 from mlprof.report.nightly import CONFIRM_SUFFIX
 from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_RUNTIME
-from mlprof.tasks.parameters import RuntimeParameter, StoresMixin
+from mlprof.tasks.framework.mixins import StoresMixin
+from mlprof.tasks.framework.parameters import RuntimeParameter
 from mlprof.util import atomic_dir
 
 #: where every Dashboard run publishes its site, below $MLP_STORE: ``<version>/``, the entry

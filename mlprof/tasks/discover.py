@@ -13,8 +13,8 @@ from mlprof.errors import CorruptResult, MLProfError
 from mlprof.model.script import discover, script_hash, select
 from mlprof.model.spec import ModelSpec, script_model_name
 from mlprof.results import layout
-from mlprof.tasks import parameters
-from mlprof.tasks.parameters import ModelMixin, ScriptMixin
+from mlprof.tasks.framework import mixins
+from mlprof.tasks.framework.mixins import ModelMixin, ScriptMixin
 from mlprof.util import write_json_atomic
 
 logger = logging.getLogger("mlprof")
@@ -136,7 +136,7 @@ def only_model(task: DiscoverModels) -> str | None:
 
 
 def _only_model_of(task: ScriptMixin, spec: ModelSpec, model_name: str | None) -> str | None:
-    """:data:`mlprof.tasks.parameters.ONLY_MODEL`: the one model of ``spec``'s script as
+    """:data:`mlprof.tasks.framework.mixins.ONLY_MODEL`: the one model of ``spec``'s script as
     ``task`` (its version, script arguments and depth) would discover it."""
     kw = {} if model_name is None else {"model_name": model_name}
     discovery = DiscoverModels(version=task.version, model_file=spec.file,
@@ -144,4 +144,4 @@ def _only_model_of(task: ScriptMixin, spec: ModelSpec, model_name: str | None) -
     return only_model(discovery)
 
 
-parameters.ONLY_MODEL = _only_model_of
+mixins.ONLY_MODEL = _only_model_of

@@ -11,9 +11,9 @@ from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.runtimes.precisions import DEFAULT_PRECISION, EXPORT_PRECISIONS
-from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
-from mlprof.tasks.parameters import ExportMixin, ModelMixin, ScriptMixin
+from mlprof.tasks.framework.base import Requirements
+from mlprof.tasks.framework.mixins import ExportMixin, ModelMixin, ScriptMixin
 from mlprof.util import write_json_atomic
 
 logger = logging.getLogger("mlprof")

@@ -13,23 +13,23 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import law
 import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout, records
-from mlprof.tasks.base import BaseTask, Requirements
-from mlprof.tasks.parameters import (
-    AsciiFloatParameter,
-    AsciiIntParameter,
+from mlprof.tasks.framework.base import BaseTask, Requirements
+from mlprof.tasks.framework.mixins import PlotMixin
+from mlprof.tasks.framework.parameters import (
     BatchSizesParameter,
     PathParameter,
-    PlotMixin,
     RuntimesParameter,
+    settings_parameter,
 )
-from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.framework.workflow import MeasurementWorkflow
 from mlprof.util import write_text_atomic
 
 if TYPE_CHECKING:
@@ -41,47 +41,14 @@ logger = logging.getLogger("mlprof")
 DEFAULT_DECODER = "$MLP_BASE/models/generation/tiny_llama.py"
 
 
-class _PromptInt(AsciiIntParameter):
-    _mlprof_name = "prompt-lengths"
-
-
-class PromptLengthsParameter(law.CSVParameter):
-    """Comma-separated prompt lengths in ASCII digits (``16,128``)."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("cls", _PromptInt)
-        super().__init__(*args, **kwargs)
-
-
 def _generation_parameter(name: str) -> luigi.Parameter:
     """The law parameter of generation option ``name``, from its one definition in
     :class:`~mlprof.measure.generation.settings.GenerationSettings` (type, default, help)."""
-    from typing import get_type_hints
-
     from mlprof.measure.generation.settings import GENERATION_FIELDS, GenerationSettings
 
-    f = GENERATION_FIELDS[name]
-    kind = get_type_hints(GenerationSettings)[name]
-    meta = f.metadata
-    default: Any = f.default
-    param: Any
-    if meta["choices"]:
-        param = luigi.ChoiceParameter(default=default, choices=meta["choices"],
-                                      description=meta["help"])
-    elif name == "batch_sizes":
-        param = BatchSizesParameter(default=default, description=meta["help"])
-    elif name == "runtimes":
-        param = RuntimesParameter(default=default, description=meta["help"])
-    elif kind == tuple[int, ...]:
-        param = PromptLengthsParameter(default=default, description=meta["help"])
-    elif kind is int:
-        param = AsciiIntParameter(default=default, description=meta["help"])
-    elif kind is float:
-        param = AsciiFloatParameter(default=default, description=meta["help"])
-    else:  # a new field's type needs its parameter here
-        raise TypeError(f"no law parameter for generation option {name} of type {kind}")
-    param._mlprof_name = meta["flag"].removeprefix("--")
-    return param
+    return settings_parameter(name, GENERATION_FIELDS, GenerationSettings, "generation",
+                              {"batch_sizes": BatchSizesParameter,
+                               "runtimes": RuntimesParameter})
 
 
 def decoder_hash(path: str) -> str:
@@ -158,16 +125,11 @@ class GenerationMixin(BaseTask):
     model_file = PathParameter(default=DEFAULT_DECODER, description="decoder: a Python script "
                                "that builds a Hugging Face causal LM, or a directory written by "
                                "save_pretrained; default: the bundled tiny Llama")
-    prompt_lengths = _generation_parameter("prompt_lengths")
-    batch_sizes = _generation_parameter("batch_sizes")
-    new_tokens = _generation_parameter("new_tokens")
-    runtimes = _generation_parameter("runtimes")
-    threads = _generation_parameter("threads")
-    precision = _generation_parameter("precision")
-    warmup = _generation_parameter("warmup")
-    n_calls = _generation_parameter("n_calls")
-    min_duration = _generation_parameter("min_duration")
-    interleave = _generation_parameter("interleave")
+    # GenerationSettings' options, in its order (type, default and help are each field's)
+    (prompt_lengths, batch_sizes, new_tokens, runtimes, threads, precision, warmup, n_calls,
+     min_duration, interleave) = map(_generation_parameter, (
+        "prompt_lengths", "batch_sizes", "new_tokens", "runtimes", "threads", "precision",
+        "warmup", "n_calls", "min_duration", "interleave"))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -190,7 +152,7 @@ class GenerationMixin(BaseTask):
         self.decoder_path = path
         self.generation = GenerationSettings(**{n: getattr(self, n) for n in GENERATION_FIELDS})
         check_threads_here(self.generation.threads)
-        from mlprof.tasks.hooks import run_hooks_installed
+        from mlprof.tasks.framework.hooks import run_hooks_installed
 
         if run_hooks_installed():  # law run, the mlprof command (the API asks itself)
             self.check_decoder()
@@ -241,7 +203,7 @@ class GenerationMixin(BaseTask):
                 for p in self.generation.points()]
 
 
-class MeasureGeneration(GenerationMixin, law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
+class MeasureGeneration(GenerationMixin, MeasurementWorkflow, SlurmWorkflow, HTCondorWorkflow):
     """Measure a decoder generating, one branch per (prompt length, batch size): every runtime
     loaded in one isolated child, warmed up and timed in interleaved rounds, the tokens checked
     against the reference runtime.
@@ -251,56 +213,27 @@ class MeasureGeneration(GenerationMixin, law.LocalWorkflow, SlurmWorkflow, HTCon
     with their formulas and intervals, the agreement, peak memory; the paired speed-ups).
     Under ``--workflow slurm``/``htcondor`` each point is a job on a whole node."""
 
-    local_workflow_require_branches = True
-
     param_reasons = {
-        "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
-                    "into the same files",
-        "effective_workflow": "law's resolved --workflow (see workflow)",
-        "branches": "which branches run; each branch writes its own point's files",
         "branch": "one branch: its own point's files (all of the workflow's where it has one "
                   "point)",
-        **dict.fromkeys(("acceptance", "tolerance", "pilot"), "law's rules for when the "
-                        "workflow counts as complete; each branch writes the same files"),
     }
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # law falls back to the first workflow for an unknown name: a typo would measure
-        # locally without a word (as MeasureRuntime refuses it)
-        known = list(dict.fromkeys(
-            c.workflow_proxy_cls.workflow_type for c in type(self).__mro__
-            if c.__dict__.get("workflow_proxy_cls") is not None
-            and c.workflow_proxy_cls.workflow_type))
-        if self.workflow not in ("", law.NO_STR, *known):
-            raise MLProfError(f"unknown workflow {self.workflow!r}; one of {', '.join(known)}",
-                              field="--workflow")
 
     def jobs_tag(self) -> str:
         """Remote jobs of other point sets keep apart (see RemoteJobsMixin)."""
         return layout.generation_set_tag(self.generation.prompt_lengths,
                                          self.generation.batch_sizes)
 
-    def create_branch_map(self) -> dict[int, tuple[str, GenerationSettings]]:
-        return dict(enumerate(self.generation_points()))
-
-    @property
-    def priority(self) -> int:
-        return max(1, 10_000 - self.branch) if self.is_branch() else 0
-
-    @property
-    def resources(self) -> dict[str, int]:
-        # never beside a measurement of this run, whatever --workers says
-        return {"mlprof_measure": 1} if self.is_branch() else {}
+    def measurement_points(self) -> list[tuple[str, GenerationSettings]]:
+        """The (prompt length, batch size) points (:meth:`generation_points`), one branch
+        each."""
+        return self.generation_points()
 
     def output(self):
         return self.declared_outputs(tag=self.branch_data[0])
 
-    def failure_path(self) -> str:
+    def point_failure_file(self) -> str:
         """One failure record per point (the branches share a directory)."""
-        if self.is_branch():
-            return self.local_path(layout.generation_failure_file(self.branch_data[0]))
-        return super().failure_path()
+        return layout.generation_failure_file(self.branch_data[0])
 
     def complete(self) -> bool:
         """Complete when both files exist and the record reads (a damaged point is measured
@@ -321,22 +254,13 @@ class MeasureGeneration(GenerationMixin, law.LocalWorkflow, SlurmWorkflow, HTCon
 
     def run(self):
         from mlprof.measure.generation.run import measure_generation_isolated, write_generation
-        from mlprof.progress import progress_logger
 
         tag, point = self.branch_data
         label = (f"{self.decoder_name} on {','.join(point.runtimes)}, prompt "
                  f"{point.prompt_length}, batch {point.batch_size} (point {self.branch + 1} of "
                  f"{len(self.branch_map)})")
         self.publish_message(f"generating: {label}")
-        log_progress = progress_logger(label)
-        percent = [0]
-
-        def progress(fraction: float, message: str) -> None:
-            if int(100 * fraction) != percent[0]:
-                percent[0] = int(100 * fraction)
-                self.publish_progress(percent[0])
-            log_progress(fraction, message)
-
+        progress = self.progress_reporter(label)
         result = measure_generation_isolated(
             self.decoder_path, point, layout.generation_cache_dir(),
             model_identity=self.model_identity().to_dict(), progress=progress)
@@ -398,7 +322,7 @@ class PlotGeneration(GenerationMixin):
         return [read_generation(coll.targets[b]["json"].path) for b in sorted(coll.targets)]
 
     def run_summary(self) -> str:
-        from mlprof.tasks.base import table_summary
+        from mlprof.tasks.framework.base import table_summary
 
         return table_summary(self)
 
@@ -418,7 +342,7 @@ class PlotGeneration(GenerationMixin):
         fig = plot_generation(df, title=title, top_right_label=corner)
         paths = [t.path for k, t in self.output().items() if k in self.file_types]
         save_figure(fig, paths)
-        from mlprof.tasks.summary import listed_at_end
+        from mlprof.tasks.framework.summary import listed_at_end
 
         if not listed_at_end(self):
             for p in paths:

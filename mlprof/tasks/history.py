@@ -7,7 +7,7 @@ import os
 import luigi
 
 from mlprof.results.layout import path_safe
-from mlprof.tasks.parameters import StoresMixin
+from mlprof.tasks.framework.mixins import StoresMixin
 from mlprof.util import atomic_dir, atomic_path, short_hash
 
 

@@ -10,20 +10,19 @@ fewest calls per stream, ``--warmup`` the untimed calls per session).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import law
 import luigi
 
 from mlprof.results import layout
-from mlprof.tasks.base import BaseTask, Requirements
-from mlprof.tasks.parameters import (
-    AsciiFloatParameter,
-    AsciiIntParameter,
+from mlprof.tasks.framework.base import BaseTask, Requirements
+from mlprof.tasks.framework.mixins import PlotMixin
+from mlprof.tasks.framework.parameters import (
     BatchSizesParameter,
-    PlotMixin,
+    settings_parameter,
 )
-from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.framework.workflow import MeasurementWorkflow
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
 
@@ -31,78 +30,12 @@ if TYPE_CHECKING:
     from mlprof.measure.loadgen.settings import LoadSettings
 
 
-def _named(param, name: str):
-    """``param`` with the option name its ASCII-digits error names."""
-    param._mlprof_name = name
-    return param
-
-
-class OptionalAsciiFloatParameter(luigi.OptionalFloatParameter):
-    """A number in ASCII digits (see :class:`~mlprof.tasks.parameters.AsciiFloatParameter`), or
-    nothing (None)."""
-
-    def parse(self, x):
-        from mlprof.ingest import ascii_float
-
-        value = super().parse(x)
-        if value is not None and isinstance(x, str):
-            ascii_float(x, "--" + getattr(self, "_mlprof_name", "value"))
-        return value
-
-
-class _StreamsInt(AsciiIntParameter):
-    _mlprof_name = "streams"
-
-
-class _RatesFloat(AsciiFloatParameter):
-    _mlprof_name = "rates"
-
-
-class IntsParameter(law.CSVParameter):
-    """Comma-separated whole numbers in ASCII digits (``1,2,4``)."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("cls", _StreamsInt)
-        super().__init__(*args, **kwargs)
-
-
-class FloatsParameter(law.CSVParameter):
-    """Comma-separated numbers in ASCII digits (``1000,2000``)."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("cls", _RatesFloat)
-        super().__init__(*args, **kwargs)
-
-
 def _load_parameter(name: str) -> luigi.Parameter:
     """The law parameter of load option ``name``, from its one definition in
     :class:`~mlprof.measure.loadgen.settings.LoadSettings` (type, default, help, option)."""
-    from typing import get_type_hints
-
     from mlprof.measure.loadgen.settings import LOAD_FIELDS, LoadSettings
 
-    f = LOAD_FIELDS[name]
-    kind = get_type_hints(LoadSettings)[name]
-    meta = f.metadata
-    flag = meta["flag"].removeprefix("--")
-    default: Any = f.default
-    param: Any
-    if meta["choices"]:
-        param = luigi.ChoiceParameter(default=default, choices=meta["choices"],
-                                      description=meta["help"])
-    elif kind == tuple[int, ...]:
-        param = IntsParameter(default=default, description=meta["help"])
-    elif kind == tuple[float, ...]:
-        param = FloatsParameter(default=default, description=meta["help"])
-    elif kind == float | None:
-        param = OptionalAsciiFloatParameter(default=default, description=meta["help"])
-    elif kind is int:
-        param = AsciiIntParameter(default=default, description=meta["help"])
-    elif kind is float:
-        param = AsciiFloatParameter(default=default, description=meta["help"])
-    else:  # a new field's type needs its parameter here
-        raise TypeError(f"no law parameter for load option {name} of type {kind}")
-    return _named(param, flag)
+    return settings_parameter(name, LOAD_FIELDS, LoadSettings, "load")
 
 
 class LoadMixin(BaseTask):
@@ -113,14 +46,11 @@ class LoadMixin(BaseTask):
 
     exclude_index = True
 
-    scenario = _load_parameter("scenario")
-    streams = _load_parameter("streams")
-    sessions = _load_parameter("sessions")
-    rates = _load_parameter("rates")
-    latency_bound_ms = _load_parameter("latency_bound_ms")
-    percentile = _load_parameter("percentile")
-    max_batch = _load_parameter("max_batch")
-    max_wait_ms = _load_parameter("max_wait_ms")
+    # LoadSettings' options, in its order (each one's type, default and help are its field's)
+    (scenario, streams, sessions, rates, latency_bound_ms, percentile, max_batch,
+     max_wait_ms) = map(_load_parameter, ("scenario", "streams", "sessions", "rates",
+                                          "latency_bound_ms", "percentile", "max_batch",
+                                          "max_wait_ms"))
     batch_sizes = BatchSizesParameter(
         default=(1,),
         description="comma-separated batch sizes: events per call of each stream, or per "
@@ -149,7 +79,8 @@ class LoadMixin(BaseTask):
         return points
 
 
-class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
+class MeasureLoad(LoadMixin, MeasurementTask, MeasurementWorkflow, SlurmWorkflow,
+                  HTCondorWorkflow):
     """Put the model under load, one branch per load point: a number of streams (and batch
     size), or a number of server workers at one rate (or searching for the highest rate that
     meets the latency bound).
@@ -160,21 +91,14 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
     lateness). Under ``--workflow slurm``/``htcondor`` each branch is a job on a whole node.
     """
 
-    local_workflow_require_branches = True
-
     param_reasons = {
-        "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
-                    "into the same files",
-        "effective_workflow": "law's resolved --workflow (see workflow)",
-        "branches": "which branches run; each branch writes its own load point's files",
         "branch": "one branch: its own load point's files (all of the workflow's where it has "
                   "one point)",
-        **dict.fromkeys(("acceptance", "tolerance", "pilot"), "law's rules for when the "
-                        "workflow counts as complete; each branch writes the same files"),
     }
 
-    def create_branch_map(self) -> dict[int, tuple[str, int, LoadSettings]]:
-        return dict(enumerate(self.load_points()))
+    def measurement_points(self) -> list[tuple[str, int, LoadSettings]]:
+        """The load points (:meth:`load_points`), one branch each."""
+        return self.load_points()
 
     def jobs_tag(self) -> str:
         """Remote jobs of other point sets keep apart (see RemoteJobsMixin)."""
@@ -184,32 +108,13 @@ class MeasureLoad(LoadMixin, MeasurementTask, law.LocalWorkflow, SlurmWorkflow, 
         """A job's cores: every stream's or worker's threads."""
         return max(self.load_settings.streams) * int(self.threads or 0)
 
-    @property
-    def priority(self) -> int:
-        return max(1, 10_000 - self.branch) if self.is_branch() else 0
-
-    def workflow_requires(self):
-        reqs = super().workflow_requires()
-        reqs.update(self.model_requirements())
-        return reqs
-
-    def requires(self):
-        return self.model_requirements()
-
-    @property
-    def resources(self) -> dict[str, int]:
-        # never beside a measurement of this run, whatever --workers says
-        return {"mlprof_measure": 1} if self.is_branch() else {}
-
     def output(self):
         return self.declared_outputs(tag=self.branch_data[0])
 
-    def failure_path(self) -> str:
+    def point_failure_file(self) -> str:
         """One failure record per load point (the branches share a directory; with one
         record for all, a point that succeeded after another failed dropped its record)."""
-        if self.is_branch():
-            return self.local_path(layout.load_failure_file(self.branch_data[0]))
-        return super().failure_path()
+        return layout.load_failure_file(self.branch_data[0])
 
     def run(self):
         from mlprof.measure.loadgen import measure_load_isolated, write_load
@@ -255,7 +160,7 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
         return self.plot_targets(layout.load_plot_files(self.set_tag())["plot"])
 
     def run_summary(self) -> str:
-        from mlprof.tasks.base import table_summary
+        from mlprof.tasks.framework.base import table_summary
 
         return table_summary(self)
 
@@ -291,7 +196,7 @@ class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
         else:
             fig = plot_load(df, title=title, top_right_label=corner, caption=line)
         save_figure(fig, paths)
-        from mlprof.tasks.summary import listed_at_end
+        from mlprof.tasks.framework.summary import listed_at_end
 
         if not listed_at_end(self):
             for p in paths:

@@ -44,10 +44,10 @@ from mlprof.report.nightly import (
     utf8_safe,
 )
 from mlprof.results import layout
-from mlprof.tasks.base import BaseTask, Requirements, failure_reason
 from mlprof.tasks.dashboard import Dashboard
+from mlprof.tasks.framework.base import BaseTask, Requirements, failure_reason
+from mlprof.tasks.framework.parameters import PathParameter, expand_path
 from mlprof.tasks.noise import CalibrateNoise
-from mlprof.tasks.parameters import PathParameter, expand_path
 from mlprof.tasks.plotting import PlotMultiRuntimes, PlotSpeedup
 from mlprof.tasks.runtime import MeasureRuntime
 from mlprof.util import short_hash, write_json_atomic

@@ -25,7 +25,7 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.results import layout, records
-from mlprof.tasks.base import BaseTask, failure_reason
+from mlprof.tasks.framework.base import BaseTask, failure_reason
 from mlprof.util import write_json_atomic
 
 
@@ -108,8 +108,8 @@ class CalibrateNoise(BaseTask):
         from mlprof.measure.calibration import calibrate, calibration_classes
         from mlprof.measure.noise import describe_class, read_noise
         from mlprof.measure.provenance import measurement_header
-        from mlprof.progress import progress_logger
         from mlprof.sysinfo import fingerprint_id, host_fingerprint
+        from mlprof.tasks.framework.workflow import progress_reporter
 
         fingerprint = host_fingerprint()
         fid = fingerprint_id(fingerprint)
@@ -118,14 +118,7 @@ class CalibrateNoise(BaseTask):
                              f"{len(classes)} classes x {self.pairs} A/A pairs")
         # the child reports every round (about 0.05 s each): a line at most every 3.5 s
         # (progress_logger) and the percentage for luigi's status
-        log = progress_logger("noise floor")
-        percent = [0]
-
-        def progress(fraction: float, message: str) -> None:
-            if int(100 * fraction) != percent[0]:
-                percent[0] = int(100 * fraction)
-                self.publish_progress(percent[0])
-            log(fraction, message)
+        progress = progress_reporter(self, "noise floor")
 
         self._ran = True  # run_summary: the message below says it all
         body = calibrate(int(self.pairs), classes=classes, progress=progress)

@@ -18,7 +18,7 @@ import luigi
 from mlprof.errors import MLProfError
 from mlprof.results import layout, records
 from mlprof.runtimes import check_device, check_installed, peak_runtimes, runtime_version
-from mlprof.tasks.parameters import ThreadsMixin
+from mlprof.tasks.framework.mixins import ThreadsMixin
 from mlprof.util import write_json_atomic
 
 

@@ -17,7 +17,6 @@ from mlprof.results import layout
 from mlprof.runtimes import (
     DEFAULT_RUNTIME,
     TFAOT_MODEL,
-    canonical_runtime,
     check_device,
     check_installed,
     check_model_kind,
@@ -27,66 +26,39 @@ from mlprof.runtimes import (
     runtime_version,
     runtimes_measuring,
 )
-from mlprof.tasks.base import BaseTask, Requirements, failure_cause_of, failure_reason
-from mlprof.tasks.compare import (
-    CompareInterleaved,
-    CompareMixin,
-    InterleaveMixin,
-    draw_comparison,
-    setting_label,
-)
+from mlprof.tasks.compare import CompareInterleaved, draw_comparison
 from mlprof.tasks.discover import DiscoverModels
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import Requirements, failure_cause_of, failure_reason
+from mlprof.tasks.framework.comparing import CompareMixin, InterleaveMixin, setting_label
+from mlprof.tasks.framework.mixins import (
     BatchSizesMixin,
     ExportMixin,
+    LogYMixin,
     MeasurementMixin,
     ModelLabelMixin,
-    NamesParameter,
-    PathsParameter,
     PlotMixin,
     PrecisionMixin,
     PrecisionsMixin,
-    RuntimeParameter,
-    RuntimesParameter,
     ScriptMixin,
     refuse_given,
 )
+from mlprof.tasks.framework.parameters import (
+    NamesParameter,
+    PathsParameter,
+    RuntimeParameter,
+    RuntimesParameter,
+)
+from mlprof.tasks.framework.summary import with_outputs
 from mlprof.tasks.peak import efficiency_inputs, peak_requirements
 from mlprof.tasks.runtime import MeasurementTask, MergeRuntimes
 
 logger = logging.getLogger("mlprof")
 
 
-class LogYMixin(BaseTask):
-    """``--y-log``: explicit (True, False) or, by default, automatic.
-
-    Automatic: a logarithmic y axis when the plotted values span more than a decade
-    (:func:`mlprof.plotting.runtimes.use_log_y`), so that a sweep from batch size 1 to 1024 does
-    not put everything beyond 32 on zero. The choice reaches the file name: ``__ylog`` for
-    ``--y-log True``, ``__ylin`` for ``--y-log False``, nothing for the automatic axis.
-    """
-
-    exclude_index = True
-
-    y_log = luigi.OptionalBoolParameter(
-        default=None, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
-        description="logarithmic y-axis: True or False; default: automatic (logarithmic when "
-        "the plotted values span more than a factor of 10)")
-
-    def plot_tag(self, labels: tuple[str, ...] = ()) -> str:
-        """The plot options' file-name part, with ``ylin`` for a forced linear y axis."""
-        tag = super().plot_tag(labels)  # type: ignore[misc]  (PlotMixin's, after this in the MRO)
-        if self.y_log is not False:
-            return tag
-        parts = tag[2:].split("_") if tag else []
-        parts.insert(1 if parts[:1] == ["xlin"] else 0, "ylin")
-        return "__" + "_".join(parts)
-
-
 def _save(task, fig) -> list[str]:
     """Write ``fig`` to ``task``'s targets, say where, open them with --view-cmd."""
     from mlprof.plotting import save_figure
-    from mlprof.tasks.summary import listed_at_end
+    from mlprof.tasks.framework.summary import listed_at_end
 
     paths = [t.path for t in task.output().values()]
     save_figure(fig, paths)
@@ -99,49 +71,27 @@ def _save(task, fig) -> list[str]:
 
 def _draw(task, curves: list[tuple], corner: tuple[str, int],
           efficiency: dict | None = None, caption: str | None = None) -> list[str]:
-    """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets; return the paths.
-    With ``efficiency`` (:func:`mlprof.tasks.peak.efficiency_inputs`: the measured peaks, one
-    per curve, ...): the efficiency plot (``--y-axis efficiency``)."""
+    """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets
+    (:func:`mlprof.plotting.curves.runtimes_figure`); return the paths."""
     from mlprof.measure.stats import read_stats_csv
-    from mlprof.plotting import Curve, plot_runtimes
-    from mlprof.plotting.labels import corner_label, curve_labels
+    from mlprof.plotting.curves import runtimes_figure
 
-    infos = [info for info, _ in curves]
-    options = task.plot_options()
-    if not options["top_right_label"]:
-        options["top_right_label"] = corner_label(infos, *corner)
-    plotted = [Curve(label, read_stats_csv(merge.output()["stats"].path))
-               for label, (_, merge) in zip(curve_labels(infos), curves, strict=True)]
-    if efficiency is None:
-        fig = plot_runtimes(plotted, caption=caption, **options)
-    else:
-        from mlprof.plotting.efficiency import check_efficiency_stats, plot_efficiency
-
-        for c, (_, merge) in zip(plotted, curves, strict=True):
-            check_efficiency_stats(c.stats, merge.output()["stats"].path)
-        fig = plot_efficiency(plotted, caption=caption, **efficiency, **{k: options[k] for k in (
-            "x_log", "y_log", "error_style", "top_right_label")})
-    return _save(task, fig)
+    files = [merge.output()["stats"].path for _, merge in curves]
+    return _save(task, runtimes_figure([info for info, _ in curves],
+                                       [read_stats_csv(f) for f in files], task.plot_options(),
+                                       corner, efficiency, caption, files))
 
 
 def _curve(merge: MergeRuntimes, label: str):
     """The :class:`CurveInfo` of a finished MergeRuntimes: the version it was measured with,
     the CPU model and the host (as its provenance records them)."""
     from mlprof.measure.results import measured_versions, read_merged_provenance
-    from mlprof.plotting.labels import CurveInfo, isa_text
+    from mlprof.plotting.curves import merged_curve_info
 
     path = merge.output()["provenance"].path
-    versions = measured_versions(path)
-    measurements = read_merged_provenance(path).get("measurements", [])
-
-    def joined(key: str) -> str:
-        return "/".join(dict.fromkeys(str(m.get(key) or "") for m in measurements
-                                      if m.get(key)))
-
-    return CurveInfo(label, merge.runtime, tuple(versions) or (merge.resolved_runtime_version,),
-                     cpu_model=joined("cpu_model"), host=joined("host"),
-                     isa="/".join(dict.fromkeys(isa_text(m.get("isa")) for m in measurements
-                                                if m.get("isa"))))
+    return merged_curve_info(label, merge.runtime, measured_versions(path),
+                             merge.resolved_runtime_version,
+                             read_merged_provenance(path).get("measurements", []))
 
 
 def _export_caption(task, runtimes: tuple[str, ...]) -> str | None:
@@ -243,7 +193,6 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
         # per model, the curves' runtimes: those of --runtimes that measure its kind (a TF
         # model is not measured by ONNX Runtime); with the default --runtimes, a model no
         # default runtime measures goes to its engine's runtime (tf -> tensorflow)
-
         from mlprof.model.plan import curve_plan
 
         self._curves = curve_plan([s.model_kind for s in self._specs], self._pairs,
@@ -253,26 +202,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
             check_model_kind(self.runtimes[0], self._specs[i].model_kind,  # (exit 40)
                              self._specs[i].spec_file)
         self._model_pairs = [list(ps) for ps in self._curves.per_model]
-        aot = [s for s in self._specs if s.model_kind == TFAOT_MODEL]
-        if not aot:
-            if isinstance(getattr(type(self), "tfaot_batch_rules", None), luigi.Parameter):
-                refuse_given(self, ("tfaot_batch_rules",), "applies to AOT TensorFlow models "
-                             "(inference_engine: tfaot) only")
-        elif self.tfaot_batch_rules:
-            from mlprof.runtimes.batching import check_rules
-
-            for s in aot:
-                check_rules(self.tfaot_batch_rules, s.compilation["batch_sizes"], s.spec_file)
-
-        for rt, version in self._all_pairs():
-            if not version:
-                check_installed(rt)
-        if tuple(self.precisions) != ("fp32",):  # every runtime at every precision, or one line
-            from mlprof.model.precision import check_runtime_precision
-
-            for rt in dict.fromkeys(rt for rt, _ in self._all_pairs()):
-                for precision in self.precisions:
-                    check_runtime_precision(rt, precision)
+        self._check_curves()
         unused = [rt for rt in self.runtimes
                   if not any(rt == p[0] for ps in self._model_pairs for p in ps)]
         versioned = [rt for rt, v in self._pairs if v and rt in unused]
@@ -299,6 +229,30 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
                          "(rounds of --n-calls calls; the plot shows speed-ups)")
             self._interleaved()
 
+    def _check_curves(self) -> None:
+        """The curves' runtimes installed (those of another version are made), each at every
+        precision, and --tfaot-batch-rules only with an AOT model, its rules valid for it: or
+        one line (exit 40) before anything is scheduled."""
+        aot = [s for s in self._specs if s.model_kind == TFAOT_MODEL]
+        if not aot:
+            if isinstance(getattr(type(self), "tfaot_batch_rules", None), luigi.Parameter):
+                refuse_given(self, ("tfaot_batch_rules",), "applies to AOT TensorFlow models "
+                             "(inference_engine: tfaot) only")
+        elif self.tfaot_batch_rules:
+            from mlprof.runtimes.batching import check_rules
+
+            for s in aot:
+                check_rules(self.tfaot_batch_rules, s.compilation["batch_sizes"], s.spec_file)
+        for rt, version in self._all_pairs():
+            if not version:
+                check_installed(rt)
+        if tuple(self.precisions) != ("fp32",):  # every runtime at every precision, or one line
+            from mlprof.model.precision import check_runtime_precision
+
+            for rt in dict.fromkeys(rt for rt, _ in self._all_pairs()):
+                for precision in self.precisions:
+                    check_runtime_precision(rt, precision)
+
     def _skip_line(self, runtime: str) -> str:
         """``skipped tfaot: runtime tfaot measures ...; model.yaml is an ONNX/YAML model: use
         onnxruntime or openvino``: why ``runtime`` has no curve."""
@@ -322,26 +276,10 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
     def _runtime_pairs(self, entries: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
         """(runtime, version or "" for the installed one) per curve, from ``entries``
         (default: --runtime-versions)."""
-        from mlprof.measure.venvs import parse_runtime_version
+        from mlprof.tasks.framework.parameters import runtime_version_pairs
 
-        fld = "--runtime-versions"
-        runtimes = self.resolved_runtimes
-        wanted: dict[str, list[str]] = {}
-        for entry in self.runtime_versions if entries is None else entries:
-            name, sep, _ = str(entry).partition("==")
-            if sep:
-                rt = canonical_runtime(name.strip())
-                if rt not in runtimes:
-                    raise MLProfError(f"{entry!r}: {rt!r} is not one of --runtimes", field=fld)
-            elif len(runtimes) == 1:
-                rt = runtimes[0]
-            else:
-                raise MLProfError(f"{entry!r}: with several runtimes, write "
-                                  "runtime==version", field=fld)
-            version = parse_runtime_version(rt, entry, field=fld)
-            if version not in wanted.setdefault(rt, []):
-                wanted[rt].append(version)
-        return [(rt, v) for rt in runtimes for v in (wanted.get(rt) or [""])]
+        return runtime_version_pairs(self.runtime_versions if entries is None else entries,
+                                     self.resolved_runtimes)
 
     def _version(self, rt: str, version: str) -> str:
         return version or runtime_version(rt)
@@ -586,7 +524,7 @@ class PlotThroughput(PlotMultiRuntimes):
             return self.failures_summary()
         table = throughputs_table([(f"{m.resolved_model_name} {m.runtime}",
                                     m.output()["stats"].path) for _, m in self._merges()])
-        return _with_outputs(table, self)
+        return with_outputs(table, self)
 
     def run(self):
         from mlprof.measure.stats import read_stats_csv
@@ -686,15 +624,11 @@ class PlotSpeedup(PlotMultiRuntimes):
     def choice_text(self) -> str | None:
         """Which runtimes were chosen and why, for the plot's title (None with --runtimes):
         ``runtimes: every installed one that measures a Python model script`` and the list."""
-        if self.runtimes:
-            return None
+        from mlprof.plotting.curves import choice_text
+
         kinds = [s.model_kind for s in self._specs]
-        _, missing = runtimes_measuring(kinds, self.device)
-        text = (f"runtimes: every installed one that measures {kinds_text(kinds)}\n("
-                + ", ".join(self.resolved_runtimes) + ")")
-        if missing:
-            text += f"; not installed: {', '.join(missing)}"
-        return text
+        return None if self.runtimes else choice_text(
+            kinds_text(kinds), self.resolved_runtimes, runtimes_measuring(kinds, self.device)[1])
 
     def output(self):
         stem = ["speedup", "vs-" + self.reference_runtime]
@@ -731,14 +665,10 @@ class PlotSpeedup(PlotMultiRuntimes):
         """Per model (the model file and, for a script, the model in it) the index of its
         reference curve among ``pairs`` (:meth:`curve_infos`): the reference runtime's newest
         version; and the indices of the other curves (each compared with its model's)."""
-        models = [m.model_file for _, m in pairs]
-        refs: dict[str, int] = {}
-        for i, (info, _) in enumerate(pairs):
-            if info.runtime == self.reference_runtime:
-                j = refs.get(models[i])
-                if j is None or _version_key(info.version) > _version_key(pairs[j][0].version):
-                    refs[models[i]] = i
-        return refs, [i for i in range(len(pairs)) if refs.get(models[i]) not in (None, i)]
+        from mlprof.plotting.curves import reference_curves
+
+        return reference_curves([info for info, _ in pairs], [m.model_file for _, m in pairs],
+                                self.reference_runtime)
 
     def run_summary(self) -> str:
         """The speed-ups plotted (reference median / median) per batch size and curve, and the
@@ -760,17 +690,4 @@ class PlotSpeedup(PlotMultiRuntimes):
         ref_info = pairs[next(iter(refs.values()))][0]
         reference = ref_info.runtime + (f" {ref_info.version}" if self.runtime_versions
                                          else "") + (" (each model's)" if several else "")
-        return _with_outputs(speedups_table(columns, reference), self)
-
-
-def _with_outputs(table: str, task) -> str:
-    """A summary table followed by the task's output paths."""
-    return table + "\noutputs:\n" + "\n".join(f"  {t.path}" for t in task.output().values())
-
-
-def _version_key(version: str) -> tuple:
-    """Sort key of a version string: 1.9.0 < 1.20.1 (numbers compared as numbers)."""
-    import re
-
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p)
-                 for p in re.split(r"[.+/-]", version))
+        return with_outputs(speedups_table(columns, reference), self)

@@ -15,9 +15,10 @@ from mlprof.report.precision import COLUMNS
 from mlprof.results import layout
 from mlprof.runtimes import DEFAULT_CALIBRATION_BATCHES
 from mlprof.runtimes.precisions import BY_NAME as PRECISION_TABLE
-from mlprof.tasks.base import Requirements, failure_reason
-from mlprof.tasks.compare import CompareInterleaved, RoundsParameter
-from mlprof.tasks.parameters import (
+from mlprof.tasks.compare import CompareInterleaved
+from mlprof.tasks.framework.base import Requirements, failure_reason
+from mlprof.tasks.framework.comparing import RoundsParameter
+from mlprof.tasks.framework.mixins import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,

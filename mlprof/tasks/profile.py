@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import logging
 
-import law
 import luigi
 
 from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.runtimes import runtime_version
-from mlprof.tasks.base import BaseTask, Requirements
 from mlprof.tasks.export import ExportOnnx
-from mlprof.tasks.parameters import PlotMixin
+from mlprof.tasks.framework.base import BaseTask, Requirements
+from mlprof.tasks.framework.mixins import PlotMixin
+from mlprof.tasks.framework.workflow import MeasurementWorkflow
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
 
@@ -68,7 +68,7 @@ class ProfileMixin(BaseTask):
                               field="--runtime-version")
 
 
-class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
+class ProfileRuntime(ProfileMixin, MeasurementTask, MeasurementWorkflow):
     """Profile one model per operator, one branch per batch size, with the runtime's own
     profiler (ONNX Runtime's session profiling, ``torch.profiler``).
 
@@ -79,41 +79,14 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, law.LocalWorkflow):
     measures it; a static export per batch size where the export says so.
     """
 
-    local_workflow_require_branches = True
+    prestarts_server = True
 
-    param_reasons = {
-        "workflow": "where the branches run: the same profile into the same files",
-        "effective_workflow": "law's resolved --workflow (see workflow)",
-        "branches": "which branches run; each branch writes its own batch size's files",
-        **dict.fromkeys(("acceptance", "tolerance", "pilot"), "law's rules for when the "
-                        "workflow counts as complete; each branch writes the same files"),
-    }
+    def measurement_points(self) -> tuple[int, ...]:
+        """The batch sizes, one branch each."""
+        return self.batch_sizes
 
-    def create_branch_map(self) -> dict[int, int]:
-        return dict(enumerate(self.batch_sizes))
-
-    @property
-    def priority(self) -> int:
-        """Branches run in batch-size order (luigi runs higher priorities first)."""
-        return max(1, 10_000 - self.branch) if self.is_branch() else 0
-
-    def workflow_requires(self):
-        reqs = super().workflow_requires()
-        reqs.update(self.model_requirements())
-        from mlprof.measure.isolate import prestart
-        from mlprof.tasks.preflight import inspecting
-
-        if not inspecting():  # --print-status and friends measure nothing
-            prestart(torch=self.is_script or self.runtime_info.needs_torch)
-        return reqs
-
-    def requires(self):
-        return self.model_requirements()
-
-    @property
-    def resources(self) -> dict[str, int]:
-        # never beside a measurement of this run, whatever --workers says
-        return {"mlprof_measure": 1} if self.is_branch() else {}
+    def prestart_torch(self) -> bool:
+        return self.is_script or self.runtime_info.needs_torch
 
     def output(self):
         return self.declared_outputs(batch_size=self.branch_data, budget=self.time_budget)
@@ -225,7 +198,7 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
 
     def run_summary(self) -> str:
         if not self.complete():
-            from mlprof.tasks.base import failure_reason
+            from mlprof.tasks.framework.base import failure_reason
 
             return f"{self.task_family}: not complete: {failure_reason(self)}"
         table = ingest.read_text(self.output()["text"].path, ingest.MAX_RECORD_BYTES,
@@ -274,7 +247,7 @@ class PlotProfile(ProfileMixin, MeasurementTask, PlotMixin):
                            caption=calls_caption(records), **options)
         paths = [t.path for k, t in self.output().items() if k in self.file_types]
         save_figure(fig, paths)
-        from mlprof.tasks.summary import listed_at_end
+        from mlprof.tasks.framework.summary import listed_at_end
 
         if not listed_at_end(self):  # else law run lists them at its end
             for p in paths:

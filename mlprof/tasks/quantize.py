@@ -9,16 +9,16 @@ from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.runtimes.precisions import CONVERTED_PRECISIONS, listed
-from mlprof.tasks.base import Requirements
 from mlprof.tasks.export import ExportOnnx
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import Requirements
+from mlprof.tasks.framework.mixins import (
     ExportMixin,
     ModelMixin,
     PrecisionMixin,
-    PrecisionParameter,
     ScriptMixin,
     refuse_given,
 )
+from mlprof.tasks.framework.parameters import PrecisionParameter
 from mlprof.util import write_json_atomic, write_text_atomic
 
 logger = logging.getLogger("mlprof")

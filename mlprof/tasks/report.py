@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mlprof.tasks.parameters import StoresMixin
+from mlprof.tasks.framework.mixins import StoresMixin
 from mlprof.util import atomic_path, write_text_atomic
 
 

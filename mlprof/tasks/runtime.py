@@ -25,10 +25,10 @@ from mlprof.model.plan import (
 from mlprof.results import layout, records
 from mlprof.runtimes import TFAOT_MODEL
 from mlprof.runtimes.precisions import DEFAULT_PRECISION
-from mlprof.tasks.base import Requirements
 from mlprof.tasks.discover import DiscoverModels
 from mlprof.tasks.export import ExportOnnx
-from mlprof.tasks.parameters import (
+from mlprof.tasks.framework.base import Requirements
+from mlprof.tasks.framework.mixins import (
     BatchSizesMixin,
     ExportMixin,
     MeasurementMixin,
@@ -39,8 +39,9 @@ from mlprof.tasks.parameters import (
     param_defaults,
     refuse_given,
 )
+from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
+from mlprof.tasks.framework.workflow import MeasurementWorkflow
 from mlprof.tasks.quantize import QuantizeModel
-from mlprof.tasks.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 
 logger = logging.getLogger("mlprof")
 
@@ -218,7 +219,7 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
         return reqs
 
 
-class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondorWorkflow):
+class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCondorWorkflow):
     """Measure the inference latency of one model, one branch per batch size.
 
     Each branch writes ``runtime_bs_<N>.csv`` (raw samples: batch_size, event, call,
@@ -231,58 +232,20 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
     exporter, ``batch`` and ``batch_size``, verdict), so no result hides which graph it is of.
     """
 
-    # the workflow requires its branches statically: law's dynamic branch yielding starts a
-    # multiprocessing manager process (~0.3 s per run); priorities keep the batch-size order
-    local_workflow_require_branches = True
     # a branch whose files exist but do not validate is missing (see BranchOutputs)
     output_collection_cls = BranchOutputs
-
-    param_reasons = {
-        "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
-                    "into the same files",
-        "effective_workflow": "law's resolved --workflow (see workflow)",
-        "branches": "which branches run; each branch writes its own batch size's files",
-    }
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # law falls back to the first workflow for an unknown name: a typo (--workflow slurmm)
-        # would measure locally without a word
-        known = list(dict.fromkeys(
-            c.workflow_proxy_cls.workflow_type for c in type(self).__mro__
-            if c.__dict__.get("workflow_proxy_cls") is not None
-            and c.workflow_proxy_cls.workflow_type))
-        if self.workflow not in ("", law.NO_STR, *known):
-            raise MLProfError(f"unknown workflow {self.workflow!r}; one of {', '.join(known)}",
-                              field="--workflow")
+    prestarts_server = True
 
     def jobs_tag(self) -> str:
         """Remote jobs of other batch-size lists keep apart (see RemoteJobsMixin)."""
         return self.bs_tag
 
-    def create_branch_map(self) -> dict[int, int]:
-        return dict(enumerate(self.batch_sizes))
+    def measurement_points(self) -> tuple[int, ...]:
+        """The batch sizes, one branch each."""
+        return self.batch_sizes
 
-    @property
-    def priority(self) -> int:
-        """Branches run in batch-size order (luigi runs higher priorities first)."""
-        return max(1, 10_000 - self.branch) if self.is_branch() else 0
-
-    def workflow_requires(self):
-        reqs = super().workflow_requires()
-        reqs.update(self.model_requirements())
-        # something is to be measured: start the measurement server now, so that its imports
-        # overlap with scheduling instead of delaying the first branch
-        from mlprof.measure.isolate import prestart
-        from mlprof.tasks.preflight import inspecting
-
-        # remote branches measure on the workers; --print-status and friends measure nothing
-        if self.effective_workflow == "local" and not inspecting():
-            prestart(torch=self.is_script or self.runtime_info.needs_torch)
-        return reqs
-
-    def requires(self):
-        return self.model_requirements()
+    def prestart_torch(self) -> bool:
+        return self.is_script or self.runtime_info.needs_torch
 
     def static_export(self) -> ExportOnnx | None:
         """The static graph this branch measures, when the model has them: its export says
@@ -319,16 +282,9 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         reference = self.plan.reference
         return None if reference is None else chosen_file(reference, self.plan_files())
 
-    def failure_path(self) -> str:
+    def point_failure_file(self) -> str:
         """One failure record per batch size (the branches share a directory)."""
-        if self.is_branch():
-            return self.local_path(layout.branch_failure_file(self.branch_data))
-        return super().failure_path()
-
-    @property
-    def resources(self) -> dict[str, int]:
-        # never two measurements at once, whatever --workers says
-        return {"mlprof_measure": 1} if self.is_branch() else {}
+        return layout.branch_failure_file(self.branch_data)
 
     def output(self):
         return self.declared_outputs(batch_size=self.branch_data)
@@ -358,7 +314,6 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
 
         from mlprof.measure import measure_isolated
         from mlprof.measure.results import write_branch
-        from mlprof.progress import progress_logger
 
         if self.measures_export:
             # a model measured on static graphs: this batch size's graph is exported first (a
@@ -371,17 +326,7 @@ class MeasureRuntime(MeasurementTask, law.LocalWorkflow, SlurmWorkflow, HTCondor
         label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
         point = f"{label} (point {self.branch + 1} of {len(self.branch_map)})"
         self.publish_message(f"measuring {point}")
-        # the child reports at least every 1.5 s: a line at most every LOG_EVERY s, the first
-        # LOG_EVERY s after the child's first report (a short point logs nothing; see
-        # progress_logger), and the percentage for luigi's status
-        log_progress = progress_logger(point)
-        percent = [0]
-
-        def progress(fraction: float, message: str) -> None:
-            if int(100 * fraction) != percent[0]:
-                percent[0] = int(100 * fraction)
-                self.publish_progress(percent[0])
-            log_progress(fraction, message)
+        progress = self.progress_reporter(point)  # luigi's percentage and a line per LOG_EVERY s
 
         measured = self.measured_file()
         settings = self.measure_settings(bs, self.runtime, self.device, self.precision)

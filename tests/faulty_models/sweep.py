@@ -11,7 +11,8 @@ import law
 import luigi
 
 from mlprof.errors import MLProfError
-from mlprof.tasks.parameters import BatchSizesMixin, MeasurementMixin, PathsParameter
+from mlprof.tasks.framework.mixins import BatchSizesMixin, MeasurementMixin
+from mlprof.tasks.framework.parameters import PathsParameter
 from mlprof.tasks.runtime import MergeRuntimes
 
 

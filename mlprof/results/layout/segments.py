@@ -343,7 +343,7 @@ def script_model_hash(content_hash: str, argv: Sequence[str], max_depth: int) ->
     a directory; for the script alone (its sha256), the hash of the script as a whole, which
     names its DiscoverModels and the plots of all its models. The tasks give a script that
     calls one model, named without ``::HASH``, that model's ``::HASH`` before they build a path
-    (:meth:`mlprof.tasks.parameters.ScriptMixin.single_model`), so that one model has one
+    (:meth:`mlprof.tasks.framework.mixins.ScriptMixin.single_model`), so that one model has one
     segment however it was named."""
     return short_hash(content_hash, *argv, max_depth, length=64)
 

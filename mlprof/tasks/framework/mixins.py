@@ -2,7 +2,8 @@
 
 A mixin never looks at another mixin's parameters and never builds a path: it turns its own
 parameters into values (a :class:`mlprof.results.layout.MeasureKey`, an ``ExportKey``, a runtime
-segment, ...), and the concrete task composes them with :mod:`mlprof.results.layout`.
+segment, ...), and the concrete task composes them with :mod:`mlprof.results.layout`. The
+parameter types are :mod:`mlprof.tasks.framework.parameters`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from mlprof.results import layout
 from mlprof.runtimes import (
     DEFAULT_CALIBRATION_BATCHES,
     DEFAULT_RUNTIME,
-    canonical_runtime,
     check_device,
     engine_runtime,
     runtime_info,
@@ -37,148 +37,22 @@ from mlprof.runtimes.precisions import (
     export_precision,
     listed,
 )
-from mlprof.tasks.base import BaseTask
+from mlprof.tasks.framework.base import BaseTask
+from mlprof.tasks.framework.parameters import (
+    AsciiFloatParameter,
+    AsciiIntParameter,
+    BatchSizesParameter,
+    NameParameter,
+    PathParameter,
+    PrecisionParameter,
+    PrecisionsParameter,
+    RuntimeParameter,
+    expand_path,
+)
 from mlprof.util import float_tag, short_hash
 
 DEFAULT_MODEL = "$MLP_BASE/examples/dnn/model_onnx_l10u128.yaml"
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-
-
-def expand_path(value: str) -> str:
-    """Expand ``~`` and variables and make the path absolute."""
-    return os.path.abspath(os.path.expandvars(os.path.expanduser(str(value))))
-
-
-def expand_model_file(value: str) -> str:
-    """Like :func:`expand_path`, keeping a ``::HASH`` suffix (script models)."""
-    path, sep, rest = str(value).partition("::")
-    return expand_path(path) + sep + rest.strip().lower()
-
-
-class PathParameter(luigi.Parameter):
-    """A file path (``script.py::HASH`` too), made absolute so equal files give equal ids."""
-
-    def normalize(self, x):
-        return expand_model_file(x) if x not in (None, "") else x
-
-
-class PathsParameter(law.CSVParameter):
-    """Comma-separated file paths with brace expansion and globs, made absolute."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("brace_expand", True)
-        super().__init__(*args, **kwargs)
-
-    def normalize(self, x):
-        import glob
-
-        paths = []
-        for p in super().normalize(x):
-            p = expand_model_file(p)
-            if any(c in p for c in "*?["):
-                matches = sorted(glob.glob(p))
-                if not matches:
-                    raise MLProfError(f"no file matches {p!r}", field="--model-files")
-                paths.extend(matches)
-            else:
-                paths.append(p)
-        return tuple(dict.fromkeys(paths))
-
-
-class NameParameter(luigi.Parameter):
-    """A free-text name that becomes (part of) a directory, e.g. ``--model-name``:
-    NFC-normalized and stripped, control and bidi characters refused in one line
-    (:func:`mlprof.ingest.clean_name`), so that names that look alike are one name."""
-
-    def __init__(self, *args, flag: str = "", **kwargs):
-        self._flag = flag
-        super().__init__(*args, **kwargs)
-
-    def normalize(self, x):
-        from mlprof.ingest import clean_name
-
-        if not isinstance(x, str) or x == law.NO_STR:
-            return x
-        value = clean_name(x, self._flag or "name")
-        if not value:
-            raise MLProfError("must not be empty (leave the option out for the default)",
-                              field=self._flag or None)
-        return value
-
-
-class NamesParameter(law.CSVParameter):
-    """Comma-separated names that become (parts of) directories, e.g. ``--model-names``: each
-    one as :class:`NameParameter` normalizes it."""
-
-    def __init__(self, *args, flag: str = "", **kwargs):
-        self._flag = flag
-        super().__init__(*args, **kwargs)
-
-    def normalize(self, x):
-        from mlprof.ingest import clean_name
-
-        return tuple(clean_name(str(n), self._flag or "names") for n in super().normalize(x))
-
-
-class RuntimeParameter(luigi.Parameter):
-    """A runtime name; aliases (``ort``) resolve to the canonical name."""
-
-    def normalize(self, x):
-        return canonical_runtime(x)
-
-
-class RuntimesParameter(law.CSVParameter):
-    """Comma-separated runtime names (aliases resolved, duplicates dropped)."""
-
-    def normalize(self, x):
-        return tuple(dict.fromkeys(canonical_runtime(r) for r in super().normalize(x)))
-
-
-class AsciiIntParameter(luigi.IntParameter):
-    """An integer in ASCII digits: luigi's ``int()`` also takes Arabic-Indic digits and
-    ``1_0``, which a user reading the command line would not take for the same number."""
-
-    def parse(self, x):
-        from mlprof.ingest import ascii_int
-
-        value = super().parse(x)  # words fail here, with luigi's own message
-        if isinstance(x, str):
-            ascii_int(x, "--" + getattr(self, "_mlprof_name", "value"))
-        return value
-
-
-class AsciiFloatParameter(luigi.FloatParameter):
-    """A number in ASCII (see :class:`AsciiIntParameter`; ``float()`` also takes ``nan``)."""
-
-    def parse(self, x):
-        from mlprof.ingest import ascii_float
-
-        value = super().parse(x)
-        if isinstance(x, str):
-            ascii_float(x, "--" + getattr(self, "_mlprof_name", "value"))
-        return value
-
-
-class BatchSizesParameter(law.CSVParameter):
-    """Comma-separated batch sizes (>= 1), made unique and sorted."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.update(cls=AsciiIntParameter, unique=True, sort=True)
-        super().__init__(*args, **kwargs)
-
-    def normalize(self, x):
-        from mlprof.measure.settings import check_batch_size
-
-        sizes = super().normalize(x)
-        if not sizes:
-            raise MLProfError("give at least one batch size", field="--batch-sizes")
-        # every branch of a workflow normalizes the whole list again: check element-wise (and
-        # word the error) only when the cheap test fails, or scheduling grows quadratically
-        from mlprof.runtimes.batching import MAX_BATCH_SIZE
-
-        if all(type(b) is int for b in sizes) and sizes[0] >= 1 and sizes[-1] <= MAX_BATCH_SIZE:
-            return sizes
-        return tuple(check_batch_size(b) for b in sizes)
 
 
 def _default_runtime() -> str:
@@ -386,25 +260,6 @@ class ExportMixin(BaseTask):
         return layout.ExportKey(self.resolved_opset, export_precision(precision),
                                 bool(self.ort_optimize),
                                 layout.tolerances_tag(*self.tolerances()))
-
-
-class PrecisionParameter(luigi.Parameter):
-    """A precision name (:data:`mlprof.runtimes.PRECISIONS`), checked in one line."""
-
-    def normalize(self, x):
-        from mlprof.runtimes import check_precision
-
-        return check_precision(x) if isinstance(x, str) and x != law.NO_STR else x
-
-
-class PrecisionsParameter(law.CSVParameter):
-    """Comma-separated precisions (checked, duplicates dropped, in the order given)."""
-
-    def normalize(self, x):
-        from mlprof.runtimes import check_precision
-
-        return tuple(dict.fromkeys(check_precision(p, "--precisions")
-                                   for p in super().normalize(x)))
 
 
 class PrecisionMixin(BaseTask):
@@ -797,3 +652,29 @@ class ThreadsMixin(BaseTask):
 
         check_setting("threads", self.threads)
         check_threads_here(self.threads, allow_more=False)
+
+
+class LogYMixin(BaseTask):
+    """``--y-log``: explicit (True, False) or, by default, automatic.
+
+    Automatic: a logarithmic y axis when the plotted values span more than a decade
+    (:func:`mlprof.plotting.runtimes.use_log_y`), so that a sweep from batch size 1 to 1024 does
+    not put everything beyond 32 on zero. The choice reaches the file name: ``__ylog`` for
+    ``--y-log True``, ``__ylin`` for ``--y-log False``, nothing for the automatic axis.
+    """
+
+    exclude_index = True
+
+    y_log = luigi.OptionalBoolParameter(
+        default=None, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        description="logarithmic y-axis: True or False; default: automatic (logarithmic when "
+        "the plotted values span more than a factor of 10)")
+
+    def plot_tag(self, labels: tuple[str, ...] = ()) -> str:
+        """The plot options' file-name part, with ``ylin`` for a forced linear y axis."""
+        tag = super().plot_tag(labels)  # type: ignore[misc]  (PlotMixin's, after this in the MRO)
+        if self.y_log is not False:
+            return tag
+        parts = tag[2:].split("_") if tag else []
+        parts.insert(1 if parts[:1] == ["xlin"] else 0, "ylin")
+        return "__" + "_".join(parts)

@@ -5,7 +5,7 @@ Both used to be found out by each branch in turn, after its measurement (a read-
 exit 30 and a 50-line traceback per branch) or by spinning (a dangling link at the lock path).
 Here each is one line naming the store or the lock and its variable (``MLP_STORE``,
 ``MLP_LOCK_DIR``, ``MLP_NO_LOCK``), and ``law run`` exits 40 with nothing measured
-(:mod:`mlprof.tasks.cmdline` calls :func:`preflight` before it builds the root task).
+(:mod:`mlprof.tasks.framework.cmdline` calls :func:`preflight` before it builds the root task).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def inspects_only(known_args: Any) -> bool:
                for name in law.Task.interactive_params)
 
 
-#: set by :mod:`mlprof.tasks.cmdline` when the command line only looks (:func:`inspects_only`)
+#: set by :mod:`mlprof.tasks.framework.cmdline` when the command line only looks
+#: (:func:`inspects_only`)
 _inspecting = False
 
 

@@ -96,3 +96,9 @@ def install_run_summary() -> None:
 
     schedule_and_run._mlprof = True  # type: ignore[attr-defined]
     li._schedule_and_run = schedule_and_run
+
+
+def with_outputs(table: str, task: Any) -> str:
+    """A summary table followed by the task's output paths (what ``law run`` prints at its
+    end for a plot made of a table)."""
+    return table + "\noutputs:\n" + "\n".join(f"  {t.path}" for t in task.output().values())

@@ -12,7 +12,7 @@ import luigi
 
 from mlprof.errors import INTERRUPTED, MeasurementFailed, MLProfError
 from mlprof.results import families, layout
-from mlprof.tasks import cmdline
+from mlprof.tasks.framework import cmdline
 from mlprof.util import write_json_atomic
 
 logger = logging.getLogger("mlprof")
@@ -68,9 +68,11 @@ class VersionParameter(luigi.Parameter):
     that look alike are one directory, and refused in one line when it holds control or bidi
     characters or a name reserved for luigi's and the store's temporary files
     (:func:`mlprof.results.layout.check_version`). The ``.confirm`` suffix is refused for the
-    versions a user gives (:mod:`mlprof.tasks.cmdline`, the API): mlprof's own tasks use it."""
+    versions a user gives (:mod:`mlprof.tasks.framework.cmdline`, the API): mlprof's own tasks
+    use it."""
 
-    #: how :mod:`mlprof.tasks.cmdline` (which this module imports) knows a version parameter
+    #: how :mod:`mlprof.tasks.framework.cmdline` (which this module imports) knows a version
+    #: parameter
     is_version = True
 
     def normalize(self, x):
@@ -327,7 +329,7 @@ def install_error_handling() -> None:
     """One-line errors in luigi's log, for ``law run``'s command line and for errors raised
     while parsing parameters.
 
-    Called by :func:`mlprof.tasks.hooks.install_run_hooks` (``law run`` and ``mlprof``).
+    Called by :func:`mlprof.tasks.framework.hooks.install_run_hooks` (``law run`` and ``mlprof``).
     luigi's command-line parser: no abbreviations, one line for an unknown option (with the
     closest names), a bad value or a missing parameter, exit code 40 (:mod:`.cmdline`).
     """

@@ -31,7 +31,7 @@ import luigi
 from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.results.layout import store_base
-from mlprof.tasks.base import BaseTask
+from mlprof.tasks.framework.base import BaseTask
 from mlprof.util import write_text_atomic
 
 law.contrib.load("slurm", "htcondor")
@@ -206,8 +206,8 @@ def batch_job_info() -> dict[str, Any] | None:
 #: the bootstrap script sourced by law's job script on the worker; {exports}, {base}, {system}
 #: are filled in at submission time
 BOOTSTRAP = """#!/usr/bin/env bash
-# mlprof job bootstrap, written at submission by mlprof.tasks.remote and sourced by law's job
-# script (law_job.sh) on the worker before the branches run: the submitting shell's mlprof
+# mlprof job bootstrap, written at submission by mlprof.tasks.framework.remote and sourced by law's
+# job script (law_job.sh) on the worker before the branches run: the submitting shell's mlprof
 # settings, then the checkout's setup.sh (venv, law index).
 
 {exports}

@@ -34,7 +34,8 @@ Guard: each patch is applied only when the offending code is present (checked in
 of the installed law's functions), so an upgraded law that fixed them is left alone;
 ``law.__version__`` is recorded in :func:`status`. ``MLP_NO_SCALE_PATCH=1`` disables both
 (for A/B measurements, ``benchmarks/scheduling.py``). Applied once, when ``law run`` or the
-``mlprof`` command starts or the API schedules tasks (:mod:`mlprof.tasks.hooks`), never on import.
+``mlprof`` command starts or the API schedules tasks (:mod:`mlprof.tasks.framework.hooks`), never on
+import.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ def _patch_make_unique() -> bool:
 def apply() -> dict[str, Any]:
     """Apply the patches (once; no-op when ``$MLP_NO_SCALE_PATCH`` is set). Returns :func:`status`.
 
-    Called by :func:`mlprof.tasks.hooks.install_build_hooks`.
+    Called by :func:`mlprof.tasks.framework.hooks.install_build_hooks`.
     """
     import law
 
@@ -213,7 +214,7 @@ def apply() -> dict[str, Any]:
         _status["reason"] = f"offending code found in law {law.__version__}"
     else:
         _status["reason"] = f"offending code not found in law {law.__version__}'s source"
-        logger.debug("mlprof.tasks._scale: nothing to patch in law %s", law.__version__)
+        logger.debug("mlprof.tasks.framework.scale: nothing to patch in law %s", law.__version__)
     return status()
 
 

@@ -3,12 +3,13 @@ starts, never by an import.
 
 What they are (all idempotent):
 
-- one-line errors (:func:`mlprof.tasks.base.install_error_handling`): luigi's command-line parser
-  patched (:mod:`mlprof.tasks.cmdline`), a filter on luigi's log, ``sys.excepthook`` (one line
-  for an :class:`~mlprof.errors.MLProfError`, and for Ctrl-C under ``law run``);
-- the summary ``law run`` prints at its end (:mod:`mlprof.tasks.summary`, wraps
+- one-line errors (:func:`mlprof.tasks.framework.base.install_error_handling`): luigi's
+  command-line parser patched (:mod:`mlprof.tasks.framework.cmdline`), a filter on luigi's log,
+  ``sys.excepthook`` (one line for an :class:`~mlprof.errors.MLProfError`, and for Ctrl-C under
+  ``law run``);
+- the summary ``law run`` prints at its end (:mod:`mlprof.tasks.framework.summary`, wraps
   ``luigi.interface._schedule_and_run``);
-- law 0.1.21's scale patches (:mod:`mlprof.tasks._scale`);
+- law 0.1.21's scale patches (:mod:`mlprof.tasks.framework.scale`);
 - a heap freeze at exit (``gc.freeze``: the interpreter's shutdown skips a full collection over
   pandas and matplotlib, 0.5-0.8 s per run, measured by ``benchmarks/overhead.py``);
 - under ``law run`` with a model script, an early start of the measurement server (once the
@@ -36,9 +37,9 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from mlprof.tasks import _scale
-from mlprof.tasks.base import OneLineErrors, install_error_handling
-from mlprof.tasks.summary import install_run_summary
+from mlprof.tasks.framework import scale as _scale
+from mlprof.tasks.framework.base import OneLineErrors, install_error_handling
+from mlprof.tasks.framework.summary import install_run_summary
 
 _installed = False
 
@@ -64,8 +65,8 @@ def started_by_law_run(argv: Sequence[str] | None = None) -> bool:
 
 def install_build_hooks() -> None:
     """What scheduling tasks needs in any process: law 0.1.21's scale patches (same results,
-    linear time; :mod:`mlprof.tasks._scale`). Called by :func:`install_run_hooks` and by the
-    API before it schedules tasks."""
+    linear time; :mod:`mlprof.tasks.framework.scale`). Called by :func:`install_run_hooks` and by
+    the API before it schedules tasks."""
     _scale.apply()
 
 
@@ -156,7 +157,7 @@ def _prestart_for_scripts() -> None:
         return
     looks = ("--help", "-h", "--help-all", *(f"--{p.replace('_', '-')}" for p in _LOOK_PARAMS))
     if any(a.split("=", 1)[0] in looks for a in argv[2:]):
-        return  # --print-status and friends measure nothing (see mlprof.tasks.preflight)
+        return  # --print-status and friends measure nothing (see mlprof.tasks.framework.preflight)
     if any(a.endswith(".py") or ".py::" in a for a in argv[2:]):
         from mlprof.measure.isolate import prestart
 

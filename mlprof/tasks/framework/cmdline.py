@@ -22,9 +22,9 @@ through several module-level names and keep the current instance on the class it
     parameter; the first bad one raises :class:`MLProfError` naming the option and the value
     (``--batch-sizes: expected comma-separated integers, got '1,two'``), as does a required
     parameter without a value (``--version: missing (required)``). luigi's own handling then
-    logs it (one line, through :class:`mlprof.tasks.base.OneLineErrors`) and exits with the same
-    code; nothing is scheduled and nothing is written. Errors raised by the tasks' own checks in
-    ``__init__`` take the same way.
+    logs it (one line, through :class:`mlprof.tasks.framework.base.OneLineErrors`) and exits with
+    the same code; nothing is scheduled and nothing is written. Errors raised by the tasks' own
+    checks in ``__init__`` take the same way.
 
 Both kinds of line read ``mlprof error: <field>: <message>`` after law's log prefix.
 """
@@ -354,7 +354,7 @@ def install() -> None:
     @functools.wraps(get_task_obj_orig)
     def get_task_obj(self):
         check_values(self)
-        from mlprof.tasks.preflight import inspects_only, mark_inspecting, preflight
+        from mlprof.tasks.framework.preflight import inspects_only, mark_inspecting, preflight
 
         mark_inspecting(inspects_only(self.known_args))
         if not inspects_only(self.known_args):  # --print-status of a read-only store works

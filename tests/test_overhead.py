@@ -1,0 +1,115 @@
+"""The tool's own time per point (issue 38): what a measurement child inherits from the
+measurement server instead of doing again, and branch files read once per process."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mlprof.measure import MeasureSettings
+from mlprof.measure.harness import measure
+from mlprof.measure.isolate import run_isolated
+from mlprof.measure.results import (
+    branch_problem,
+    merge_branches,
+    read_branch,
+    read_checked_branch,
+    write_branch,
+)
+from mlprof.results import layout
+from tests.helpers import DNN
+
+
+def child_state(progress=None) -> dict:
+    """Run in a measurement child: what it found already done by the server."""
+    from mlprof.util import dist_version
+
+    return {"frozen": gc.get_freeze_count(), "numpy.ma": "numpy.ma" in sys.modules,
+            "contention": "mlprof.measure.contention" in sys.modules,
+            "versions_cached": dist_version.cache_info().currsize}
+
+
+def test_a_child_starts_with_the_servers_work_done():
+    """Every point is a fresh fork of the server: the modules a measurement imports, the
+    package versions and a frozen GC (no full collection walking the server's objects) come
+    with the fork."""
+    state = run_isolated(child_state, {}, timeout=120, label="state")
+    assert state["frozen"] > 10_000, state  # numpy, onnx, onnxruntime's objects
+    assert state["numpy.ma"] and state["contention"], state
+    assert state["versions_cached"] >= 2, state
+
+
+def _branch(tmp_path: Path, bs: int) -> dict[str, str]:
+    result = measure(str(DNN), MeasureSettings(batch_size=bs, n_calls=5, warmup=1,
+                                               min_duration=0))
+    paths = {k: str(tmp_path / n) for k, n in layout.branch_files(bs).items()}
+    write_branch(result, paths, task={"family": "MeasureRuntime", "version": "t"})
+    return paths
+
+
+def test_a_checked_branch_is_not_read_again_until_it_changes(tmp_path: Path):
+    """MergeRuntimes reads the branches luigi's completeness check just read and checked: it
+    gets them from memory, as long as the files are the same; a changed file is read again."""
+    paths = _branch(tmp_path, 2)
+    assert branch_problem(paths["csv"], paths["json"]) is None
+    samples, prov = read_checked_branch(paths["csv"], paths["json"])
+    again, prov2 = read_checked_branch(paths["csv"], paths["json"])
+    assert again is samples and not samples.flags.writeable  # the one array kept, read-only
+    fresh, fresh_prov = read_branch(paths["csv"], paths["json"])
+    np.testing.assert_array_equal(samples, fresh)
+    assert prov == fresh_prov
+    prov["n_samples"] = -1  # the caller's copy
+    assert read_checked_branch(paths["csv"], paths["json"])[1]["n_samples"] == samples.size
+
+    # the file changes (another sample value, so another size and time): read again
+    text = Path(paths["csv"]).read_text().splitlines()
+    text[1] = text[1].rsplit(",", 1)[0] + ",123.5"
+    Path(paths["csv"]).write_text("\n".join(text) + "\n")
+    changed, _ = read_checked_branch(paths["csv"], paths["json"])
+    assert changed[0] == 123.5 and changed is not samples
+
+
+def test_merge_of_checked_branches_equals_a_merge_that_reads_them(tmp_path: Path):
+    """The merged files are the same whether the branches were checked (kept in memory) first
+    or read from the files."""
+    branches = [_branch(tmp_path, bs) for bs in (1, 4)]
+    merged = {}
+    for name in ("read", "checked"):
+        if name == "checked":
+            assert all(branch_problem(b["csv"], b["json"]) is None for b in branches)
+        d = tmp_path / name
+        d.mkdir()
+        outputs = {k: str(d / n) for k, n in layout.merged_files("bs_1_4").items()}
+        rows = merge_branches(branches, outputs, {"model_name": "dnn"})
+        merged[name] = (rows, {k: Path(p).read_text() for k, p in outputs.items()})
+    assert [r["batch_size"] for r in merged["read"][0]] == [1, 4]
+    assert merged["checked"][1] == merged["read"][1]  # the files, byte for byte
+
+
+def test_a_plot_is_drawn_once_when_saved(tmp_path: Path):
+    """save_figure draws a laid-out figure once per file: matplotlib drew it twice (a first
+    draw for the placeholder layout engine tight_layout leaves behind)."""
+    import matplotlib.figure
+
+    from mlprof.plotting import Curve, plot_runtimes, save_figure
+
+    stats = {"batch_size": [1, 2, 4], "median_ms": [1.0, 1.5, 2.5], "p16_ms": [0.9, 1.4, 2.3],
+             "p84_ms": [1.1, 1.7, 2.8]}
+    fig = plot_runtimes([Curve("dnn", stats)], caption="a caption under the axes")
+    draws = []
+    original = matplotlib.figure.Figure.draw
+
+    def counted(self, renderer):
+        draws.append(type(renderer).__name__)
+        return original(self, renderer)
+
+    matplotlib.figure.Figure.draw = counted  # type: ignore[method-assign]
+    try:
+        save_figure(fig, [str(tmp_path / "a.pdf"), str(tmp_path / "a.png")])
+    finally:
+        matplotlib.figure.Figure.draw = original  # type: ignore[method-assign]
+    assert len(draws) == 2, draws  # one per file
+    assert (tmp_path / "a.pdf").stat().st_size > 0 and (tmp_path / "a.png").stat().st_size > 0
