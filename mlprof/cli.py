@@ -338,7 +338,7 @@ def system_info() -> dict:
     """CPU, threads, library versions, ``checks``: warnings about frequency scaling, turbo
     and SMT (:func:`mlprof.measure.contention.system_checks`), the host's fingerprint id and
     its noise floor per class when the store has one (else ``not calibrated``)."""
-    from mlprof.measure.sysinfo import system_info as sysinfo
+    from mlprof.sysinfo import system_info as sysinfo
     from mlprof.util import dist_version, git_commit
     from mlprof.version import __version__
 
@@ -357,7 +357,7 @@ def system_info() -> dict:
     info["checks"] = system_checks()
     # which noise floor this machine's measurements are judged by (CalibrateNoise)
     from mlprof.measure.noise import NOT_CALIBRATED_SHORT, find_floor, floor_summary
-    from mlprof.measure.sysinfo import fingerprint_id, host_fingerprint
+    from mlprof.sysinfo import fingerprint_id, host_fingerprint
 
     info["host_fingerprint"] = fingerprint_id()
     info["fingerprint"] = host_fingerprint()

@@ -171,7 +171,6 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
     from mlprof.model.script import read_skip
     from mlprof.runtimes import canonical_runtime
     from mlprof.tasks.discover import DiscoverModels
-    from mlprof.tasks.framework.base import failure_cause_of
     from mlprof.tasks.runtime import MergeRuntimes
 
     _ensure_env()
@@ -183,31 +182,8 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
     kw = _common({**settings, "script_args": script_args}, MergeRuntimes,
                  ("version", "model_file", "runtime", "batch_sizes"))
     batch_sizes = check_batch_sizes(batch_sizes)
-    runtimes = [canonical_runtime(r) for r in runtimes]
-    say = echo or (lambda _line: None)
+    rows = _Rows([canonical_runtime(r) for r in runtimes], echo or (lambda _line: None))
     t0 = time.monotonic()
-
-    rows: dict[tuple[str, str], dict] = {}
-
-    def row(s: Script, rt: str, **values: Any) -> None:
-        rows[(s.path, rt)] = {"corpus": s.corpus, "script": s.name, "runtime": rt,
-                              "status": "", "cause": "", "detail": "", "models": "",
-                              "median_ms": "", "reason": "", **values}
-
-    def failed(s: Script, rt: str, task: Any) -> None:
-        cause, message = failure_cause_of(task)
-        status = cause.cause if cause.cause in ("needs-network", "needs-package", "oom",
-                                                "timeout") else "failed"
-        row(s, rt, status=status, cause=cause.cause, detail=cause.detail,
-            reason=_short(message, s.path))
-        say(f"{s.name} {rt}: {cause}  {_short(message, s.path, 120)}")
-
-    def unreadable(s: Script, error: MLProfError) -> None:
-        message = _short(str(error), s.path)
-        for rt in runtimes:
-            row(s, rt, status="failed", cause="unreadable", detail=_kind(error.message),
-                reason=message)
-        say(f"{s.name}: unreadable: {_short(message, s.path, 120)}")
 
     # 1. discovery, every script at once (workers in parallel)
     todo = []
@@ -215,63 +191,113 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
         try:  # through mlprof.ingest: a FIFO, a device, a directory or an undecodable file
             skip = read_skip(s.path)
         except MLProfError as e:  # costs this script alone: one row, one line
-            unreadable(s, e)
+            rows.unreadable(s, e)
             continue
         if skip:
-            for rt in runtimes:
-                row(s, rt, status="skipped", reason=skip)
+            for rt in rows.runtimes:
+                rows.row(s, rt, status="skipped", reason=skip)
             continue
         todo.append((s, DiscoverModels(version=version, model_file=s.path,
                                        script_args=kw.get("script_args", ""),
                                        max_depth=kw.get("max_depth", 0))))
-    say(f"discovering the models of {len(todo)} scripts ({workers} workers)")
+    rows.say(f"discovering the models of {len(todo)} scripts ({workers} workers)")
     _build([t for _, t in todo if not t.complete()], workers)
 
     # 2. export and measurement of every discovered model
+    merges = _merges(todo, rows, lambda path, rt: MergeRuntimes(
+        version=version, model_file=path, runtime=rt, batch_sizes=batch_sizes, **kw))
+    n_models = sum(len(m) for _, rt, m in merges if rt == rows.runtimes[0])
+    rows.say(f"measuring {n_models} models on {', '.join(rows.runtimes)} at batch size(s) "
+             f"{','.join(map(str, batch_sizes))} ({workers} workers; one measurement at a time)")
+    pending = [t for _, _, ts in merges for t in ts if not t.complete()]
+    with _watch(pending, merges, rows.say):
+        _build(pending, workers)
+    _read_merges(merges, rows)
+    out = [rows.rows[(s.path, rt)] for s in scripts for rt in rows.runtimes]
+    rows.say(f"done in {time.monotonic() - t0:.0f} s")
+    return out
+
+
+class _Rows:
+    """:func:`run_corpus`'s table as it fills: one row per script and runtime, and one line
+    for each (``say``) as it is decided."""
+
+    def __init__(self, runtimes: list[str], say: Callable[[str], None]) -> None:
+        self.runtimes, self.say = runtimes, say
+        self.rows: dict[tuple[str, str], dict] = {}
+
+    def row(self, s: Script, rt: str, **values: Any) -> None:
+        """Set the row of ``s`` on ``rt``."""
+        self.rows[(s.path, rt)] = {"corpus": s.corpus, "script": s.name, "runtime": rt,
+                                   "status": "", "cause": "", "detail": "", "models": "",
+                                   "median_ms": "", "reason": "", **values}
+
+    def failed(self, s: Script, rt: str, task: Any) -> None:
+        """``task`` of ``s`` on ``rt`` failed: its cause (:func:`failure_cause_of`)."""
+        from mlprof.tasks.framework.base import failure_cause_of
+
+        cause, message = failure_cause_of(task)
+        status = cause.cause if cause.cause in ("needs-network", "needs-package", "oom",
+                                                "timeout") else "failed"
+        self.row(s, rt, status=status, cause=cause.cause, detail=cause.detail,
+                 reason=_short(message, s.path))
+        self.say(f"{s.name} {rt}: {cause}  {_short(message, s.path, 120)}")
+
+    def unreadable(self, s: Script, error: MLProfError) -> None:
+        """``s`` could not be read: a failed row on every runtime."""
+        message = _short(str(error), s.path)
+        for rt in self.runtimes:
+            self.row(s, rt, status="failed", cause="unreadable", detail=_kind(error.message),
+                     reason=message)
+        self.say(f"{s.name}: unreadable: {_short(message, s.path, 120)}")
+
+    def corrupt(self, s: Script, runtimes: Sequence[str], error: Exception,
+                where: str = "") -> None:
+        """A damaged file of the store (a manifest, a statistics file) costs ``s`` alone."""
+        for rt in runtimes:
+            self.row(s, rt, status="corrupt", cause="corrupt", reason=_short(str(error), s.path))
+        self.say(f"{s.name}{where}: corrupt: {_short(str(error), s.path, 120)}")
+
+
+def _merges(todo: list[tuple[Script, Any]], rows: _Rows, merge: Callable[[str, str], Any]
+            ) -> list[tuple[Script, str, list]]:
+    """``(script, runtime, MergeRuntimes per discovered model)`` of every script whose
+    discovery ran (``merge(model_file, runtime)`` makes one); the others' rows say why not."""
     merges: list[tuple[Script, str, list]] = []
     for s, disc in todo:
         if not disc.complete():
-            for rt in runtimes:
-                failed(s, rt, disc)
+            for rt in rows.runtimes:
+                rows.failed(s, rt, disc)
             continue
         try:  # a damaged manifest (a FIFO in the store, say) costs this script alone
             hashes = [m["hash"] for m in disc.manifest()["models"]]
         except (MLProfError, KeyError, TypeError) as e:
-            for rt in runtimes:
-                row(s, rt, status="corrupt", cause="corrupt", reason=_short(str(e), s.path))
-            say(f"{s.name}: corrupt: {_short(str(e), s.path, 120)}")
+            rows.corrupt(s, rows.runtimes, e)
             continue
-        for rt in runtimes:
-            merges.append((s, rt, [MergeRuntimes(version=version, model_file=f"{s.path}::{h}",
-                                                 runtime=rt, batch_sizes=batch_sizes, **kw)
-                                   for h in hashes]))
-    n_models = sum(len(m) for _, rt, m in merges if rt == runtimes[0])
-    say(f"measuring {n_models} models on {', '.join(runtimes)} at batch size(s) "
-        f"{','.join(map(str, batch_sizes))} ({workers} workers; one measurement at a time)")
-    pending = [t for _, _, ts in merges for t in ts if not t.complete()]
-    with _watch(pending, merges, say):
-        _build(pending, workers)
+        for rt in rows.runtimes:
+            merges.append((s, rt, [merge(f"{s.path}::{h}", rt) for h in hashes]))
+    return merges
 
+
+def _read_merges(merges: list[tuple[Script, str, list]], rows: _Rows) -> None:
+    """The rows of the measured scripts: each model's median at the first batch size, with
+    its markers, or why it failed."""
     for s, rt, tasks in merges:
         bad = next((t for t in tasks if not t.complete()), None)
         if bad is not None:
-            failed(s, rt, bad)
+            rows.failed(s, rt, bad)
             continue
         try:
             points = [_points(t) for t in tasks]  # each statistics file read once
         except (MLProfError, ValueError, KeyError) as e:  # a damaged statistics file
-            row(s, rt, status="corrupt", cause="corrupt", reason=_short(str(e), s.path))
-            say(f"{s.name} {rt}: corrupt: {_short(str(e), s.path, 120)}")
+            rows.corrupt(s, [rt], e, f" {rt}")
             continue
         firsts = [(pts[0]["median_ms"], pts[0]["flags"]) for pts in points]
-        row(s, rt, status="ok", models=str(len(tasks)),
-            median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),
-            flags=combined(f for _, f in firsts),
-            points=[p for pts in points for p in pts],
-            stats=[t.output()["stats"].path for t in tasks])
-    out = [rows[(s.path, rt)] for s in scripts for rt in runtimes]
-    say(f"done in {time.monotonic() - t0:.0f} s")
-    return out
+        rows.row(s, rt, status="ok", models=str(len(tasks)),
+                 median_ms=", ".join(marked(f"{m:.3f}", f) for m, f in firsts),
+                 flags=combined(f for _, f in firsts),
+                 points=[p for pts in points for p in pts],
+                 stats=[t.output()["stats"].path for t in tasks])
 
 
 def _points(merge: Any) -> list[dict]:

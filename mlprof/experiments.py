@@ -289,6 +289,18 @@ class _Problems:
             else error.message
         self.found.append((where, message))
 
+    def check(self, fld: str, fn: Any, *args: Any) -> Any:
+        """``fn(*args)``, or None with its error recorded under ``fld``."""
+        try:
+            return fn(*args)
+        except MLProfError as e:  # a field of this file keeps its own name (model_files[2])
+            self.add(e, e.field if e.file == self.path and e.field else fld)
+            return None
+
+    def fail(self, fld: str, message: str) -> None:
+        """Record a problem of ``fld`` found here."""
+        self.add(_fail(self.path, fld, message))
+
     def raise_any(self) -> None:
         """Raise one :class:`MLProfError` naming every problem (one line)."""
         if len(self.found) == 1:
@@ -302,7 +314,10 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
     """Read and check one experiment file; raises :class:`MLProfError` naming file and field.
 
     Every field is checked even after one is wrong, and the error names all wrong fields at once
-    (``3 problems: exclude_files: ...; rotate.slices: ...; settings.n_calls: ...``).
+    (``3 problems: exclude_files: ...; rotate.slices: ...; settings.n_calls: ...``). One
+    function per group of fields (texts and flags, model files, runtimes, batch sizes and
+    settings, notify and generation) fills the experiment's fields: each reads ``data``, adds
+    to ``kw`` what is right and to ``problems`` what is not.
     """
     path = os.path.abspath(os.fspath(path))
     # the one way in: a regular file (a FIFO, a device or a link to one is one line, never a
@@ -317,41 +332,51 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         raise _fail(path, "", "must be a mapping of fields (title, model_files, ...)")
     problems = _Problems(path)
     for name in sorted(set(map(str, data)) - set(FIELDS)):
-        problems.add(_fail(path, name, f"unknown field; known: {', '.join(FIELDS)}"))
+        problems.fail(name, f"unknown field; known: {', '.join(FIELDS)}")
     kw: dict[str, Any] = {"name": os.path.splitext(os.path.basename(path))[0], "file": path}
+    for read in (_read_texts, _read_flags, _read_model_files, _read_runtimes,
+                 _read_batch_sizes, _read_settings, _read_notify_generation):
+        read(data, kw, problems)
+    problems.raise_any()
+    return Experiment(**kw)
 
-    def check(fld: str, fn: Any, *args: Any) -> Any:
-        """``fn(*args)``, or None with its error recorded under ``fld``."""
-        try:
-            return fn(*args)
-        except MLProfError as e:  # a field of this file keeps its own name (model_files[2])
-            problems.add(e, e.field if e.file == path and e.field else fld)
-            return None
 
+def _read_texts(data: dict, kw: dict[str, Any], problems: _Problems) -> None:
+    """``title``, ``description``, ``script_args``: strings, whitespace folded (the title
+    also without control or bidi characters: terminals and dashboards show it)."""
     for fld in ("title", "description", "script_args"):
         if fld in data and data[fld] is not None:
             if not isinstance(data[fld], str):
-                problems.add(_fail(path, fld, f"must be a string, got {data[fld]!r}"))
+                problems.fail(fld, f"must be a string, got {data[fld]!r}")
                 continue
             kw[fld] = " ".join(data[fld].split()) if fld != "description" else data[fld].strip()
-            if fld == "title":  # shown on terminals and dashboards: no control or bidi chars
-                kw[fld] = check("title", lambda t: clean_name(t, "title", source=path),
-                                kw[fld]) or kw["name"]
+            if fld == "title":
+                kw[fld] = problems.check(
+                    "title", lambda t: clean_name(t, "title", source=problems.path),
+                    kw[fld]) or kw["name"]
     kw.setdefault("title", kw["name"])
+
+
+def _read_flags(data: dict, kw: dict[str, Any], problems: _Problems) -> None:
+    """``active`` (a boolean) and ``priority`` (an integer, not a boolean)."""
     if "active" in data:
         if not isinstance(data["active"], bool):
-            problems.add(_fail(path, "active", f"must be true or false, got {data['active']!r}"))
+            problems.fail("active", f"must be true or false, got {data['active']!r}")
         else:
             kw["active"] = data["active"]
     if "priority" in data:
         if isinstance(data["priority"], bool) or not isinstance(data["priority"], int):
-            problems.add(_fail(path, "priority", f"must be an integer, got {data['priority']!r}"))
+            problems.fail("priority", f"must be an integer, got {data['priority']!r}")
         else:
             kw["priority"] = data["priority"]
 
+
+def _read_model_files(data: dict, kw: dict[str, Any], problems: _Problems) -> None:
+    """``model_files`` (required) less ``exclude_files``, and ``rotate`` over what is left."""
+    path, check = problems.path, problems.check
     files: dict[str, str] | None = None
     if "model_files" not in data:
-        problems.add(_fail(path, "model_files", "missing: give at least one model file"))
+        problems.fail("model_files", "missing: give at least one model file")
     else:
         values = check("model_files", _str_list, path, "model_files", data["model_files"])
         if values is not None:
@@ -365,7 +390,7 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
             gone = {f.partition("::")[0] for f in excluded}
             files = {f: k for f, k in files.items() if f.partition("::")[0] not in gone}
             if not files:
-                problems.add(_fail(path, "exclude_files", "excludes every model file"))
+                problems.fail("exclude_files", "excludes every model file")
                 files = None
         if patterns is not None:
             base = os.path.dirname(path)
@@ -376,71 +401,81 @@ def load_experiment(path: str | os.PathLike) -> Experiment:
         if "rotate" in data:
             kw["slices"] = check("rotate", _rotate, path, data["rotate"], len(files))
 
+
+def _read_runtimes(data: dict, kw: dict[str, Any], problems: _Problems) -> None:
+    """``runtimes`` (canonical names), ``device`` (every runtime has it) and
+    ``reference_runtime`` (one of the runtimes)."""
+    check = problems.check
     if "runtimes" in data:
-        rts = check("runtimes", _str_list, path, "runtimes", data["runtimes"])
+        rts = check("runtimes", _str_list, problems.path, "runtimes", data["runtimes"])
         if rts is not None:
             names = [check("runtimes", canonical_runtime, r) for r in rts]
             if None not in names:
                 kw["runtimes"] = tuple(dict.fromkeys(names))
     device = data.get("device", "cpu")
     if not isinstance(device, str):
-        problems.add(_fail(path, "device", f"must be a string, got {device!r}"))
-    else:
-        if all(check("device", check_device, rt, device) is not None
-               for rt in kw.get("runtimes", Experiment.runtimes)):
-            kw["device"] = device
+        problems.fail("device", f"must be a string, got {device!r}")
+    elif all(check("device", check_device, rt, device) is not None
+             for rt in kw.get("runtimes", Experiment.runtimes)):
+        kw["device"] = device
     if data.get("reference_runtime") is not None:
         ref = check("reference_runtime", canonical_runtime, str(data["reference_runtime"]))
         if ref is not None:
             if ref not in kw.get("runtimes", Experiment.runtimes):
-                problems.add(_fail(path, "reference_runtime",
-                                   f"{ref!r} is not one of the runtimes"))
+                problems.fail("reference_runtime", f"{ref!r} is not one of the runtimes")
             else:
                 kw["reference_runtime"] = ref
 
+
+def _read_batch_sizes(data: dict, kw: dict[str, Any], problems: _Problems) -> None:
+    """``batch_sizes``: one integer or a list of them, as ``--batch-sizes`` checks them."""
     if "batch_sizes" in data:
         bs = data["batch_sizes"]
         if isinstance(bs, int) and not isinstance(bs, bool):
             bs = [bs]
         if not isinstance(bs, list):
-            problems.add(_fail(path, "batch_sizes",
-                               f"must be a list of integers >= 1, got {bs!r}"))
+            problems.fail("batch_sizes", f"must be a list of integers >= 1, got {bs!r}")
         else:
-            checked_bs = check("batch_sizes", check_batch_sizes, bs)
+            checked_bs = problems.check("batch_sizes", check_batch_sizes, bs)
             if checked_bs is not None:
                 kw["batch_sizes"] = checked_bs
 
+
+def _read_settings(data: dict, kw: dict[str, Any], problems: _Problems) -> None:
+    """``settings``: MeasureRuntime's measurement options, each checked as its option is."""
     settings = data.get("settings") or {}
     if not isinstance(settings, dict):
-        problems.add(_fail(path, "settings", f"must be a mapping, got {settings!r}"))
+        problems.fail("settings", f"must be a mapping, got {settings!r}")
         settings = {}
     known = [s.name for s in cli_settings()]  # the measurement options of MeasureRuntime
     checked: dict[str, Any] = {}
     for key, value in settings.items():
         fld = f"settings.{key}"
         if key not in known:
-            problems.add(_fail(path, fld, f"unknown setting; known: {', '.join(known)}"))
+            problems.fail(fld, f"unknown setting; known: {', '.join(known)}")
             continue
         try:
             checked[key] = check_setting(key, value)
         except MLProfError as e:  # e.g. an input data file that is not found: named
-            problems.add(_fail(path, fld, f"{e.message}: {e.file}" if e.file else e.message))
+            problems.fail(fld, f"{e.message}: {e.file}" if e.file else e.message)
     kw["settings"] = checked
+
+
+def _read_notify_generation(data: dict, kw: dict[str, Any], problems: _Problems) -> None:
+    """``notify`` (a list of addresses) and ``generation`` (PlotGeneration's options, not
+    with the fields of a runtime measurement)."""
     if "notify" in data and data["notify"] is not None:
-        notify = check("notify", _str_list, path, "notify", data["notify"])
+        notify = problems.check("notify", _str_list, problems.path, "notify", data["notify"])
         if notify is not None:
             kw["notify"] = tuple(notify)
     if "generation" in data:
-        gen = check("generation", _generation, path, data["generation"])
+        gen = problems.check("generation", _generation, problems.path, data["generation"])
         for fld in NOT_WITH_GENERATION:
             if fld in data:
-                problems.add(_fail(path, fld, "not with generation: give it in the "
-                                   "generation section (its keys: "
-                                   f"{', '.join(_generation_keys())})"))
+                problems.fail(fld, "not with generation: give it in the generation section "
+                              f"(its keys: {', '.join(_generation_keys())})")
         if gen is not None:
             kw["generation"] = gen
-    problems.raise_any()
-    return Experiment(**kw)
 
 
 def _generation_keys() -> list[str]:

@@ -75,6 +75,6 @@ def test_the_checks_see_a_missing_module_and_a_changed_layer():
     without = "\n".join(ln for ln in text.splitlines() if not ln.startswith(row))
     assert "mlprof.measure.lock" not in page_modules(without)
     assert "mlprof.measure.lock" in page_modules(text)
-    moved = text.replace("| 5 | experiments | `mlprof.experiments` |",
-                         "| 5 | experiments | `mlprof.experiments`, `mlprof.corpus` |")
+    moved = text.replace("| 8 | experiments | `mlprof.experiments` |",
+                         "| 8 | experiments | `mlprof.experiments`, `mlprof.corpus` |")
     assert moved != text and page_layers(moved) != page_layers(text)

@@ -6,17 +6,22 @@ layers below it, never one above. Bottom to top:
 =====  ==================  ==============================================================
 layer  name                modules
 =====  ==================  ==============================================================
-0      base                ``errors``, ``util``, ``version``, ``parser``, ``ingest``
+0      base                ``errors``, ``util``, ``version``, ``parser``, ``ingest``,
+                           ``progress``
 1      runtime registry    ``runtimes`` (its ``__init__``), ``runtimes.base``,
                            ``runtimes.batching``, ``runtimes.precisions``
-2      results             ``results`` (the store layout, records, store operations)
-3      library             ``model``, ``measure``, the runtime implementations
+2      machine             ``sysinfo`` (the CPU, its flags, the cgroup's quota, the host's
+                           fingerprint)
+3      results             ``results`` (the store layout, records, store operations)
+4      model               ``model``
+5      library             ``measure``, the runtime implementations
                            (``runtimes.onnxruntime``, ``runtimes.torch``, ...)
-4      pure functions      ``report``, ``plotting``
-5      experiments         ``experiments``
-6      tasks               ``tasks`` (law tasks)
-7      drivers             ``api``, ``corpus``
-8      entry points        ``cli``, the package facade ``mlprof`` (its ``__init__``)
+6      plotting            ``plotting``
+7      report              ``report``
+8      experiments         ``experiments``
+9      tasks               ``tasks`` (law tasks)
+10     drivers             ``api``, ``corpus``
+11     entry points        ``cli``, the package facade ``mlprof`` (its ``__init__``)
 =====  ==================  ==============================================================
 
 Further rules: ``results`` imports only layers 0 and 1 (errors, util and the runtime registry);
@@ -35,6 +40,12 @@ model < report, plotting < api, corpus, experiments, parser < tasks < cli``), th
 - ``experiments`` is below ``tasks`` (``tasks.nightly`` reads experiment files), while ``api`` and
   ``corpus`` are above it: they build and run the law tasks in this process (hence their
   luigi imports);
+- ``model`` is below ``measure`` (issue 39): the measurements load models, a model never
+  measures; what both need (``progress``, ``sysinfo``) lies below both, and QuantizeModel's
+  child, which calibrates on the measurement's inputs, is ``measure.quantize``;
+- ``plotting`` is below ``report`` (issue 39): the dashboard draws history plots, a plot never
+  reads a report module; the helpers both use (a history panel's scale, a load configuration's
+  label) are ``plotting.scales`` and ``plotting.labels``;
 - ``version`` holds ``__version__`` so that the measurements can record it without importing the
   facade ``mlprof``, which reaches ``mlprof.api`` (its ``__getattr__``).
 
@@ -45,6 +56,11 @@ is a dependency too) but not for circles (they never run). An import of ``a.b.c`
 ``a/__init__`` and ``a/b/__init__`` too; that implicit step is not an edge (as in import-linter):
 a package ``__init__`` that imports its modules is fine, a module that imports its package back
 explicitly (``from mlprof.measure import measure``) is counted.
+
+Besides the layers, no two packages import each other
+(:func:`test_no_two_packages_import_each_other`; a package here is a subpackage of ``mlprof`` or
+a top-level module, the runtime registry apart from the runtime implementations): module-level,
+lazy and ``TYPE_CHECKING`` imports all count.
 """
 
 from __future__ import annotations
@@ -63,12 +79,15 @@ PACKAGE = ROOT / "mlprof"
 #: exact name ("=mlprof.runtimes") matches that module only
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("mlprof.errors", "mlprof.util", "mlprof.version", "mlprof.parser",
-              "mlprof.ingest")),
+              "mlprof.ingest", "mlprof.progress")),
     ("runtime registry", ("=mlprof.runtimes", "mlprof.runtimes.base",
                           "mlprof.runtimes.batching", "mlprof.runtimes.precisions")),
+    ("machine", ("mlprof.sysinfo",)),
     ("results", ("mlprof.results",)),
-    ("library", ("mlprof.model", "mlprof.measure", "mlprof.runtimes")),
-    ("pure functions", ("mlprof.report", "mlprof.plotting")),
+    ("model", ("mlprof.model",)),
+    ("library", ("mlprof.measure", "mlprof.runtimes")),
+    ("plotting", ("mlprof.plotting",)),
+    ("report", ("mlprof.report",)),
     ("experiments", ("mlprof.experiments",)),
     ("tasks", ("mlprof.tasks",)),
     ("drivers", ("mlprof.api", "mlprof.corpus")),
@@ -259,6 +278,60 @@ def test_law_and_luigi_only_from_the_task_layer_up() -> None:
     bad = [str(i) for i in imports()
            if i.target.split(".")[0] in TASK_LIBRARIES and layer_of(i.module) < tasks]
     assert not bad, "law/luigi imported below the tasks layer:\n" + "\n".join(bad)
+
+
+#: the runtime registry's modules: one package for the pair test, apart from the runtime
+#: implementations (the registry is read by ``results``, the implementations write to it)
+_REGISTRY = dict(LAYERS)["runtime registry"]
+
+#: pairs of packages that still import each other, to be gone when issue 39's branches merge
+#: (the merger empties this): none now. Were ``report`` to import ``plotting`` and back again,
+#: the pair would be named here with the lines that must change.
+KNOWN_TWO_WAY: set[frozenset[str]] = set()
+
+
+def package_of(module: str) -> str:
+    """The package of ``module`` for :func:`test_no_two_packages_import_each_other`:
+    ``mlprof.<sub>`` (a subpackage or a top-level module), ``mlprof.runtimes`` for the
+    registry and ``mlprof.runtimes.<impl>`` apart from it, ``mlprof`` for the facade."""
+    if any(module == m[1:] if m.startswith("=") else module == m or module.startswith(m + ".")
+           for m in _REGISTRY):
+        return "mlprof.runtimes"
+    parts = module.split(".")
+    if parts[:2] == ["mlprof", "runtimes"]:
+        return ".".join(parts[:3])
+    return ".".join(parts[:2])
+
+
+def two_way_pairs(edges: list[Import]) -> dict[frozenset[str], list[Import]]:
+    """``{pair of packages: the imports between them}`` for every pair that imports both ways."""
+    between: dict[tuple[str, str], list[Import]] = {}
+    for e in edges:
+        a, b = package_of(e.module), package_of(e.target)
+        if a != b:
+            between.setdefault((a, b), []).append(e)
+    return {frozenset((a, b)): between[(a, b)] + between[(b, a)]
+            for (a, b) in between if (b, a) in between and a < b}
+
+
+def test_no_two_packages_import_each_other() -> None:
+    # module-level, lazy and TYPE_CHECKING imports alike: a type is a dependency too
+    found = {p: e for p, e in two_way_pairs(internal_imports()).items() if p not in KNOWN_TWO_WAY}
+    lines = []
+    for pair, edges in sorted(found.items(), key=lambda x: sorted(x[0])):
+        lines.append(" <-> ".join(sorted(pair)))
+        lines += [f"    {e}" for e in edges]
+    assert not found, "packages importing each other (one must sit below the other):\n" + \
+        "\n".join(lines)
+
+
+def test_two_way_pairs_finds_pairs() -> None:
+    edges = [Import("mlprof.a.x", "mlprof.b.y", 1, False, False),
+             Import("mlprof.b.z", "mlprof.a", 2, True, False),
+             Import("mlprof.c", "mlprof.a.x", 3, False, True)]
+    assert list(two_way_pairs(edges)) == [frozenset(("mlprof.a", "mlprof.b"))]
+    assert package_of("mlprof.runtimes.precisions") == "mlprof.runtimes"
+    assert package_of("mlprof.runtimes.torch") == "mlprof.runtimes.torch"
 
 
 def test_no_import_circle() -> None:

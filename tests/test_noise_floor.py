@@ -26,9 +26,9 @@ from mlprof.measure.noise import (
     read_noise,
 )
 from mlprof.measure.provenance import measurement_header
-from mlprof.measure.sysinfo import fingerprint_id, host_fingerprint
 from mlprof.results import records
 from mlprof.results.records import NOISE_MAX_PAIRS, NoiseRecord
+from mlprof.sysinfo import fingerprint_id, host_fingerprint
 from tests.helpers import DNN, files_in, law_run
 
 #: 20 pairs whose |ratio - 1| are 0.001 ... 0.020, alternately above and below 1

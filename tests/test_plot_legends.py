@@ -318,7 +318,7 @@ def installed(runtime: str) -> str:
 
 
 def here() -> tuple[str, str]:
-    from mlprof.measure.sysinfo import cpu_model
+    from mlprof.sysinfo import cpu_model
 
     return cpu_model(), socket.gethostname()
 

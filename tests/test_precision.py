@@ -177,7 +177,7 @@ def test_nan_at_the_same_positions_is_no_error_and_nan_elsewhere_is_an_answer():
 
 
 def test_the_machine_s_instruction_sets_are_recorded():
-    from mlprof.measure.sysinfo import ISA_FLAGS, cpu_flags, isa, system_info
+    from mlprof.sysinfo import ISA_FLAGS, cpu_flags, isa, system_info
 
     assert system_info()["isa"] == isa()
     assert set(isa()) == {ISA_FLAGS[f] for f in cpu_flags() if f in ISA_FLAGS}
@@ -210,10 +210,10 @@ def test_int8_curves_record_their_error_and_reuse_the_converted_model(store):
     import onnxruntime as ort
 
     from mlprof.measure.inputs import make_feeds
-    from mlprof.measure.sysinfo import isa
     from mlprof.model import read_model_file
     from mlprof.model.onnx_graph import resolve
     from mlprof.model.precision import output_error
+    from mlprof.sysinfo import isa
 
     feed = make_feeds(resolve(read_model_file(DNN)).inputs, 8)[0]
     for runtime in ("onnxruntime", "openvino"):

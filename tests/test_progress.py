@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mlprof.measure import MeasureSettings, measure, measure_isolated
-from mlprof.measure.progress import LOG_EVERY, STALL, Progress
+from mlprof.progress import LOG_EVERY, STALL, Progress
 from tests.helpers import DNN, law_run
 from tests.onnx_factory import slow_model
 

@@ -1,7 +1,7 @@
 """Long steps speak (issue 38): every step that can take more than 5 s prints a progress line
 with its phase at least every 5 s of its own clock. Each test makes one phase of a real step
 long on purpose, deterministically (``$MLP_TEST_SLOW_PHASE``, read by
-:meth:`mlprof.measure.progress.Progress.phase`), instead of depending on the machine's load,
+:meth:`mlprof.progress.Progress.phase`), instead of depending on the machine's load,
 then reads the terminal's lines: the phase is named, and the ``s elapsed`` of consecutive lines
 (the child's clock) are at most 5 s apart (the product's rule: the parent logs at most every
 3.5 s, the child's watcher reports after 1.5 s of silence; 0.5 s of margin for the printed

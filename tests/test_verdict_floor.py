@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from mlprof.measure.provenance import measurement_header
-from mlprof.measure.sysinfo import fingerprint_id, host_fingerprint, system_info
 from mlprof.results import layout, records
+from mlprof.sysinfo import fingerprint_id, host_fingerprint, system_info
 from mlprof.util import write_json_atomic
 from tests.helpers import REPO, files_in, law_run
 

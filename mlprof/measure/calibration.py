@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.measure.progress import Progress
+from mlprof.progress import Progress
 from mlprof.results.records import NOISE_MAX_PAIRS
 from mlprof.runtimes import DEFAULT_RUNTIME
 
@@ -144,7 +144,7 @@ def calibrate(pairs: int = DEFAULT_PAIRS, *, classes: Sequence[CalibrationClass]
     them: :class:`mlprof.results.records.NoiseRecord`)."""
     from mlprof.measure.isolate import run_isolated
     from mlprof.measure.lock import measurement_lock
-    from mlprof.measure.sysinfo import host_fingerprint
+    from mlprof.sysinfo import host_fingerprint
 
     pairs = check_pairs(pairs)
     if classes is None:

@@ -43,6 +43,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlprof.results import records
+from mlprof.sysinfo import (  # noqa: F401 (usable_cpus: tests read it here)
+    cpu_cgroup_dirs,
+    quota_cpus,
+    usable_cpus,
+)
+from mlprof.sysinfo import read_text as _read
 
 #: run-queue wait above this share of the time our threads wanted a CPU names ``cpu-wait``.
 #: 5 % of the loop spent waiting shifts its mean by up to 5 %, more than the differences
@@ -132,14 +138,6 @@ class Counters:
     probe_ns: int | None = None
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return None
-
-
 def _tasks(pids: Iterable[int | str]) -> dict[int, tuple[int, int]] | None:
     """Run and wait ns (``schedstat``'s first two fields) of every thread of ``pids``."""
     out: dict[int, tuple[int, int]] = {}
@@ -178,41 +176,6 @@ def _psi(root: str = "/proc/pressure") -> dict[str, int] | None:
     return out or None
 
 
-def cpu_cgroup_dirs(proc_cgroup: str | None = None, root: str = "/sys/fs/cgroup") -> list[str]:
-    """The directories of the cgroups that hold the CPU controller for this process, from its
-    own up to the hierarchy's root, for cgroup v1 (``cpu``, ``cpu,cpuacct``) and v2 (the
-    ``0::`` line, under ``root`` or ``root/unified``). ``proc_cgroup``: the text of
-    ``/proc/self/cgroup`` (read when None). A path missing under ``root`` (a container that
-    sees the host's path) falls back to the hierarchy's root."""
-    text = proc_cgroup if proc_cgroup is not None else _read("/proc/self/cgroup")
-    dirs: list[str] = []
-    for line in (text or "").splitlines():
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, path = parts
-        if controllers == "":
-            mounts = [root, f"{root}/unified"]
-        elif "cpu" in controllers.split(","):
-            mounts = [f"{root}/{name}" for name in
-                      (controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu")]
-        else:
-            continue
-        for mount in dict.fromkeys(mounts):
-            if not os.path.isfile(f"{mount}/cpu.stat") and not os.path.isfile(
-                    f"{mount}/cgroup.procs"):
-                continue
-            rel = path.strip("/")
-            leaf = f"{mount}/{rel}" if rel and os.path.isdir(f"{mount}/{rel}") else mount
-            while True:
-                dirs.append(leaf)
-                if leaf == mount:
-                    break
-                leaf = os.path.dirname(leaf)
-            break
-    return list(dict.fromkeys(dirs))
-
-
 def throttling(dirs: Iterable[str]) -> tuple[int, int] | None:
     """(periods throttled, ns throttled) summed over the ``cpu.stat`` of ``dirs`` (v1's
     ``throttled_time`` is ns, v2's ``throttled_usec`` us); None where none has the counters."""
@@ -232,37 +195,6 @@ def throttling(dirs: Iterable[str]) -> tuple[int, int] | None:
         periods += stat["nr_throttled"]
         ns += stat.get("throttled_time", stat.get("throttled_usec", 0) * 1000)
     return (periods, ns) if found else None
-
-
-def quota_cpus(dirs: Iterable[str]) -> float | None:
-    """The CPUs the cgroups' quota allows (the smallest over ``dirs``): v2 ``cpu.max``
-    (``max 100000`` or ``150000 100000``), v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``
-    (-1: none); None without a quota."""
-    best: float | None = None
-    for d in dirs:
-        quota = period = None
-        text = _read(f"{d}/cpu.max")
-        if text:
-            q, _, p = text.strip().partition(" ")
-            if q != "max":
-                with contextlib.suppress(ValueError):
-                    quota, period = int(q), int(p or 100000)
-        else:
-            q1, p1 = _read(f"{d}/cpu.cfs_quota_us"), _read(f"{d}/cpu.cfs_period_us")
-            with contextlib.suppress(TypeError, ValueError):
-                quota, period = int(q1), int(p1)  # type: ignore[arg-type]
-        if quota is not None and period and quota > 0:
-            cpus = quota / period
-            best = cpus if best is None else min(best, cpus)
-    return best
-
-
-def usable_cpus(affinity: int | None, dirs: Iterable[str]) -> float | None:
-    """The CPUs this process can use: its affinity's, capped by the cgroups' quota."""
-    quota = quota_cpus(dirs)
-    if affinity is None:
-        return quota
-    return float(affinity) if quota is None else min(float(affinity), quota)
 
 
 # Python's GC pauses, accumulated while gc_watch() runs (a callback in gc.callbacks)

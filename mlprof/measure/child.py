@@ -28,12 +28,12 @@ import mlprof.measure.causes  # noqa: F401
 import mlprof.measure.contention  # noqa: F401
 import mlprof.measure.harness  # noqa: F401
 import mlprof.measure.inputs  # noqa: F401
-import mlprof.measure.progress  # noqa: F401
 import mlprof.measure.provenance
 import mlprof.measure.quiet
-import mlprof.measure.sysinfo
 import mlprof.model.onnx_graph  # noqa: F401
+import mlprof.progress  # noqa: F401
 import mlprof.runtimes.onnxruntime  # noqa: F401
+import mlprof.sysinfo
 import mlprof.util
 
 # resolved once here, inherited by every child (saves two git calls per measurement)
@@ -43,8 +43,8 @@ mlprof.util.git_commit()
 mlprof.ingest.parse_yaml("a: [1, 2.5, x]\nb: {c: d}\n", "<measurement server warm-up>")
 # the libraries' versions (package metadata), the machine and its fingerprint: once here
 mlprof.measure.provenance.library_versions()
-mlprof.measure.sysinfo.fingerprint_id()
-mlprof.measure.sysinfo.system_info()
+mlprof.sysinfo.fingerprint_id()
+mlprof.sysinfo.system_info()
 # torch's known harmless lines are dropped in every child (the C++ loggers' levels are in the
 # server's environment, see mlprof.measure.isolate._context)
 mlprof.measure.quiet.quiet_torch_logs()

@@ -15,7 +15,7 @@ What is timed and what is not:
   ``n_calls`` calls per event follow until that many seconds of measuring are reached;
 - an event's calls run in blocks of about :data:`BLOCK_S` seconds (sized from the calls before);
   between two blocks, never inside one, the harness reads the clock and reports progress: calls
-  made, seconds elapsed and an estimate of the seconds left (:mod:`mlprof.measure.progress`).
+  made, seconds elapsed and an estimate of the seconds left (:mod:`mlprof.progress`).
 
 :func:`measure` runs in the current process; :func:`measure_isolated` runs it in a child process
 with a timeout (see :mod:`mlprof.measure.isolate`).
@@ -65,7 +65,7 @@ class MeasureResult:
 
 
 #: the calls of an event run in blocks of about this many seconds; between two blocks (never
-#: inside one) the harness reads the clock and reports progress (see mlprof.measure.progress)
+#: inside one) the harness reads the clock and reports progress (see mlprof.progress)
 BLOCK_S = 0.25
 
 
@@ -125,7 +125,7 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
 
     ``progress(fraction, message)`` hears what the measurement does (``creating the session``,
     ``compiling with torch.compile``, ``1234 calls, 12.3 s elapsed, ~3.2 s
-    left``) at least every :data:`mlprof.measure.progress.STALL` seconds, from between blocks of
+    left``) at least every :data:`mlprof.progress.STALL` seconds, from between blocks of
     timed calls or, during a longer call, from a watcher thread (:class:`Progress`).
 
     ``reference_file``: at a precision other than fp32, the fp32 model whose outputs on the
@@ -133,12 +133,12 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
     (:func:`mlprof.model.precision.output_error`, recorded under ``precision`` in the
     provenance).
     """
-    from mlprof.measure.causes import gc_watch, loop_drift_pct
-    from mlprof.measure.contention import environment, snapshot
+    from mlprof.measure.causes import loop_drift_pct
+    from mlprof.measure.contention import environment
     from mlprof.measure.inputs import make_feeds
-    from mlprof.measure.progress import Progress
     from mlprof.measure.provenance import measurement_header
-    from mlprof.runtimes import get_runtime, runtime_info
+    from mlprof.progress import Progress
+    from mlprof.runtimes import get_runtime
 
     started = _dt.datetime.now(_dt.timezone.utc)
     s = settings.validated()
@@ -161,85 +161,14 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
         session_ns = pc() - t0
         calls = [rt.bind(feed) for feed in feeds]
 
-        # a compiling runtime compiles with the first event's call here, before the timed
-        # first call, and says what it took and whether its cache in the store had it
-        compiler = runtime_info(s.runtime).compiler
-        fn, args = calls[0]
-        if compiler:
-            rep.phase(f"compiling with {compiler}")
-        try:
-            compiled = rt.compile(fn, args)
-        except Exception as e:
-            raise first_call_error(e, rt, s.batch_size, spec.spec_file) from None
-        rep.phase("first call")
-        t0 = pc()
-        try:
-            fn(*args)
-        except Exception as e:  # the runtime's own error, made one clear line
-            raise first_call_error(e, rt, s.batch_size, spec.spec_file) from None
-        first_ns = pc() - t0
+        compiled, first_ns = _first_call(rt, calls[0], s, spec.spec_file, rep)
 
-        n_ev, n_calls = len(calls), s.n_calls
-        per_round = n_ev * n_calls
+        n_calls = s.n_calls
+        per_round = len(calls) * n_calls
         min_ns = int(s.min_duration * 1e9)
-
-        # warm-up (untimed), in blocks as the timed loop, reporting in between
-        if s.warmup:
-            rep.phase(f"warm-up: 0 of {s.warmup} calls")
-        block = _block_calls(first_ns, 1)
-        w = 0
-        t0 = pc()
-        while w < s.warmup:
-            count = min(block, s.warmup - w)
-            for i in range(w, w + count):
-                fn, args = calls[i % n_ev]
-                fn(*args)
-            w += count
-            now = pc()
-            block = _block_calls(now - t0, w)
-            if reporting:
-                per_call = (now - t0) / w
-                left_ns = ((s.warmup - w) * per_call
-                           + _rounds_needed(per_call, per_round, min_ns, 1) * per_round
-                           * per_call)
-                rep.update(f"warm-up: {w} of {s.warmup} calls", left_ns / 1e9)
-        warmup_ns = pc() - t0
-        if s.warmup:
-            block = _block_calls(warmup_ns, s.warmup)
-
-        # timed rounds: each round makes n_calls calls per event, in blocks of ~BLOCK_S seconds
-        rep.phase("measuring")
-        buf: list[int] = []
-        rounds = 0
-        k = 0  # calls made (the next sample's index)
-        # CPU counters around the timed loop, never inside it (mlprof.measure.contention);
-        # Python's GC pauses inside it (mlprof.measure.causes)
-        gc_pauses = gc_watch()
-        cpu_before = snapshot()
-        loop_start = mark = pc()
-        while True:
-            buf.extend([0] * per_round)
-            for fn, args in calls:
-                end = k + n_calls
-                while k < end:
-                    count = min(block, end - k)
-                    _timed_block(fn, args, buf, k, count)
-                    k += count
-                    now = pc()
-                    block = _block_calls(now - mark, count)
-                    mark = now
-                    if reporting:
-                        loop_ns = now - loop_start
-                        per_call = loop_ns / k
-                        need = _rounds_needed(per_call, per_round, min_ns, rounds + 1)
-                        left_ns = (need * per_round - k) * per_call
-                        rep.update(_calls(k), left_ns / 1e9, loop_ns / (loop_ns + left_ns))
-            rounds += 1
-            if mark - loop_start >= min_ns:
-                break
-        loop_ns = pc() - loop_start
-        cpu_after = snapshot()
-        gc_pauses.stop()
+        warmup_ns, block = _warm_up(calls, s.warmup, first_ns, per_round, min_ns, rep,
+                                    reporting)
+        loop = _timed_rounds(calls, n_calls, min_ns, block, rep, reporting)
         finished_unix = time.time()
         precision: dict[str, Any] = {"precision": s.precision}
         if reference_file and s.precision != "fp32":
@@ -247,30 +176,18 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
             precision["error"] = _error_vs_fp32(runtime_cls, rt, reference_file, feeds[0], s,
                                                 tuple(script_args))
             precision["reference_file"] = reference_file
-        rep.phase(f"{_calls(k)} measured", 1.0)
+        rep.phase(f"{_calls(loop.calls)} measured", 1.0)
 
-    samples = np.asarray(buf, dtype=np.int64)
-    idx = np.arange(samples.size)
-    rnd, rem = np.divmod(idx, per_round)
-    ev, call = np.divmod(rem, n_calls)
-    call = call + rnd * n_calls
+    samples = np.asarray(loop.buf, dtype=np.int64)
+    ev, call = _sample_index(samples.size, per_round, n_calls)
 
     header = measurement_header(
         started=started, runtime=s.runtime, runtime_version=runtime_cls.version(),
         device=s.device, threads=s.threads, runtime_settings=rt.info(), precision=precision,
-        model={
-            "name": spec.name, "label": spec.label, "version": spec.version,
-            "spec_file": spec.spec_file, "file": spec.file,
-            "file_sha256": spec.model_sha256(), "content_hash": spec.content_hash,
-            "opset": resolved.opset, "fixed_batch": resolved.fixed_batch,
-            "inputs": [{"name": i.name, "shape": list(i.full_shape(s.batch_size)),
-                        "dtype": i.dtype} for i in resolved.inputs],
-            "outputs": resolved.outputs,
-            "notes": resolved.notes,
-        },
+        model=_model_record(resolved, s.batch_size),
         settings=s, events_per_call=events_in_call(s.batch_size, resolved.inputs),
         # what else used the CPUs during the timed loop: mlprof.measure.contention
-        environment=environment(cpu_before, cpu_after,
+        environment=environment(loop.cpu_before, loop.cpu_after,
                                 loop_drift_pct=loop_drift_pct(samples)))
     prov = {
         # the versions, the machine, the model, the settings, the environment, the process
@@ -284,14 +201,156 @@ def measure(model_file: str, settings: MeasureSettings, script_args: tuple[str, 
            if compiled is not None else {}),
         "warmup_ms": warmup_ns / 1e6,
         "n_samples": int(samples.size),
-        "rounds": rounds,
-        "loop_wall_s": loop_ns / 1e9,
+        "rounds": loop.rounds,
+        "loop_wall_s": loop.loop_ns / 1e9,
         "timed_sum_s": float(samples.sum()) / 1e9,
         # wall-clock span from session creation to the last timed call
         "started_unix": started_unix,
         "finished_unix": finished_unix,
     }
-    return MeasureResult(s.batch_size, samples, ev.astype(np.int64), call.astype(np.int64), prov)
+    return MeasureResult(s.batch_size, samples, ev, call, prov)
+
+
+def _first_call(rt: Any, call: tuple[Callable[..., Any], tuple], s: MeasureSettings,
+                spec_file: str, rep: Any) -> tuple[Any, int]:
+    """``(compiled, first call ns)``: a compiling runtime compiles with the first event's call
+    here, before the timed first call, and says what it took and whether its cache in the
+    store had it (``compiled``; None for other runtimes); then the first call, timed alone. A
+    failure of either is one clear line (:func:`first_call_error`)."""
+    from mlprof.runtimes import runtime_info
+
+    compiler = runtime_info(s.runtime).compiler
+    fn, args = call
+    if compiler:
+        rep.phase(f"compiling with {compiler}")
+    try:
+        compiled = rt.compile(fn, args)
+    except Exception as e:
+        raise first_call_error(e, rt, s.batch_size, spec_file) from None
+    rep.phase("first call")
+    t0 = time.perf_counter_ns()
+    try:
+        fn(*args)
+    except Exception as e:  # the runtime's own error, made one clear line
+        raise first_call_error(e, rt, s.batch_size, spec_file) from None
+    return compiled, time.perf_counter_ns() - t0
+
+
+def _warm_up(calls: list[tuple[Callable[..., Any], tuple]], warmup: int, first_ns: int,
+             per_round: int, min_ns: int, rep: Any, reporting: bool) -> tuple[int, int]:
+    """The untimed warm-up calls (events in turn), in blocks as the timed loop, reporting in
+    between; ``(warm-up ns, the first timed block's calls)``."""
+    pc = time.perf_counter_ns
+    n_ev = len(calls)
+    if warmup:
+        rep.phase(f"warm-up: 0 of {warmup} calls")
+    block = _block_calls(first_ns, 1)
+    w = 0
+    t0 = pc()
+    while w < warmup:
+        count = min(block, warmup - w)
+        for i in range(w, w + count):
+            fn, args = calls[i % n_ev]
+            fn(*args)
+        w += count
+        now = pc()
+        block = _block_calls(now - t0, w)
+        if reporting:
+            per_call = (now - t0) / w
+            left_ns = ((warmup - w) * per_call
+                       + _rounds_needed(per_call, per_round, min_ns, 1) * per_round
+                       * per_call)
+            rep.update(f"warm-up: {w} of {warmup} calls", left_ns / 1e9)
+    warmup_ns = pc() - t0
+    if warmup:
+        block = _block_calls(warmup_ns, warmup)
+    return warmup_ns, block
+
+
+@dataclass
+class _Loop:
+    """What the timed rounds left: the samples (ns, in call order), the rounds, the calls,
+    the loop's wall time and the CPU counters around it."""
+
+    buf: list[int]
+    rounds: int
+    calls: int
+    loop_ns: int
+    cpu_before: Any
+    cpu_after: Any
+
+
+def _timed_rounds(calls: list[tuple[Callable[..., Any], tuple]], n_calls: int, min_ns: int,
+                  block: int, rep: Any, reporting: bool) -> _Loop:
+    """The timed rounds: each round makes ``n_calls`` calls per event, in blocks of about
+    :data:`BLOCK_S` seconds (:func:`_timed_block`), until a round ends after ``min_ns``.
+
+    Between two blocks (never inside one) the clock is read and progress reported; the CPU
+    counters are read around the loop, never inside it (:mod:`mlprof.measure.contention`),
+    and Python's GC pauses inside it are counted (:mod:`mlprof.measure.causes`). Moved out of
+    :func:`measure` as it was (benchmarks/fidelity.py: the harness's medians within 1 % of a
+    bare loop's, before and after)."""
+    from mlprof.measure.causes import gc_watch
+    from mlprof.measure.contention import snapshot
+
+    pc = time.perf_counter_ns
+    rep.phase("measuring")
+    per_round = len(calls) * n_calls
+    buf: list[int] = []
+    rounds = 0
+    k = 0  # calls made (the next sample's index)
+    gc_pauses = gc_watch()
+    cpu_before = snapshot()
+    loop_start = mark = pc()
+    while True:
+        buf.extend([0] * per_round)
+        for fn, args in calls:
+            end = k + n_calls
+            while k < end:
+                count = min(block, end - k)
+                _timed_block(fn, args, buf, k, count)
+                k += count
+                now = pc()
+                block = _block_calls(now - mark, count)
+                mark = now
+                if reporting:
+                    loop_ns = now - loop_start
+                    per_call = loop_ns / k
+                    need = _rounds_needed(per_call, per_round, min_ns, rounds + 1)
+                    left_ns = (need * per_round - k) * per_call
+                    rep.update(_calls(k), left_ns / 1e9, loop_ns / (loop_ns + left_ns))
+        rounds += 1
+        if mark - loop_start >= min_ns:
+            break
+    loop_ns = pc() - loop_start
+    cpu_after = snapshot()
+    gc_pauses.stop()
+    return _Loop(buf, rounds, k, loop_ns, cpu_before, cpu_after)
+
+
+def _sample_index(n: int, per_round: int, n_calls: int) -> tuple[np.ndarray, np.ndarray]:
+    """(event, call) of each of ``n`` samples in call order: a round is ``n_calls`` calls of
+    each event in turn; a call counts on across rounds."""
+    idx = np.arange(n)
+    rnd, rem = np.divmod(idx, per_round)
+    ev, call = np.divmod(rem, n_calls)
+    return ev.astype(np.int64), (call + rnd * n_calls).astype(np.int64)
+
+
+def _model_record(resolved: Any, batch_size: int) -> dict[str, Any]:
+    """The ``model`` of a measurement's header: the files, their hashes, and the inputs as
+    fed at ``batch_size``."""
+    spec = resolved.spec
+    return {
+        "name": spec.name, "label": spec.label, "version": spec.version,
+        "spec_file": spec.spec_file, "file": spec.file,
+        "file_sha256": spec.model_sha256(), "content_hash": spec.content_hash,
+        "opset": resolved.opset, "fixed_batch": resolved.fixed_batch,
+        "inputs": [{"name": i.name, "shape": list(i.full_shape(batch_size)),
+                    "dtype": i.dtype} for i in resolved.inputs],
+        "outputs": resolved.outputs,
+        "notes": resolved.notes,
+    }
 
 
 def _error_vs_fp32(runtime_cls: Any, rt: Any, reference_file: str, feed: dict, s: Any,

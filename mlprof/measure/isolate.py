@@ -575,13 +575,13 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     :class:`MLProfError` the child raised.
     The child is killed in every case. Ctrl-C kills the child and propagates.
 
-    Without ``progress``, what the child reports (see :mod:`mlprof.measure.progress`) is logged
+    Without ``progress``, what the child reports (see :mod:`mlprof.progress`) is logged
     as ``<label>: <message>`` to the ``mlprof`` logger, at most every 3.5 s and only once the
-    child has run that long (:func:`~mlprof.measure.progress.progress_logger`).
+    child has run that long (:func:`~mlprof.progress.progress_logger`).
     """
     check_main_guard()
     if progress is None:
-        from mlprof.measure.progress import progress_logger
+        from mlprof.progress import progress_logger
 
         progress = progress_logger(label)
     timeout = default_timeout() if timeout is None else float(timeout)

@@ -4,7 +4,7 @@ smallest change a comparison or an alert on this host can honestly call a change
 A floor is measured by CalibrateNoise (interleaved A/A pairs, :func:`calibrate`) and stored in
 ``<store>/CalibrateNoise/<host>/fp-<fingerprint id>/<revision>/noise.json``
 (:class:`mlprof.results.records.NoiseRecord`). It belongs to the machine's fingerprint
-(:func:`mlprof.measure.sysinfo.host_fingerprint`): a new kernel, other runtime versions or a
+(:func:`mlprof.sysinfo.host_fingerprint`): a new kernel, other runtime versions or a
 smaller CPU quota make a new fingerprint, which has no floor until it is calibrated again.
 
 Readers ask :func:`find_floor` for the record of a fingerprint (this machine's by default) and
@@ -71,7 +71,7 @@ def find_floor(store: str | None = None, fingerprint_id: str | None = None,
     """The noise record of ``fingerprint_id`` (this machine's by default) in ``store`` (the
     configured store by default), None when there is none; a damaged record is skipped, with
     a one-line warning naming its file and field (``warn``), never a number."""
-    from mlprof.measure.sysinfo import fingerprint_id as current
+    from mlprof.sysinfo import fingerprint_id as current
 
     store = store or layout.store_base()
     fid = fingerprint_id or current()

@@ -131,8 +131,8 @@ def measure_peak(runtime: str, threads: int, sizes: Sequence[int] = SIZES,
     import onnxruntime as ort
 
     from mlprof.measure.contention import environment, snapshot
-    from mlprof.measure.progress import Progress
     from mlprof.measure.provenance import measurement_header
+    from mlprof.progress import Progress
 
     results = []
     start = snapshot()

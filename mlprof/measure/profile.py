@@ -44,9 +44,9 @@ from mlprof.measure.harness import ProgressFn, _needs_torch, events_in_call
 from mlprof.measure.inputs import make_feeds
 from mlprof.measure.isolate import run_isolated
 from mlprof.measure.lock import measurement_lock
-from mlprof.measure.progress import Progress
 from mlprof.measure.provenance import measurement_header
 from mlprof.measure.settings import MeasureSettings
+from mlprof.progress import Progress
 from mlprof.results import records
 from mlprof.runtimes import get_runtime, runtime_info, runtime_names
 from mlprof.runtimes.base import RUNTIME_OVERHEAD, OpEvent

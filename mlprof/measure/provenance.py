@@ -18,8 +18,8 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from mlprof.measure.isolate import starter_pid
-from mlprof.measure.sysinfo import fingerprint_id, peak_rss_mb, system_info
 from mlprof.results.records import Header, ModelIdentity
+from mlprof.sysinfo import fingerprint_id, peak_rss_mb, system_info
 from mlprof.util import git_commit
 from mlprof.version import __version__
 
@@ -53,7 +53,7 @@ def measurement_header(*, settings: Any = None, runtime: str | None = None,
                        started: _dt.datetime | None = None,
                        timestamp: str | None = None) -> Header:
     """The header of a measurement made in this process, now: the versions (mlprof, its git
-    commit, the libraries), the machine (:func:`mlprof.measure.sysinfo.system_info`), this
+    commit, the libraries), the machine (:func:`mlprof.sysinfo.system_info`), this
     process (pid, the process that started it, its peak memory) and what the caller passes:
     ``settings`` (a :class:`~mlprof.measure.settings.MeasureSettings` or its dict), the
     runtime, the model, ``environment`` (:func:`mlprof.measure.contention.environment` of

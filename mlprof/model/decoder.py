@@ -133,7 +133,7 @@ def load_decoder(path: str, cache_dir: str | None = None, *,
     ``check`` sees the :class:`Decoder` before anything is saved (and before a cached one is
     returned): what it raises (a prompt longer than the context) leaves the cache untouched.
     """
-    from mlprof.measure.progress import Progress  # the discovery's reporter (same layer)
+    from mlprof.progress import Progress  # the discovery's reporter (a lower layer)
 
     src = os.path.abspath(os.fspath(path))
     with Progress(progress) as rep:

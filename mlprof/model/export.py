@@ -98,7 +98,6 @@ from typing import Any
 import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.measure.progress import Progress
 from mlprof.model.exporters import (
     BATCH_DIM,
     export_graph,
@@ -107,6 +106,7 @@ from mlprof.model.exporters import (
     unlink_if_exists,
 )
 from mlprof.model.script import capture, keyword_wrapper, resize_batch
+from mlprof.progress import Progress
 
 #: default opset (``MLP_ONNX_OPSET`` overrides)
 DEFAULT_OPSET = 18
@@ -345,7 +345,7 @@ def export_onnx(script: str, model_hash: str, out_path: str, *,
     Raises :class:`MLProfError` when the model cannot be exported or its ONNX outputs are
     refused (see the module docstring). ``progress(fraction, message)`` hears the phases
     (``exporting to ONNX (opset 18)``, ``validating on the script's inputs``, ...) and, during a
-    long one, how long it has run (see :mod:`mlprof.measure.progress`).
+    long one, how long it has run (see :mod:`mlprof.progress`).
     """
 
     with Progress(progress) as rep:

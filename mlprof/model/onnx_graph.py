@@ -111,26 +111,8 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
     """
     model = model if model is not None else load_onnx(spec)
     ginputs = graph_inputs(model, spec.file)
-    gnames = [g.name for g in ginputs]
-    where = spec.spec_file
-    yaml_mode = spec.inputs is not None
-    yaml_inputs = spec.inputs if spec.inputs is not None else []
-
-    if yaml_mode:
-        unknown = [i for i, s in enumerate(yaml_inputs) if s.name not in gnames]
-        if unknown:
-            i = unknown[0]
-            raise MLProfError(f"input '{yaml_inputs[i].name}' is not in the ONNX graph; graph "
-                              f"inputs: {', '.join(gnames)}", where, f"model.inputs[{i}].name")
-        given = {s.name for s in yaml_inputs}
-        missing = [n for n in gnames if n not in given]
-        if missing:
-            raise MLProfError(f"graph input(s) {', '.join(missing)} not listed", where,
-                              "model.inputs")
-        order = {s.name: i for i, s in enumerate(yaml_inputs)}
-    else:
-        order = {}
-
+    yaml_inputs = spec.inputs
+    order = _yaml_order(spec, [g.name for g in ginputs])
     # exports by mlprof record which inputs carry the batch; the others keep their shape
     batched_names = None
     for prop in model.metadata_props:
@@ -142,52 +124,11 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
     inputs: list[InputSpec] = []
     fixed: set[int] = set()
     for g in ginputs:
-        fld = f"model.inputs[{order[g.name]}]" if yaml_mode else None
-        if batched_names is not None and g.name not in batched_names:
-            dims = [d for d in g.dims if isinstance(d, int)]
-            if len(dims) != len(g.dims):
-                raise MLProfError(f"input '{g.name}' has no batch dimension but symbolic dims "
-                                  f"{_fmt_dims(g.dims)}", where)
-            inputs.append(InputSpec(g.name, tuple(dims), g.dtype, batched=False))
-            continue
-        if not g.dims:
-            # scalar input: no batch dimension
-            if yaml_mode and yaml_inputs[order[g.name]].shape:
-                raise MLProfError(f"graph input '{g.name}' is a scalar, but a shape is given",
-                                  where, f"{fld}.shape")
-            inputs.append(InputSpec(g.name, (), g.dtype, batched=False))
-            continue
-        batch, rest = g.dims[0], g.dims[1:]
-        if isinstance(batch, int):
-            fixed.add(batch)
-        if yaml_mode:
-            ys = yaml_inputs[order[g.name]]
-            if len(ys.shape) != len(rest):
-                raise MLProfError(
-                    f"shape {list(ys.shape)} has {len(ys.shape)} dimension(s), but graph input "
-                    f"'{g.name}' has dims {_fmt_dims(g.dims)}, i.e. {len(rest)} without the batch "
-                    "dimension", where, f"{fld}.shape")
-            for axis, (yd, gd) in enumerate(zip(ys.shape, rest, strict=False)):
-                if isinstance(gd, int) and gd != yd:
-                    raise MLProfError(
-                        f"shape {list(ys.shape)} contradicts the ONNX graph: input '{g.name}' "
-                        f"has {gd} at axis {axis + 1} (dims {_fmt_dims(g.dims)})", where,
-                        f"{fld}.shape")
-            if ys.dtype and ys.dtype != g.dtype:
-                raise MLProfError(f"dtype {ys.dtype} contradicts the ONNX graph: input "
-                                  f"'{g.name}' is {g.dtype}", where, f"{fld}.dtype")
-            shape = tuple(ys.shape)
-        else:
-            symbolic = [(a + 1, d) for a, d in enumerate(rest) if not isinstance(d, int)]
-            if symbolic:
-                axis, d = symbolic[0]
-                raise MLProfError(
-                    f"input '{g.name}' has a symbolic dimension {d or '?'!r} at axis {axis} "
-                    f"(dims {_fmt_dims(g.dims)}); write a model YAML that gives its shape",
-                    where)
-            shape = tuple(int(d) for d in rest)  # type: ignore[arg-type]
-        inputs.append(InputSpec(g.name, shape, g.dtype, batched=True))
-
+        ys = yaml_inputs[order[g.name]] if yaml_inputs is not None else None
+        fld = f"model.inputs[{order[g.name]}]" if yaml_inputs is not None else ""
+        inputs.append(_input_spec(g, ys, fld, spec.spec_file, batched_names))
+        if inputs[-1].batched and isinstance(g.dims[0], int):
+            fixed.add(g.dims[0])
     if len(fixed) > 1:
         raise MLProfError(f"inputs have different fixed first dimensions {sorted(fixed)}; cannot "
                           "tell the batch dimension", spec.file)
@@ -198,8 +139,8 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
         for i, name in enumerate(outputs):
             if name not in gouts:
                 raise MLProfError(f"output '{name}' is not in the ONNX graph; graph outputs: "
-                                  f"{', '.join(gouts)}", where, f"model.outputs[{i}].name")
-    if yaml_mode:
+                                  f"{', '.join(gouts)}", spec.spec_file, f"model.outputs[{i}].name")
+    if yaml_inputs is not None:
         # keep the YAML's input order
         inputs.sort(key=lambda s: order[s.name])
 
@@ -210,6 +151,80 @@ def resolve(spec: ModelSpec, model: onnx.ModelProto | None = None) -> ResolvedMo
         resolved.notes.append("no input has a batch dimension: every batch size measures the "
                               "model's own shapes")
     return resolved
+
+
+def _yaml_order(spec: ModelSpec, gnames: list[str]) -> dict[str, int]:
+    """``{input name: its index in the YAML}`` once the YAML's inputs are exactly the graph's
+    (one line naming the first that is not in the graph, or the graph's that are missing);
+    ``{}`` without YAML inputs."""
+    if spec.inputs is None:
+        return {}
+    yaml_inputs = spec.inputs
+    unknown = [i for i, s in enumerate(yaml_inputs) if s.name not in gnames]
+    if unknown:
+        i = unknown[0]
+        raise MLProfError(f"input '{yaml_inputs[i].name}' is not in the ONNX graph; graph "
+                          f"inputs: {', '.join(gnames)}", spec.spec_file,
+                          f"model.inputs[{i}].name")
+    given = {s.name for s in yaml_inputs}
+    missing = [n for n in gnames if n not in given]
+    if missing:
+        raise MLProfError(f"graph input(s) {', '.join(missing)} not listed", spec.spec_file,
+                          "model.inputs")
+    return {s.name: i for i, s in enumerate(yaml_inputs)}
+
+
+def _input_spec(g: GraphInput, ys: InputSpec | None, fld: str, where: str | None,
+                batched_names: set[str] | None) -> InputSpec:
+    """The input to feed for graph input ``g`` (``ys``: its YAML entry, ``fld`` its field):
+    unbatched when an mlprof export says so or it is a scalar, else batched with the shape
+    after the batch dimension (the YAML's, checked against the graph, or the graph's own)."""
+    if batched_names is not None and g.name not in batched_names:
+        dims = [d for d in g.dims if isinstance(d, int)]
+        if len(dims) != len(g.dims):
+            raise MLProfError(f"input '{g.name}' has no batch dimension but symbolic dims "
+                              f"{_fmt_dims(g.dims)}", where)
+        return InputSpec(g.name, tuple(dims), g.dtype, batched=False)
+    if not g.dims:
+        # scalar input: no batch dimension
+        if ys is not None and ys.shape:
+            raise MLProfError(f"graph input '{g.name}' is a scalar, but a shape is given",
+                              where, f"{fld}.shape")
+        return InputSpec(g.name, (), g.dtype, batched=False)
+    shape = _yaml_shape(g, ys, fld, where) if ys is not None else _graph_shape(g, where)
+    return InputSpec(g.name, shape, g.dtype, batched=True)
+
+
+def _yaml_shape(g: GraphInput, ys: InputSpec, fld: str, where: str | None) -> tuple[int, ...]:
+    """The YAML's shape of ``g`` (without the batch), where it agrees with the graph."""
+    rest = g.dims[1:]
+    if len(ys.shape) != len(rest):
+        raise MLProfError(
+            f"shape {list(ys.shape)} has {len(ys.shape)} dimension(s), but graph input "
+            f"'{g.name}' has dims {_fmt_dims(g.dims)}, i.e. {len(rest)} without the batch "
+            "dimension", where, f"{fld}.shape")
+    for axis, (yd, gd) in enumerate(zip(ys.shape, rest, strict=False)):
+        if isinstance(gd, int) and gd != yd:
+            raise MLProfError(
+                f"shape {list(ys.shape)} contradicts the ONNX graph: input '{g.name}' "
+                f"has {gd} at axis {axis + 1} (dims {_fmt_dims(g.dims)})", where,
+                f"{fld}.shape")
+    if ys.dtype and ys.dtype != g.dtype:
+        raise MLProfError(f"dtype {ys.dtype} contradicts the ONNX graph: input "
+                          f"'{g.name}' is {g.dtype}", where, f"{fld}.dtype")
+    return tuple(ys.shape)
+
+
+def _graph_shape(g: GraphInput, where: str | None) -> tuple[int, ...]:
+    """The graph's shape of ``g`` (without the batch); a symbolic dimension needs a YAML."""
+    rest = g.dims[1:]
+    symbolic = [(a + 1, d) for a, d in enumerate(rest) if not isinstance(d, int)]
+    if symbolic:
+        axis, d = symbolic[0]
+        raise MLProfError(
+            f"input '{g.name}' has a symbolic dimension {d or '?'!r} at axis {axis} "
+            f"(dims {_fmt_dims(g.dims)}); write a model YAML that gives its shape", where)
+    return tuple(int(d) for d in rest)  # type: ignore[arg-type]
 
 
 def with_symbolic_batch(model: onnx.ModelProto) -> onnx.ModelProto:

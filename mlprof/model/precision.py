@@ -15,7 +15,7 @@ Measured on this 2-core AVX2 VM without VNNI (the example DNN, 10x128, batch siz
 ONNX Runtime fp32 0.283 ms, int8-dynamic 0.221, int8-static 0.321, fp16 0.338 (its CPU kernels
 compute fp16 by casting around them); OpenVINO fp32 0.391, int8-static 0.754, int8-dynamic
 1.08. Lower precision is not faster by itself: it needs the instructions (VNNI, AMX, AVX-512
-BF16) that :func:`mlprof.measure.sysinfo.isa` records in every provenance.
+BF16) that :func:`mlprof.sysinfo.isa` records in every provenance.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # numpy on first use: the tasks check precisions at start-up 
     import numpy as np
 
 from mlprof.errors import MLProfError
-from mlprof.measure.progress import Progress
+from mlprof.progress import Progress
 from mlprof.runtimes import (
     DEFAULT_CALIBRATION_BATCHES as DEFAULT_CALIBRATION_BATCHES,  # here with its bound
 )
@@ -82,7 +82,7 @@ def check_runtime_precision(runtime: str, precision: str, flags: frozenset[str] 
                             ) -> str:
     """``precision`` (checked) when ``runtime`` measures at it on this CPU; else a one-line
     error naming what would work. ``flags``: the CPU's flags (default: this machine's)."""
-    from mlprof.measure.sysinfo import ISA_FLAGS, cpu_flags
+    from mlprof.sysinfo import ISA_FLAGS, cpu_flags
 
     precision = check_precision(precision)
     have = cpu_flags() if flags is None else flags
@@ -136,7 +136,7 @@ def convert_onnx(src: str, dst: str, precision: str, *,
     ``calibration``: the feeds int8-static calibrates on (one call each). ``dst`` appears
     complete or not at all (written beside and renamed). ``rep`` hears each phase
     (pre-processing, converting or calibrating, writing), so a slow one still says what it is
-    doing every few seconds (:mod:`mlprof.measure.progress`).
+    doing every few seconds (:mod:`mlprof.progress`).
     """
     import onnx
     import onnxruntime
@@ -421,37 +421,6 @@ def error_note(error: Any) -> str:
         return str(note)
     value = error_number(error, "max_abs_error")
     return "inf" if value is not None and math.isinf(value) else ""
-
-
-def quantize_model(spec_file: str, source: str, out_onnx: str, precision: str,
-                   calibration_batches: int = 0, progress: Any = None) -> dict[str, Any]:
-    """Convert the ONNX model ``source`` (the graph of the model file ``spec_file``, or a
-    script's export) to ``precision`` into ``out_onnx``; the recipe of :func:`convert_onnx`.
-
-    int8-static calibrates on ``calibration_batches`` batches of
-    :data:`CALIBRATION_BATCH_SIZE` events of random inputs (seed :data:`CALIBRATION_SEED`),
-    made by the measurement's own input generator from the model's input specs."""
-    from mlprof.measure.inputs import make_feeds
-    from mlprof.model import read_model_file
-    from mlprof.model.onnx_graph import resolve
-
-    precision = check_precision(precision)
-    feeds: list[dict[str, np.ndarray]] = []
-    with Progress(progress) as rep:
-        if precision == "int8-static":
-            n = check_calibration_batches(calibration_batches)
-            rep.phase(f"making {n} calibration batch(es) of {CALIBRATION_BATCH_SIZE} random "
-                      "events")
-            spec = read_model_file(spec_file)
-            if os.path.abspath(spec.file) != os.path.abspath(source):
-                spec = read_model_file(source)
-            resolved = resolve(spec)
-            feeds = make_feeds(resolved.inputs, CALIBRATION_BATCH_SIZE, n, "random",
-                               CALIBRATION_SEED)
-        os.makedirs(os.path.dirname(os.path.abspath(out_onnx)), exist_ok=True)
-        recipe = convert_onnx(source, out_onnx, precision, calibration=feeds, rep=rep)
-        rep.phase(f"converted in {recipe['convert_s']:.2f} s", 1.0)
-        return recipe
 
 
 def converted_spec_yaml(spec: Any, onnx_name: str, precision: str) -> str:

@@ -323,7 +323,7 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
     """Run ``path`` and return its manifest: the models it calls (see the module docstring)."""
     import torch
 
-    from mlprof.measure.progress import Progress
+    from mlprof.progress import Progress
 
     path = os.path.abspath(path)
     # a FIFO, a device or an undecodable file is one line here, before the script runs

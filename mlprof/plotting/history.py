@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from mlprof.plotting import use_backend
 from mlprof.plotting.labels import plot_text
 from mlprof.plotting.runtimes import _style_context
-from mlprof.report.history import history_unit, history_y_range
-from mlprof.report.nightly import CONFIRM_SUFFIX
+from mlprof.plotting.scales import history_unit, history_y_range
+from mlprof.results.layout import CONFIRM_SUFFIX
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -156,7 +156,8 @@ def night_labels(names: Sequence[str]) -> tuple[str, list[str]]:
 def _split_points(vs: Sequence[str], ys: Sequence[float], pos: Mapping[str, int],
                   confirm_suffix: str) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """``(nightly points, confirmation points)`` as ``(x, y)``."""
-    main, conf = [], []
+    main: list[tuple[int, float]] = []
+    conf: list[tuple[int, float]] = []
     for v, y in zip(vs, ys, strict=True):
         (conf if is_confirmation(v, confirm_suffix) else main).append(
             (pos[night_of(v, confirm_suffix)], y))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @functools.lru_cache(maxsize=1024)
@@ -55,7 +56,7 @@ class CurveInfo:
 
 def curve_info(label: str, runtime: str, version: str, record: dict) -> CurveInfo:
     """The :class:`CurveInfo` of a result whose provenance ``record`` has the machine's facts
-    (``cpu_model``, ``host``, as :func:`mlprof.measure.sysinfo.system_info` writes them): what
+    (``cpu_model``, ``host``, as :func:`mlprof.sysinfo.system_info` writes them): what
     every plot's corner is made of (:func:`corner_label`), whichever task drew it."""
     return CurveInfo(label, runtime, (str(version),) if version else (),
                      cpu_model=str(record.get("cpu_model") or ""),
@@ -68,7 +69,7 @@ _IMPLIED_ISA = {"FMA", "F16C", "NEON"}
 
 def isa_text(isa: object) -> str:
     """What a corner says about the CPU's instructions: the recorded extensions
-    (:func:`mlprof.measure.sysinfo.isa`, a list, or a report's comma-separated column) that
+    (:func:`mlprof.sysinfo.isa`, a list, or a report's comma-separated column) that
     decide lower precisions' speed, one entry per family, ``+``-joined (``AVX2``, ``AVX-512
     VNNI/BF16+AMX INT8/BF16``); "" when none is recorded."""
     if isinstance(isa, str):  # a report's column: "AVX2, FMA, F16C"
@@ -187,3 +188,29 @@ def export_caption(export_runtimes: Sequence[str], opset: int, precision: str,
         text += f"; {', '.join(script_runtimes)} {verb} the script itself"
     return text
 
+
+#: what tells one configuration's points from another's (the host: branches that ran as jobs
+#: on different nodes are compared)
+CONFIG_KEYS = ("host", "streams", "threads", "sessions", "batch_size", "max_batch",
+               "max_wait_ms")
+
+
+def config_label(row: Mapping[str, Any]) -> str:
+    """``2 streams x 1 thread``, with ``, dynamic batch 8 (wait 2 ms)`` where it batches."""
+    import pandas as pd
+
+    s, t = int(row["streams"]), int(row["threads"])
+    who = "stream" if row["scenario"] == "streams" else "worker"
+    text = f"{s} {who}{'s' if s != 1 else ''} x {t} thread{'s' if t != 1 else ''}"
+    if row["scenario"] == "streams" and int(row["batch_size"]) != 1:
+        text += f", batch {int(row['batch_size'])}"
+    mb = row.get("max_batch")
+    if row["scenario"] == "server" and mb is not None and not pd.isna(mb) and int(mb) > 1:
+        text += f", dynamic batch {int(mb)} (wait {float(row['max_wait_ms']):g} ms)"
+    if row.get("sessions") == "shared":
+        text += ", one session"
+    elif row.get("sessions") == "process":
+        text += ", as processes" if s != 1 else ", as a process"
+    if row.get("_hosts", 1) > 1 and row.get("host"):
+        text += f" on {row['host']}"
+    return text

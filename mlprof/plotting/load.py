@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from mlprof.plotting.backend import use_backend
+from mlprof.plotting.labels import CONFIG_KEYS, config_label
 from mlprof.plotting.runtimes import (
     _style_context,
     curve_style,
@@ -19,7 +20,6 @@ from mlprof.plotting.runtimes import (
     plain_log_ticks,
     plain_number,
 )
-from mlprof.report.load import CONFIG_KEYS, config_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -15,6 +15,7 @@ import pandas as pd
 from mlprof.measure.causes import CAUSES
 from mlprof.measure.contention import causes_of, is_contended
 from mlprof.measure.trust import NOT_MEASURABLE, UNEXPLAINED, row_not_measurable
+from mlprof.plotting.labels import CONFIG_KEYS, config_label
 from mlprof.results import identity
 
 #: the columns of PlotLoad's CSV, in order
@@ -22,12 +23,6 @@ COLUMNS = ("scenario", "streams", "threads", "sessions", "batch_size", "max_batc
            "max_wait_ms", "rate", "requests", "calls", "events_per_s", "events_per_cpu_s",
            "p50_ms", "p99_ms", "percentile", "percentile_ms", "latency_bound_ms", "verdict",
            "lateness_p99_us", "contended", "host", "chosen", "busy", "causes")
-
-
-#: what tells one configuration's points from another's (the host: branches that ran as jobs
-#: on different nodes are compared)
-CONFIG_KEYS = ("host", "streams", "threads", "sessions", "batch_size", "max_batch",
-               "max_wait_ms")
 
 
 def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -81,25 +76,6 @@ def points_table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         if len(cand):
             df.loc[cand["events_per_s"].astype(float).idxmax(), "chosen"] = True
     return df.drop(columns=["_best", "_record"])
-
-
-def config_label(row: Mapping[str, Any]) -> str:
-    """``2 streams x 1 thread``, with ``, dynamic batch 8 (wait 2 ms)`` where it batches."""
-    s, t = int(row["streams"]), int(row["threads"])
-    who = "stream" if row["scenario"] == "streams" else "worker"
-    text = f"{s} {who}{'s' if s != 1 else ''} x {t} thread{'s' if t != 1 else ''}"
-    if row["scenario"] == "streams" and int(row["batch_size"]) != 1:
-        text += f", batch {int(row['batch_size'])}"
-    mb = row.get("max_batch")
-    if row["scenario"] == "server" and mb is not None and not pd.isna(mb) and int(mb) > 1:
-        text += f", dynamic batch {int(mb)} (wait {float(row['max_wait_ms']):g} ms)"
-    if row.get("sessions") == "shared":
-        text += ", one session"
-    elif row.get("sessions") == "process":
-        text += ", as processes" if s != 1 else ", as a process"
-    if row.get("_hosts", 1) > 1 and row.get("host"):
-        text += f" on {row['host']}"
-    return text
 
 
 def _num(v: float) -> str:

@@ -11,9 +11,7 @@ from typing import Any
 from mlprof import ingest
 from mlprof.errors import MLProfError
 from mlprof.ingest import printable
-
-#: suffix of the version under which suspicious results are measured again
-CONFIRM_SUFFIX = ".confirm"
+from mlprof.results.layout import CONFIRM_SUFFIX  # the suffix of a confirming version
 
 #: the statuses of an experiment, as counted in the summary
 STATUSES = ("ok", "partial", "failed", "inactive")

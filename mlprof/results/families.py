@@ -303,6 +303,31 @@ def _plots(stem: str, tag: str = "", file_types: Iterable[str] = ("pdf",)) -> di
     return {ext: f"{stem}{tag}.{ext}" for ext in file_types}
 
 
+def _plots_and_tables(stem: str, tag: str = "", file_types: Iterable[str] = ("pdf",)
+                      ) -> dict[str, str]:
+    """A plot task's files with its table beside the plots (PlotProfile, PlotLoad,
+    PlotGeneration): the plots, ``<stem>.csv`` and ``<stem>.txt``."""
+    return {**_plots(stem, tag, file_types), "csv": f"{stem}.csv", "text": f"{stem}.txt"}
+
+
+def _table_and_record(prefix: str, unit_pattern: str,
+                      check: Callable[[str], None] | None = None
+                      ) -> tuple[FileSpec, ...]:
+    """A measuring family's unit: ``<prefix><unit>.csv`` (its table) and ``<prefix><unit>.json``
+    (its record, read back by ``check`` when given) (ProfileRuntime, MeasureLoad,
+    MeasureGeneration)."""
+    return (FileSpec("csv", rf"{prefix}(?P<unit>{unit_pattern})\.csv"),
+            FileSpec("json", rf"{prefix}(?P<unit>{unit_pattern})\.json", check=check))
+
+
+def _plot_table_specs(stem_pattern: str) -> tuple[FileSpec, ...]:
+    """The outputs of :func:`_plots_and_tables` for a unit named by ``stem_pattern``: the plots,
+    the CSV and the text (matched whole, so a lazy pattern takes the unit up to the dot)."""
+    return (_plot_spec(stem_pattern),
+            FileSpec("csv", rf"(?P<unit>{stem_pattern})\.csv"),
+            FileSpec("text", rf"(?P<unit>{stem_pattern})\.txt"))
+
+
 _BS = r"bs_[0-9A-Za-z_-]+?"
 #: a profile's time budget (mlprof.results.layout.budget_tag)
 #: a profile's time budget in its file names; files written before the budget existed (format
@@ -334,32 +359,17 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            (FileSpec("csv", rf"precisions_(?P<unit>{_BS}_il\d+{_BUDGET})\.csv"),
             FileSpec("text", rf"precisions_(?P<unit>{_BS}_il\d+{_BUDGET})\.txt"))),
     Family("ProfileRuntime", layout.profile_files,
-           (FileSpec("csv", rf"profile_bs_(?P<unit>\d+{_BUDGET})\.csv"),
-            FileSpec("json", rf"profile_bs_(?P<unit>\d+{_BUDGET})\.json"))),
-    Family("PlotProfile", lambda stem, tag="", file_types=("pdf",): {
-               **_plots(stem, tag, file_types), "csv": f"{stem}.csv", "text": f"{stem}.txt"},
-           (_plot_spec(rf"profile_{_BS}_top\d+{_BUDGET}"),
-            FileSpec("csv", rf"(?P<unit>profile_{_BS}_top\d+{_BUDGET})\.csv"),
-            FileSpec("text", rf"(?P<unit>profile_{_BS}_top\d+{_BUDGET})\.txt"))),
+           _table_and_record("profile_bs_", rf"\d+{_BUDGET}")),
+    Family("PlotProfile", _plots_and_tables,
+           _plot_table_specs(rf"profile_{_BS}_top\d+{_BUDGET}")),
     Family("MeasureLoad", layout.load_files,
-           (FileSpec("csv", r"load_(?P<unit>(?:streams|server)_[0-9A-Za-z_]+)\.csv"),
-            FileSpec("json", r"load_(?P<unit>(?:streams|server)_[0-9A-Za-z_]+)\.json",
-                     check=check_load_json))),
-    Family("PlotLoad", lambda stem, tag="", file_types=("pdf",): {
-               **_plots(stem, tag, file_types), "csv": f"{stem}.csv", "text": f"{stem}.txt"},
-           (_plot_spec(r"load_(?:streams|server)_[0-9A-Za-z_]+?"),
-            FileSpec("csv", r"(?P<unit>load_(?:streams|server)_[0-9A-Za-z_]+)\.csv"),
-            FileSpec("text", r"(?P<unit>load_(?:streams|server)_[0-9A-Za-z_]+)\.txt"))),
+           _table_and_record("load_", r"(?:streams|server)_[0-9A-Za-z_]+", check_load_json)),
+    Family("PlotLoad", _plots_and_tables,
+           _plot_table_specs(r"load_(?:streams|server)_[0-9A-Za-z_]+?")),
     Family("MeasureGeneration", layout.generation_files,
-           (FileSpec("csv", r"generation_(?P<unit>p\d+_bs\d+)\.csv"),
-            FileSpec("json", r"generation_(?P<unit>p\d+_bs\d+)\.json",
-                     check=check_generation_json))),
-    Family("PlotGeneration", lambda stem, tag="", file_types=("pdf",): {
-               **_plots(stem, tag, file_types), "csv": f"{stem}.csv", "text": f"{stem}.txt"},
-           (_plot_spec(r"generation_p[0-9x-]+_bs[0-9x-]+(?:_[0-9a-f]{8})?"),
-            FileSpec("csv", r"(?P<unit>generation_p[0-9x-]+_bs[0-9x-]+(?:_[0-9a-f]{8})?)\.csv"),
-            FileSpec("text",
-                     r"(?P<unit>generation_p[0-9x-]+_bs[0-9x-]+(?:_[0-9a-f]{8})?)\.txt"))),
+           _table_and_record("generation_", r"p\d+_bs\d+", check_generation_json)),
+    Family("PlotGeneration", _plots_and_tables,
+           _plot_table_specs(r"generation_p[0-9x-]+_bs[0-9x-]+(?:_[0-9a-f]{8})?")),
     Family("PlotRuntimes", _plots, (_plot_spec(r"runtimes_[^.]+?"),)),
     Family("PlotMultiRuntimes", _plots, (_plot_spec(r"(?:runtimes|speedup)_[^.]+?"),)),
     Family("PlotThroughput", _plots, (_plot_spec(r"throughput_[^.]+?"),)),

@@ -423,7 +423,7 @@ def night_floor(store: str | None = None) -> dict:
     the record's file and each class's floor, interval and minimum detectable change; else
     ``calibrated: false`` and why."""
     from mlprof.measure.noise import NOT_CALIBRATED, find_floor, floor_summary, noise_paths
-    from mlprof.measure.sysinfo import fingerprint_id
+    from mlprof.sysinfo import fingerprint_id
 
     fid = fingerprint_id()
     record = find_floor(store or layout.store_base(), fid)

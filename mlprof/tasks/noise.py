@@ -3,7 +3,7 @@
 The floor (``noise.json``, :class:`mlprof.results.records.NoiseRecord`, measured by
 :func:`mlprof.measure.calibration.calibrate`) is what two runs of the same configuration differ by
 on this machine: a change smaller than twice it (the minimum detectable change) cannot be told from
-noise. It belongs to the machine's fingerprint (:func:`mlprof.measure.sysinfo.host_fingerprint`:
+noise. It belongs to the machine's fingerprint (:func:`mlprof.sysinfo.host_fingerprint`:
 CPU, usable CPUs, memory, SMT, kernel, virtualisation, runtime versions), which is in its path
 (``CalibrateNoise/<host>/fp-<id>/aa1/noise.json``): a new kernel or runtime version is a new
 fingerprint, which has no floor until calibrated again; Nightly requires it for the current one.
@@ -67,7 +67,7 @@ class CalibrateNoise(BaseTask):
         return 100
 
     def store_parts(self) -> dict[str, str]:
-        from mlprof.measure.sysinfo import fingerprint_id
+        from mlprof.sysinfo import fingerprint_id
 
         return {"host": layout.host_segment(socket.gethostname()),
                 "fingerprint": layout.fingerprint_segment(fingerprint_id())}
@@ -108,7 +108,7 @@ class CalibrateNoise(BaseTask):
         from mlprof.measure.calibration import calibrate, calibration_classes
         from mlprof.measure.noise import describe_class, read_noise
         from mlprof.measure.provenance import measurement_header
-        from mlprof.measure.sysinfo import fingerprint_id, host_fingerprint
+        from mlprof.sysinfo import fingerprint_id, host_fingerprint
         from mlprof.tasks.framework.workflow import progress_reporter
 
         fingerprint = host_fingerprint()

@@ -100,7 +100,8 @@ class QuantizeModel(ModelMixin, ScriptMixin, ExportMixin, PrecisionMixin):
 
     def run(self):
         from mlprof.measure.isolate import run_isolated
-        from mlprof.model.precision import converted_spec_yaml, quantize_model
+        from mlprof.measure.quantize import quantize_model
+        from mlprof.model.precision import converted_spec_yaml
 
         if self.is_script:
             export = self.requires()["export"].record() or {}

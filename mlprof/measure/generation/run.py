@@ -115,7 +115,7 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
                   progress: Callable[[float, str], None] | None = None) -> GenerationResult:
     """Measure one point (``settings``: one prompt length and batch size) in this process.
 
-    Phases, each reported through ``progress`` (:class:`~mlprof.measure.progress.Progress`:
+    Phases, each reported through ``progress`` (:class:`~mlprof.progress.Progress`:
     at least every 1.5 s, so the parent logs a line at least every 5 s): loading the decoder,
     opening each runtime (an export the first time: tens of seconds), warm-up, round k of n,
     the teacher-forced check."""
@@ -124,11 +124,11 @@ def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
     from mlprof.measure.generation import metrics as gm
     from mlprof.measure.generation.prompts import prompt_ids
     from mlprof.measure.generation.timing import open_backend
-    from mlprof.measure.progress import Progress
     from mlprof.measure.provenance import measurement_header
-    from mlprof.measure.sysinfo import peak_rss_mb
     from mlprof.model.decoder import load_decoder
+    from mlprof.progress import Progress
     from mlprof.results.records import ModelIdentity
+    from mlprof.sysinfo import peak_rss_mb
 
     s = settings
     prompt, batch, new = s.prompt_length, s.batch_size, s.new_tokens

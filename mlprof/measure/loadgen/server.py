@@ -351,7 +351,7 @@ def measure_server(model_file: str, settings: MeasureSettings, load: LoadSetting
     ``benchmarks/load_search.py``, which compares factors)."""
     from mlprof.measure.harness import events_in_call
     from mlprof.measure.isolate import restart_timeout
-    from mlprof.measure.progress import Progress
+    from mlprof.progress import Progress
 
     if load.scenario != "server":
         raise MLProfError(f"not a server point: {load.scenario}", field="--scenario")

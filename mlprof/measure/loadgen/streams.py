@@ -269,7 +269,7 @@ def measure_streams(model_file: str, settings: MeasureSettings, load: LoadSettin
     :func:`~mlprof.measure.loadgen.run.measure_load_isolated` runs it in a child). ``load``
     was checked when it was made."""
     from mlprof.measure.harness import events_in_call
-    from mlprof.measure.progress import Progress
+    from mlprof.progress import Progress
 
     if load.scenario != "streams":
         raise MLProfError(f"not a streams point: {load.scenario}", field="--scenario")

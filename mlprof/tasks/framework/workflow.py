@@ -117,9 +117,9 @@ def progress_reporter(task: Any, point: str) -> Callable[[float, str], None]:
     """The progress callback of a measurement child for ``point``: ``task``'s luigi percentage
     (published when it changes) and a log line at most every LOG_EVERY s, the first one
     LOG_EVERY s after the child's first report (a short point logs nothing; see
-    :func:`~mlprof.measure.progress.progress_logger`). The children report at least every
+    :func:`~mlprof.progress.progress_logger`). The children report at least every
     1.5 s (a noise calibration every round, about 0.05 s)."""
-    from mlprof.measure.progress import progress_logger
+    from mlprof.progress import progress_logger
 
     log_progress = progress_logger(point)
     percent = [0]

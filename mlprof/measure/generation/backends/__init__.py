@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from mlprof.errors import MLProfError
-from mlprof.measure.progress import Progress
+from mlprof.progress import Progress
 
 #: the precisions every backend builds (fp32 only: the issue's acceptance runs fp32, and the
 #: token check compares against torch's fp32 logits)
@@ -37,7 +37,7 @@ def check_precision(precision: str) -> None:
 
 @contextmanager
 def ticking(progress: Callable[[str], None] | None, what: str) -> Iterator[Progress]:
-    """A :class:`~mlprof.measure.progress.Progress` whose watcher thread reports ``what`` to
+    """A :class:`~mlprof.progress.Progress` whose watcher thread reports ``what`` to
     ``progress`` whenever the work has been silent for 1.5 s (an export or a compilation is one
     long call), so the user hears at least every 5 s."""
     send = None if progress is None else (lambda _fraction, message: progress(message))

@@ -1,7 +1,11 @@
-"""Facts about the machine and process, for provenance records."""
+"""Facts about the machine and process, for provenance records.
+
+Below ``measure`` and ``model`` (both read it: the precision checks ask for the CPU's flags,
+the measurements record the host): it imports only the runtime registry and ``util``, lazily."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -10,6 +14,7 @@ import platform
 import resource
 import socket
 import sys
+from collections.abc import Iterable
 
 
 @functools.lru_cache(maxsize=1)
@@ -60,6 +65,82 @@ def isa() -> list[str]:
     (``["AVX2", "FMA", "F16C"]``), in the table's order."""
     flags = cpu_flags()
     return [name for flag, name in ISA_FLAGS.items() if flag in flags]
+
+
+def read_text(path: str) -> str | None:
+    """The text of ``path``, or None where it cannot be read (``/proc`` and ``/sys`` files
+    that this kernel or container lacks)."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def cpu_cgroup_dirs(proc_cgroup: str | None = None, root: str = "/sys/fs/cgroup") -> list[str]:
+    """The directories of the cgroups that hold the CPU controller for this process, from its
+    own up to the hierarchy's root, for cgroup v1 (``cpu``, ``cpu,cpuacct``) and v2 (the
+    ``0::`` line, under ``root`` or ``root/unified``). ``proc_cgroup``: the text of
+    ``/proc/self/cgroup`` (read when None). A path missing under ``root`` (a container that
+    sees the host's path) falls back to the hierarchy's root."""
+    text = proc_cgroup if proc_cgroup is not None else read_text("/proc/self/cgroup")
+    dirs: list[str] = []
+    for line in (text or "").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":
+            mounts = [root, f"{root}/unified"]
+        elif "cpu" in controllers.split(","):
+            mounts = [f"{root}/{name}" for name in
+                      (controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu")]
+        else:
+            continue
+        for mount in dict.fromkeys(mounts):
+            if not os.path.isfile(f"{mount}/cpu.stat") and not os.path.isfile(
+                    f"{mount}/cgroup.procs"):
+                continue
+            rel = path.strip("/")
+            leaf = f"{mount}/{rel}" if rel and os.path.isdir(f"{mount}/{rel}") else mount
+            while True:
+                dirs.append(leaf)
+                if leaf == mount:
+                    break
+                leaf = os.path.dirname(leaf)
+            break
+    return list(dict.fromkeys(dirs))
+
+
+def quota_cpus(dirs: Iterable[str]) -> float | None:
+    """The CPUs the cgroups' quota allows (the smallest over ``dirs``): v2 ``cpu.max``
+    (``max 100000`` or ``150000 100000``), v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``
+    (-1: none); None without a quota."""
+    best: float | None = None
+    for d in dirs:
+        quota = period = None
+        text = read_text(f"{d}/cpu.max")
+        if text:
+            q, _, p = text.strip().partition(" ")
+            if q != "max":
+                with contextlib.suppress(ValueError):
+                    quota, period = int(q), int(p or 100000)
+        else:
+            q1, p1 = read_text(f"{d}/cpu.cfs_quota_us"), read_text(f"{d}/cpu.cfs_period_us")
+            with contextlib.suppress(TypeError, ValueError):
+                quota, period = int(q1), int(p1)  # type: ignore[arg-type]
+        if quota is not None and period and quota > 0:
+            cpus = quota / period
+            best = cpus if best is None else min(best, cpus)
+    return best
+
+
+def usable_cpus(affinity: int | None, dirs: Iterable[str]) -> float | None:
+    """The CPUs this process can use: its affinity's, capped by the cgroups' quota."""
+    quota = quota_cpus(dirs)
+    if affinity is None:
+        return quota
+    return float(affinity) if quota is None else min(float(affinity), quota)
 
 
 def peak_rss_mb() -> float:
@@ -126,7 +207,6 @@ def host_fingerprint() -> dict:
     and a digest of its flags, the usable CPUs (affinity and the cgroup's quota), memory in
     GiB, SMT, the kernel release, the virtualisation and the runtimes' versions. Not the host
     name: a cluster's identical nodes share a floor, and a renamed machine keeps its own."""
-    from mlprof.measure.causes import cpu_cgroup_dirs, usable_cpus
     from mlprof.runtimes import runtime_packages
     from mlprof.util import dist_version
 
