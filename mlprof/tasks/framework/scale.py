@@ -545,16 +545,15 @@ def _patch_param_values_once() -> bool:
 def _patch_parse_once() -> bool:
     """Let luigi's ``CmdlineParser`` build one argparse parser instead of two (start-up).
 
-    luigi's ``CmdlineParser.__init__`` builds a parser of every registered task's every
-    parameter without a root task (only to find the root task and ``--module``), parses, builds
-    it again for the root task and parses twice more.
-    :mod:`mlprof.tasks.framework.cmdline` already keeps each built parser, but the two builds
-    stay: 2 x ~860 ``add_argument`` calls, ~24 ms each here, 0.05 of the ~0.45 s a no-op ``law run PlotRuntimes`` takes (issue 38). Under
-    ``law run`` the first argument is the task family (``law/cli/run.py``), so when it names a
-    registered task the root task's parser answers the first parse as well: the same root task,
-    the same ``--module`` and ``--help`` values (the root parser only knows more flags).
-    Anything else (no task first, ``--module``, ``--help-all``, another root task found) goes
-    the original way, unchanged.
+    luigi's ``CmdlineParser.__init__`` builds a parser of every registered task's every parameter
+    without a root task (only to find the root task and ``--module``), parses, builds it again for
+    the root task and parses twice more. :mod:`mlprof.tasks.framework.cmdline` already keeps each
+    built parser, but the two builds stay: 2 x ~860 ``add_argument`` calls, ~24 ms each here, 0.05
+    of the ~0.45 s a no-op ``law run PlotRuntimes`` takes (issue 38). Under ``law run`` the first
+    argument is the task family (``law/cli/run.py``), so when it names a registered task the root
+    task's parser answers the first parse as well: the same root task, the same ``--module`` and
+    ``--help`` values (the root parser only knows more flags). Anything else (no task first,
+    ``--module``, ``--help-all``, another root task found) goes the original way, unchanged.
     """
     import luigi.cmdline_parser as lcp
     from luigi.task_register import Register
