@@ -197,7 +197,7 @@ def expand_models(model_files: Iterable[str], version: str = "api", script_args:
                                    max_depth=max_depth)
                  for f in files if is_script(f) and "::" not in f}
     if any(is_script(f) for f in files):
-        from mlprof.measure.isolate import prestart
+        from mlprof.measure.forkserver import prestart
 
         # one measurement server with torch for every task: luigi's workers are forks of this
         # process and share it instead of importing torch (~2.5 s) once per task
@@ -439,7 +439,7 @@ def benchmark_generation(model_file: str | None = None, *, version: str = "api",
         n: getattr(checked, n) for n in settings})
     task.check_decoder()  # not a decoder, a prompt beyond its context: before anything runs
     if not task.complete():
-        from mlprof.measure.isolate import prestart
+        from mlprof.measure.forkserver import prestart
 
         prestart(torch=True)
         _build([task], workers)

@@ -174,7 +174,7 @@ def run_corpus(scripts: Sequence[Script], *, runtimes: Sequence[str] = (DEFAULT_
     from mlprof.tasks.runtime import MergeRuntimes
 
     _ensure_env()
-    from mlprof.measure.isolate import prestart
+    from mlprof.measure.forkserver import prestart
 
     # the measurement server (with torch imported) starts here, once: luigi's worker processes
     # are forks of this one and share it, instead of importing torch (~2.5 s) once per task

@@ -441,7 +441,7 @@ def test_the_side_effect_scan_finds_them(tmp_path: Path) -> None:
 
 
 def test_library_modules_change_nothing_process_wide_at_import() -> None:
-    from mlprof.measure.isolate import PRELOAD, PRELOAD_TORCH
+    from mlprof.measure.forkserver import PRELOAD, PRELOAD_TORCH
 
     # the measurement server's preload modules exist to prepare that process when imported
     server = {REPO / (m.replace(".", "/") + ".py") for m in (*PRELOAD, *PRELOAD_TORCH)}

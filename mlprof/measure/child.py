@@ -46,7 +46,7 @@ mlprof.measure.provenance.library_versions()
 mlprof.sysinfo.fingerprint_id()
 mlprof.sysinfo.system_info()
 # torch's known harmless lines are dropped in every child (the C++ loggers' levels are in the
-# server's environment, see mlprof.measure.isolate._context)
+# server's environment, see mlprof.measure.forkserver._context)
 mlprof.measure.quiet.quiet_torch_logs()
 # onnx builds its operator-schema registry on first use (by the checker): do it once here
 onnx.defs.get_schema("Relu")

@@ -1,13 +1,9 @@
 """Run a measurement in a child process with a timeout, so the caller stays clean.
 
-Children are forked from a multiprocessing *forkserver* that has already imported numpy, onnx and
-onnxruntime (but created no session and no thread pool). Starting a child then costs a few
-milliseconds instead of the ~0.3 s of a fresh interpreter, while every measurement still gets
-its own process: a crash, a hang or a leak costs only that measurement.
-
-As with any multiprocessing start method other than fork, a script that calls
-:func:`run_isolated` (or :func:`mlprof.measure.measure_isolated`) must do so under
-``if __name__ == "__main__":``, since the server imports the main module.
+The child is forked by the measurement server (:mod:`mlprof.measure.forkserver`, which has the
+libraries imported once): a supervisor that forks the worker running the measurement and ends
+whatever the worker left behind. The worker talks to the parent through a pipe (progress,
+restarts of the time-out clock, its result or error).
 
 The parent waits with ``poll`` (no busy loop, so it does not steal a core from the child),
 waking every :data:`WATCH_INTERVAL` seconds to read the child's resident memory from ``/proc``
@@ -23,7 +19,6 @@ killed by the kernel's OOM killer (SIGKILL that the parent did not send) or rais
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import multiprocessing
 import multiprocessing.forkserver
@@ -32,13 +27,12 @@ import signal
 import sys
 import time
 import traceback
-import types
 from collections.abc import Callable
 from typing import Any
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
 from mlprof.ingest import ascii_float
-from mlprof.measure.quiet import quiet_children
+from mlprof.measure.forkserver import _context, _forget_server, _server_alive, check_main_guard
 
 DEFAULT_TIMEOUT = 600.0
 #: default memory limit: this fraction of the machine's (or the cgroup's) memory
@@ -47,12 +41,6 @@ DEFAULT_MEMORY_FRACTION = 0.8
 WATCH_INTERVAL = 0.1
 #: descendants of the child (e.g. compile workers) are looked for every this many seconds
 DESCENDANTS_INTERVAL = 1.0
-#: modules imported once by the forkserver, inherited by every measurement child
-PRELOAD = ["mlprof.measure.child"]
-#: added when the first child of this process needs PyTorch (script models, torch runtimes)
-PRELOAD_TORCH = ["mlprof.measure.child_torch"]
-
-_ctx_pid: int | None = None
 
 #: True in a measurement worker (a disposable process: the model sandbox may cut it off from
 #: the network for good, see mlprof.model.sandbox.enter_network_namespace)
@@ -73,11 +61,11 @@ def restart_timeout(step: str = "") -> None:
     example ``point 3: 12 requests/s``) is named if that one times out. Nothing outside a
     worker of :func:`run_isolated` (a function called in-process).
 
-    Why: a load search runs up to 16 points in one child. One time-out for all of them (3 x
-    ``MLP_TIMEOUT`` until issue 38) killed a long healthy search (the ResNet-18 search of
-    docs/load.md took ~100 s a point at its low rates) and let a hung point run for the
-    whole budget; with the clock restarted at each point, a hung point is killed after
-    ``MLP_TIMEOUT`` and a healthy search runs as long as its points need."""
+    Why: a load search runs up to 16 points in one child, and a point of a large model at a
+    low rate takes ~100 s (ResNet-18, docs/load.md): one time-out for the whole search either
+    kills a healthy search or lets a hung point run for the whole budget. With the clock
+    restarted at each point, a hung point is killed after ``MLP_TIMEOUT`` and a healthy search
+    runs as long as its points need."""
     if _SEND is not None:
         _SEND(("restart", step))
 
@@ -236,97 +224,6 @@ class _MemoryWatch:
             total = _peak_rss_mb(self.pid) + sum(_anon_mb(k) for k in self._kids)
         self.peak_mb = max(self.peak_mb, total)
         return total
-
-
-def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
-    """The forkserver context, valid in this process (also after a fork, e.g. luigi workers).
-
-    The server starts with the first child; ``torch`` then also preloads PyTorch (a later
-    child that needs torch from a server started without it imports torch itself).
-    """
-    global _ctx_pid
-    ctx = multiprocessing.get_context("forkserver")
-    pid = os.getpid()
-    # the server's private state (_forkserver_pid, ensure_running), not in typeshed
-    fs: Any = multiprocessing.forkserver._forkserver
-    if _ctx_pid != pid:
-        if fs._forkserver_pid is not None and _ctx_pid is not None:
-            # we were forked (a luigi worker process) from a process whose server runs: share
-            # it instead of starting (and importing torch in) one per task; the standard
-            # liveness check (waitpid) only works in the process that started the server
-            if _server_alive(fs._forkserver_pid):
-                fs.ensure_running = types.MethodType(_ensure_running_inherited, fs)
-            else:
-                _forget_server(fs)
-        _ctx_pid = pid
-    if fs._forkserver_pid is None:
-        preload = list(PRELOAD) + (PRELOAD_TORCH if torch else [])
-        main = getattr(__import__("__main__"), "__file__", None)
-        if main and os.path.exists(main):
-            # import the main script once in the server, not in every child
-            preload.insert(0, "__main__")
-        ctx.set_forkserver_preload(preload)
-        # start it now, without the current directory on its sys.path (python -c puts it
-        # first, so a stray onnx.py or an old mlprof/ there would shadow the installed ones)
-        old = os.environ.get("PYTHONSAFEPATH")
-        os.environ["PYTHONSAFEPATH"] = "1"
-        # the server inherits SIGINT ignored: it shares the terminal's process group, and a
-        # Ctrl-C during its preload imports (seconds on a busy machine; the server ignores
-        # SIGINT only once they are done) printed its KeyboardInterrupt traceback under the
-        # one-line "interrupted" message. This process handles Ctrl-C and stops the children.
-        import threading
-
-        int_handler = signal.getsignal(signal.SIGINT)
-        ignore = (threading.current_thread() is threading.main_thread()
-                  and int_handler is not None)
-        if ignore:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            # the server's environment silences the libraries' start-up logs (unless
-            # MLP_VERBOSE): their C++ loggers read it once, when the child imports them
-            with quiet_children():
-                multiprocessing.forkserver.ensure_running()
-        finally:
-            if ignore:
-                signal.signal(signal.SIGINT, int_handler)
-            if old is None:
-                os.environ.pop("PYTHONSAFEPATH", None)
-            else:
-                os.environ["PYTHONSAFEPATH"] = old
-    return ctx
-
-
-def _server_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not a zombie), from any process."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
-def _forget_server(fs: Any) -> None:
-    """Drop an inherited forkserver, so that the next child starts this process's own."""
-    fs.__dict__.pop("ensure_running", None)
-    fs._forkserver_pid = None
-    fs._forkserver_address = None
-    fs._forkserver_alive_fd = None
-
-
-def _ensure_running_inherited(fs: Any) -> None:
-    """``ForkServer.ensure_running`` for a server inherited from the parent process."""
-    from multiprocessing import resource_tracker
-
-    resource_tracker.ensure_running()
-    if fs._forkserver_pid is not None and _server_alive(fs._forkserver_pid):
-        return
-    _forget_server(fs)  # it is gone: start our own
-    _context(torch=False)
-
-
-def prestart(torch: bool = False) -> None:
-    """Start the measurement server of this process in the background (if not yet running)."""
-    _context(torch)
 
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -512,51 +409,6 @@ def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
             with contextlib.suppress(Exception):
                 stderr_filter.close()
         os._exit(0)
-
-
-def check_main_guard() -> None:
-    """An :class:`MLProfError` when mlprof is called from a script's top level outside
-    ``if __name__ == "__main__":``: the measurement process imports the script again, which
-    would measure again from inside the measurement (as with multiprocessing).
-
-    Walks the frames itself and parses the script once per process (:func:`_guarded_lines`):
-    ``inspect.stack()`` made it 19 ms per measurement under ``law run`` (0.21 s of an 11-point
-    sweep), now a few microseconds."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if not path or not os.path.isfile(path):
-        return  # python -c, an interactive session or a notebook: nothing is re-imported
-    main_globals = vars(main)
-    line = None
-    frame: types.FrameType | None = sys._getframe(1)
-    while frame is not None and line is None:  # the innermost top-level frame of the script
-        if frame.f_code.co_name == "<module>" and frame.f_globals is main_globals:
-            line = frame.f_lineno
-        frame = frame.f_back
-    if line is None:
-        return
-    guarded = _guarded_lines(path)
-    if guarded is not None and not any(line in r for r in guarded):
-        raise MLProfError(f"line {line} calls mlprof at the script's top level: put it "
-                          "under `if __name__ == \"__main__\":` (mlprof measures in child "
-                          "processes that import the script again, as multiprocessing does)",
-                          path)
-
-
-@functools.cache
-def _guarded_lines(path: str) -> tuple[range, ...] | None:
-    """The line ranges of the ``if __name__ == "__main__":`` blocks of the script ``path``
-    (None when it cannot be read or parsed); once per process and script."""
-    import ast
-
-    try:
-        with open(path) as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        return None
-    return tuple(range(n.lineno, (n.end_lineno or n.lineno) + 1) for n in tree.body
-                 if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
-                 and "__name__" in ast.unparse(n.test))
 
 
 def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,

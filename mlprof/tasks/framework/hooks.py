@@ -159,6 +159,6 @@ def _prestart_for_scripts() -> None:
     if any(a.split("=", 1)[0] in looks for a in argv[2:]):
         return  # --print-status and friends measure nothing (see mlprof.tasks.framework.preflight)
     if any(a.endswith(".py") or ".py::" in a for a in argv[2:]):
-        from mlprof.measure.isolate import prestart
+        from mlprof.measure.forkserver import prestart
 
         prestart(torch=True)

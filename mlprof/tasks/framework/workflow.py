@@ -91,7 +91,7 @@ class MeasurementWorkflow(law.LocalWorkflow):
         reqs = super().workflow_requires()
         reqs.update(self.model_requirements())
         if self.prestarts_server:
-            from mlprof.measure.isolate import prestart
+            from mlprof.measure.forkserver import prestart
             from mlprof.tasks.framework.preflight import inspecting
 
             # remote branches measure on the workers; --print-status and friends measure nothing
