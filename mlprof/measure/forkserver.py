@@ -9,7 +9,7 @@ only that measurement.
 As with any multiprocessing start method other than fork, a script that calls
 :func:`~mlprof.measure.isolate.run_isolated` (or :func:`mlprof.measure.measure_isolated`) must
 do so under ``if __name__ == "__main__":``, since the server imports the main module
-(:func:`check_main_guard` says so in one line instead).
+(:func:`check_main_guard` stops a call outside it with a one-line error).
 """
 
 from __future__ import annotations
@@ -121,7 +121,10 @@ def _ensure_running_inherited(fs: Any) -> None:
 
 
 def prestart(torch: bool = False) -> None:
-    """Start the measurement server of this process in the background (if not yet running)."""
+    """Start the measurement server of this process in the background (if not yet running).
+
+    Why: starting it (its preload imports) takes 0.42-0.57 s (benchmarks/README.md); started
+    when a workflow is scheduled, that time is not spent inside its first branch."""
     _context(torch)
 
 
