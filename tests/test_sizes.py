@@ -40,6 +40,8 @@ def test_the_check_sees_growth_new_entries_and_hard_limits() -> None:
         "function mlprof/a.py:f: 95 lines, baseline 90",
         "function mlprof/b.py:g: 85 lines (over 80 lines and not in the baseline: split it)",
         "function mlprof/c.py:h: 130 lines (over the hard limit of 120: split it)",
+        "module mlprof/big.py: 790 lines (over the hard limit of 700: split it; the baseline "
+        "may not list it)",
         "module mlprof/new.py: 701 lines (over the hard limit of 700: split it)",
     ]
     assert better == ["module mlprof/big.py: 790 lines, baseline 800"]
