@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import io
+import math
 import os
 import re
 import stat
@@ -203,15 +204,89 @@ def parse_yaml(text: str, path: str | os.PathLike, what: str = "mlprof files") -
         raise MLProfError("malformed YAML: nested too deeply", path) from None
 
 
+#: the directory of parsed YAML files beside law's index (:func:`yaml_cache_path`)
+YAML_CACHE_DIR = "mlprof-yaml"
+
+
+def _stamp(path: str | None) -> str:
+    """``size:mtime_ns`` of ``path`` ("?" if it cannot be read): changes when the file does."""
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        st = None
+    return f"{st.st_size}:{st.st_mtime_ns}" if st else "?"
+
+
+def yaml_cache_path(text: str) -> str:
+    """Where :func:`load_yaml` keeps the parse of ``text``: ``$LAW_HOME/mlprof-yaml/<key>.json``
+    (``~/.cache/mlprof/mlprof-yaml`` without a law home), keyed by the text itself (SHA-256),
+    this module's file (the loader's rules) and PyYAML's (its version), each by size and mtime.
+
+    Why: importing PyYAML and parsing a model YAML twice (the alias/depth check, then the load)
+    took 15-25 ms of every ``law run`` (cProfile of a no-op rerun of the quick start: 0.054 of
+    1.37 s, 4 %), for a file that is the same from run to run. Keyed by content, so an edited
+    file is parsed again; beside law's index like :func:`mlprof.model.spec.checked_marker`, not
+    in the store (a parse is no result, and a command that fails writes nothing there)."""
+    import hashlib
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("yaml")
+    except (ImportError, ValueError):
+        found = None
+    key = hashlib.sha256("\0".join([text, _stamp(__file__),
+                                     _stamp(found.origin if found else None)]).encode(
+        "utf-8", "surrogatepass")).hexdigest()[:32]
+    home = os.environ.get("LAW_HOME") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                      "mlprof")
+    return os.path.join(home, YAML_CACHE_DIR, key + ".json")
+
+
+def _json_exact(value: Any) -> bool:
+    """Whether ``value`` comes back from JSON as it is: mappings with string keys, lists,
+    strings, integers, finite floats, booleans and None (not dates, sets, bytes: those YAML
+    files are parsed every time)."""
+    if value is None or isinstance(value, (str, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_exact(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_exact(v) for k, v in value.items())
+    return False
+
+
 def load_yaml(path: str | os.PathLike, max_bytes: int = MAX_YAML_BYTES,
               what: str = "mlprof files", subject: str = "a YAML file") -> Any:
     """A YAML file read through the one way in: regular file, size limit, UTF-8, no aliases.
 
     ``what`` names the kind of file in the alias message ("not accepted in model files"),
     ``subject`` in the size message ("a model YAML has at most ...").
+
+    The file is always read and checked; its parse comes from :func:`yaml_cache_path` when
+    this text was parsed before (then PyYAML is not imported: a no-op rerun of the quick start
+    needs no YAML parser). Only a successful parse that JSON keeps exactly is cached; a
+    missing, unreadable or broken cache entry means parsing again.
     """
+    import json
+
     text = read_text(path, max_bytes, what=subject)
-    return parse_yaml(text, path, what)
+    cache = yaml_cache_path(text)
+    try:
+        with open(cache, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError, RecursionError):
+        pass
+    data = parse_yaml(text, path, what)
+    if _json_exact(data):
+        from mlprof.util import write_text_atomic
+
+        try:
+            write_text_atomic(cache, json.dumps(data, allow_nan=False))
+        except (OSError, ValueError, RecursionError):
+            pass  # a read-only home: parse next time again
+    return data
 
 
 def load_json(path: str | os.PathLike, max_bytes: int = MAX_RECORD_BYTES) -> Any:

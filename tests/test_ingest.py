@@ -102,3 +102,31 @@ def test_experiment_batch_size_written_with_underscore_is_refused(tmp_path):
                    "runtimes: [onnxruntime]\nbatch_sizes: [1_0, 8]\n")
     with pytest.raises(MLProfError, match="batch_sizes: .*'1_0'"):
         load_experiment(str(exp))
+
+
+def test_a_yaml_parse_is_kept_by_content(tmp_path, monkeypatch):
+    """The parse cache (issue 38: a no-op rerun imports no YAML parser) gives what the parser
+    gives, parses an edited file again, keeps nothing JSON would change, and survives a broken
+    entry."""
+    monkeypatch.setenv("LAW_HOME", str(tmp_path / "home"))
+    spec = tmp_path / "m.yaml"
+    spec.write_text("model:\n  name: a\n  shape: [1, 2.5, -3]\n  flag: true\n  none: ~\n")
+    first = ingest.load_yaml(spec)
+    cache = ingest.yaml_cache_path(spec.read_text())
+    assert os.path.isfile(cache)
+    assert ingest.load_yaml(spec) == first == ingest.parse_yaml(spec.read_text(), spec)
+    assert first["model"]["shape"] == [1, 2.5, -3] and isinstance(first["model"]["shape"][0], int)
+    spec.write_text("model:\n  name: b\n")  # edited: parsed again
+    assert ingest.load_yaml(spec) == {"model": {"name": "b"}}
+    with open(ingest.yaml_cache_path(spec.read_text()), "w") as f:
+        f.write("{broken")
+    assert ingest.load_yaml(spec) == {"model": {"name": "b"}}  # a broken entry: parsed again
+    dated = tmp_path / "d.yaml"
+    dated.write_text("when: 2026-11-28\n1: one\n")  # a date and an integer key: not cached
+    assert ingest.load_yaml(dated) == ingest.parse_yaml(dated.read_text(), dated)
+    assert not os.path.exists(ingest.yaml_cache_path(dated.read_text()))
+    bomb = tmp_path / "bomb.yaml"  # errors are never cached: the same line every time
+    bomb.write_text("a: &a [x]\nb: *a\n")
+    for _ in range(2):
+        with pytest.raises(MLProfError, match="YAML aliases"):
+            ingest.load_yaml(bomb)

@@ -88,9 +88,11 @@ def test_looking_imports_nothing_heavy(store, tmp_path, args, rc):
 #: file's hash and its up-front check, the interleaving (numpy, the harness) with
 #: ``--interleave``'s default in the parser; the isolation module (multiprocessing's
 #: forkserver with it, 10-25 ms) with the summary's contention causes
-#: (mlprof.measure.contention)
+#: (mlprof.measure.contention); PyYAML (15-25 ms) with the model YAML, parsed once and then
+#: read from its parse cache (mlprof.ingest.yaml_cache_path)
 NOOP_LIGHT = ("numpy", "onnx", "mlprof.measure.interleave",
-              "mlprof.measure.harness", "mlprof.model.onnx_graph", "mlprof.measure.isolate")
+              "mlprof.measure.harness", "mlprof.model.onnx_graph", "mlprof.measure.isolate",
+              "yaml")
 
 
 def test_a_noop_rerun_imports_nothing_heavy(store, tmp_path):
