@@ -30,9 +30,9 @@ same run, so start-up does not dilute the per-task figure. ``ratio`` is the per-
 the largest N over that at the smallest (issue 38's targets: ratio <= 1.05 and at most 3 ms of
 CPU per task; issue 30's was <= 2). The per-task overhead holds a constant part (law/luigi's and
 mlprof's work per task instance: 8.8-10.9 ms of CPU before issue 38's patches in
-``mlprof/tasks/_scale.py``, 1.5-2.3 ms after) that dilutes the ratio; "grew by" (per-task CPU at
-the largest N minus at the smallest) isolates what grows with N. At N = 100 the per-task figure
-moves by +-0.5 ms with the start-up's CPU time: use ``--repeats 3``.
+``mlprof/tasks/framework/scale.py``, 1.5-2.3 ms after) that dilutes the ratio; "grew by"
+(per-task CPU at the largest N minus at the smallest) isolates what grows with N. At N = 100
+the per-task figure moves by +-0.5 ms with the start-up's CPU time: use ``--repeats 3``.
 
 Every configuration runs twice: with mlprof's patches of law 0.1.21
 (``mlprof/tasks/framework/scale.py``) and without (``MLP_NO_SCALE_PATCH=1``), so the effect is
