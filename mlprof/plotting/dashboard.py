@@ -46,6 +46,24 @@ def _open_kinds(stats: Any) -> list[str]:
     return [k for k in ("contended", "unstable") if point_flags(stats, k).any()]
 
 
+def _batch_size_axes(ax, batch_sizes: list[int], x_log: bool, ylabel: str, log: bool) -> None:
+    """The batch-size x axis (log2 ticks at the measured sizes with ``x_log``) and the y label
+    and scale, the same for the throughput and the speed-up plot."""
+    if x_log:
+        log2_batch_axis(ax, batch_sizes)
+    ax.margins(x=0.03)
+    ax.set_xlabel("Batch size")
+    ax.set_ylabel(ylabel)
+    set_y_scale(ax, log)
+
+
+def _titled_legend(ax, title: str) -> None:
+    """The dashboard plots' legend: titled with what the marks mean, placed where it covers
+    the fewest points, on a mostly opaque frame."""
+    leg = ax.legend(title=title, loc="best", frameon=True, framealpha=0.85)
+    leg.get_title().set_fontsize("small")
+
+
 def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = None,
                     title: str | None = None, x_log: bool = True, y_log: bool | None = None,
                     error_style: str = "band", top_left_label: str = "mlprof",
@@ -83,18 +101,11 @@ def plot_throughput(curves: Sequence[Curve], *, top_right_label: str | None = No
             draw_curve(ax, bs, tp, lo, hi, plot_text(c.label), style, error_style)
             mark_open(ax, bs, tp, _open_points(c.stats), style)
             opened += _open_kinds(c.stats)
-        if x_log:
-            log2_batch_axis(ax, all_bs)
-        ax.margins(x=0.03)
-        ax.set_xlabel("Batch size")
-        ax.set_ylabel("Throughput [events/s]")
-        set_y_scale(ax, log)
+        _batch_size_axes(ax, all_bs, x_log, "Throughput [events/s]", log)
         decorate(ax, top_left_label, top_right_label, title)
         open_legend_entries(ax, opened)
         band = "16-84% band" if error_style == "band" else "16-84% bars"
-        leg = ax.legend(title=f"at the median latency, {band}", loc="best", frameon=True,
-                        framealpha=0.85)
-        leg.get_title().set_fontsize("small")
+        _titled_legend(ax, f"at the median latency, {band}")
         finish(fig, ax, caption)
     return fig
 
@@ -158,21 +169,14 @@ def plot_speedup(reference: Curve, curves: Sequence[Curve], *,
             any_open = any_open or bool(hollow.any())
         ax.axhline(1.0, color="C0", linestyle="--", linewidth=1.5, label=plot_text(
             f"{reference_label or reference.label} (reference)"))
-        if x_log:
-            log2_batch_axis(ax, all_bs)
-        ax.margins(x=0.03)
-        ax.set_xlabel("Batch size")
-        ax.set_ylabel("Speed-up vs reference")
-        set_y_scale(ax, log)
+        _batch_size_axes(ax, all_bs, x_log, "Speed-up vs reference", log)
         if not log:
             ax.set_ylim(top=max(ax.get_ylim()[1], 1.1))
         decorate(ax, top_left_label, top_right_label, title)
         if any_open:
             ax.plot([], [], linestyle="none", marker="o", color="0.3", markerfacecolor="white",
                     markeredgewidth=1.5, label="open: unstable or contended")
-        leg = ax.legend(title="reference median / median latency (> 1: faster)", loc="best",
-                        frameon=True, framealpha=0.85)
-        leg.get_title().set_fontsize("small")
+        _titled_legend(ax, "reference median / median latency (> 1: faster)")
         finish(fig, ax, caption)
     return fig
 
@@ -212,8 +216,6 @@ def plot_distributions(samples: Mapping[str, Mapping[int, np.ndarray]], *,
         plain_log_ticks(ax, "y")
         ax.set_ylabel("Latency per call [ms]")
         decorate(ax, "mlprof", top_right_label, title)
-        leg = ax.legend(title="box 16-84%, median, whiskers 1-99%", loc="best", frameon=True,
-                        framealpha=0.85)
-        leg.get_title().set_fontsize("small")
+        _titled_legend(ax, "box 16-84%, median, whiskers 1-99%")
         finish(fig, ax)
     return fig

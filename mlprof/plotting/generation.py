@@ -14,7 +14,7 @@ import pandas as pd
 
 from mlprof.plotting.backend import use_backend
 from mlprof.plotting.labels import device_label
-from mlprof.plotting.runtimes import _style_context, curve_style, decorate, fit_corners
+from mlprof.plotting.runtimes import _style_context, curve_style, decorate, finish_panels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -104,9 +104,5 @@ def plot_generation(df: pd.DataFrame, *, title: str = "", top_right_label: str |
         decorate(axes[2], "", top_right_label, None)
         if title:
             fig.suptitle(title)
-        if caption:
-            fig.text(0.01, 0.005, caption, fontsize=7, va="bottom", ha="left", wrap=True)
-        rect = (0, 0.04 if caption else 0, 1, 1)
-        fig.tight_layout(rect=rect)
-        fit_corners(fig, axes[2], rect)
+        finish_panels(fig, axes[2], caption)
     return fig

@@ -16,7 +16,7 @@ from mlprof.plotting.runtimes import (
     _style_context,
     curve_style,
     decorate,
-    fit_corners,
+    finish_panels,
     plain_log_ticks,
     plain_number,
 )
@@ -115,9 +115,5 @@ def plot_load(df: pd.DataFrame, *, title: str = "", top_right_label: str | None 
             for a in axes:
                 a.legend(fontsize=8, loc="best")
         decorate(axes[0], top_left_label, top_right_label, title or None)
-        if caption:
-            fig.text(0.01, 0.005, caption, fontsize=7, va="bottom", ha="left", wrap=True)
-        rect = (0, 0.04 if caption else 0, 1, 1)
-        fig.tight_layout(rect=rect)
-        fit_corners(fig, axes[0], rect)
+        finish_panels(fig, axes[0], caption)
     return fig

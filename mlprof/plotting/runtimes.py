@@ -325,6 +325,18 @@ def _layout(fig: Figure, ax, caption: str | None = None, again: bool = False) ->
     fit_corners(fig, ax, (0, bottom, 1, 1))
 
 
+def finish_panels(fig: Figure, corner_ax, caption: str | None = None) -> None:
+    """Lay out a figure of several axes (the generation and load plots): a ``caption`` in
+    small type under them, then :func:`fit_corners` on the axes that carry the corner labels.
+    Unlike :func:`finish` the legends stay where each plot put them (their panels are too
+    small to move a legend off the data)."""
+    if caption:
+        fig.text(0.01, 0.005, caption, fontsize=7, va="bottom", ha="left", wrap=True)
+    rect = (0, 0.04 if caption else 0, 1, 1)
+    fig.tight_layout(rect=rect)
+    fit_corners(fig, corner_ax, rect)
+
+
 def fit_corners(fig: Figure, ax, rect: tuple[float, float, float, float]) -> None:
     """Break the top right label (:func:`decorate`) at its ``|`` into lines where it would run
     into the top left one, then make it smaller if still too wide, laying ``fig`` out again

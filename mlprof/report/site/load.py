@@ -11,7 +11,7 @@ from typing import Any
 
 from mlprof.measure.trust import CONTENDED, NOT_MEASURABLE, row_not_measurable
 from mlprof.measure.trust import _causes_text as _causes_text
-from mlprof.report.site.table import flag, html_table
+from mlprof.report.site.table import flag, table_section
 
 LOAD_COLUMNS = ["runtime", "scenario", "config", "events_per_s", "p99_ms", "latency_bound_ms",
                 "flags", "answer", "host", "version"]
@@ -42,16 +42,14 @@ def loads_html(rows: Sequence[Mapping[str, Any]], model_link=None,
     records)."""
     if not rows:
         return ""
-    cols = (["model"] if model_link else []) + LOAD_COLUMNS
     contended = sum(1 for r in rows if r.get("contended"))
     n = len(rows)
-    return (f'<section id="{section_id}"><h2>Load ({n:,} load point{"s" if n != 1 else ""}'
-            + (f"; {contended:,} contended" if contended else "") + ")</h2><p>MeasureLoad: "
-            "concurrent streams (throughput and latency per call), or a server with Poisson "
-            "arrivals (the highest rate whose percentile meets the bound). A contended point "
-            "shared the CPUs with other processes: its answer may be low.</p>"
-            + html_table(rows, cols, table_id=f"{section_id}-table", headers=_LOAD_HEADERS,
-                     links={"model": model_link} if model_link else None)
-            + "</section>")
+    heading = (f'Load ({n:,} load point{"s" if n != 1 else ""}'
+               + (f"; {contended:,} contended" if contended else "") + ")")
+    intro = ("MeasureLoad: concurrent streams (throughput and latency per call), or a server "
+             "with Poisson arrivals (the highest rate whose percentile meets the bound). A "
+             "contended point shared the CPUs with other processes: its answer may be low.")
+    return table_section(section_id, heading, intro, rows, LOAD_COLUMNS, _LOAD_HEADERS,
+                         model_link)
 
 

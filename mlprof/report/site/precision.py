@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mlprof.measure.trust import CONTENDED, NOT_MEASURABLE, row_not_measurable
-from mlprof.report.site.table import html_table, number
+from mlprof.report.site.table import number, table_section
 
 #: the columns of the precision tables (ComparePrecisions) on the dashboard
 PRECISION_COLUMNS = ["runtime", "batch_size", "precision", "fp32_ms", "median_ms", "speedup",
@@ -70,19 +70,15 @@ def precisions_html(rows: Sequence[Mapping[str, Any]], model_link=None,
     gains less than 1.2x the operators that account for it (empty without tables)."""
     if not rows:
         return ""
-    cols = (["model"] if model_link else []) + PRECISION_COLUMNS
     from mlprof.report.precision import SLOW_GAIN
 
     slow = sum(1 for r in rows if (number(r.get("gain")) or 0) < SLOW_GAIN)
-    return (f'<section id="{section_id}"><h2>Precisions against fp32 ({len(rows):,}; '
-            f"{slow:,} gain less than {SLOW_GAIN:g}x)</h2><p>ComparePrecisions: the "
-            "speed-up of each precision over fp32 in interleaved rounds with its 95% "
-            "bootstrap interval, its error against fp32 on the same inputs (of the largest "
-            "fp32 output value), and where it gains less than 1.2x the operator types that "
-            "account for the difference "
-            "(profiles of both diffed).</p>"
-            + html_table(rows, cols, table_id=f"{section_id}-table", headers=_PRECISION_HEADERS,
-                     links={"model": model_link} if model_link else None)
-            + "</section>")
+    heading = f"Precisions against fp32 ({len(rows):,}; {slow:,} gain less than {SLOW_GAIN:g}x)"
+    intro = ("ComparePrecisions: the speed-up of each precision over fp32 in interleaved rounds "
+             "with its 95% bootstrap interval, its error against fp32 on the same inputs (of "
+             "the largest fp32 output value), and where it gains less than 1.2x the operator "
+             "types that account for the difference (profiles of both diffed).")
+    return table_section(section_id, heading, intro, rows, PRECISION_COLUMNS,
+                         _PRECISION_HEADERS, model_link)
 
 

@@ -211,6 +211,19 @@ def html_cell(col: str, value: Any, link: str | None = None, *, worse_up: bool =
     return f"<td{c}{attrs}>{text}</td>"
 
 
+def table_section(section_id: str, heading: str, intro: str, rows: Sequence[Mapping],
+                  cols: Sequence[str], headers: Mapping[str, str], model_link: Any = None) -> str:
+    """A dashboard section of one table (load points, precisions): ``<section id>``, the
+    ``heading`` and ``intro`` (trusted HTML), the table of ``rows`` with ``cols``, led by a
+    ``model`` column linking to each model's page when ``model_link`` is given (the index
+    page) and without it on a model's own page."""
+    cols = (["model"] if model_link else []) + list(cols)
+    return (f'<section id="{section_id}"><h2>{heading}</h2><p>{intro}</p>'
+            + html_table(rows, cols, table_id=f"{section_id}-table", headers=headers,
+                         links={"model": model_link} if model_link else None)
+            + "</section>")
+
+
 def html_table(rows: Sequence[Mapping], cols: Sequence[str], *, table_id: str,
            sortable: bool = True, headers: Mapping[str, str] | None = None,
            links: Mapping[str, Any] | None = None, raw: Mapping[str, Any] | None = None,

@@ -57,8 +57,32 @@ def _check_summary(f: _Fields, key: str) -> None:
             sub.number(k, -1e12, 1e12, none=True)
 
 
+@dataclass(frozen=True, kw_only=True)
+class LoadOptions:
+    """The options of a load that both the load (:class:`LoadSpec`) and each of its points
+    (:class:`LoadPoint`) carry, with their bounds checked the same for both by
+    :meth:`read_options` (keyword-only, so that the records' own required fields come first)."""
+
+    sessions: str | None = None
+    max_batch: int | None = None
+    max_wait_ms: float | None = None
+    latency_bound_ms: float | None = None
+    percentile: float | None = None
+
+    @staticmethod
+    def read_options(f: _Fields, bound_key: str = "latency_bound_ms") -> dict[str, Any]:
+        """The options of ``f`` checked, as keyword arguments; the bound read from
+        ``bound_key`` (a format 1 point named it ``bound_ms``)."""
+        return {"sessions": f.text("sessions", LOAD_SESSIONS),
+                "max_batch": f.integer("max_batch", 1, LOAD_MAX_BATCH, none=True),
+                "max_wait_ms": f.number("max_wait_ms", 0.0, LOAD_MAX_WAIT_MS, none=True),
+                "latency_bound_ms": f.number(bound_key, 0.0, LOAD_MAX_BOUND_MS, lo_open=True,
+                                             none=True),
+                "percentile": _check_percentile(f, "percentile")}
+
+
 @dataclass(frozen=True)
-class LoadPoint:
+class LoadPoint(LoadOptions):
     """One load point of a load record: its configuration, throughput and latency, checked.
     ``data``: the point's JSON as read (every other field, for :meth:`to_json`)."""
 
@@ -69,13 +93,8 @@ class LoadPoint:
     p50_ms: float | None
     p99_ms: float | None
     batch_size: int
-    sessions: str | None = None
-    max_batch: int | None = None
-    max_wait_ms: float | None = None
     rate: float | None = None
-    percentile: float | None = None
     percentile_ms: float | None = None
-    latency_bound_ms: float | None = None
     verdict: str | None = None
     busy: float | None = None
     contended: bool = False
@@ -114,16 +133,11 @@ class LoadPoint:
             p99_ms=f.number("p99_ms", required=True, none=True),
             batch_size=f.integer("batch_size", 1, MAX_RECORD_BATCH_SIZE,
                                  default=batch_size) or batch_size,
-            sessions=f.text("sessions", LOAD_SESSIONS),
-            max_batch=f.integer("max_batch", 1, LOAD_MAX_BATCH, none=True),
-            max_wait_ms=f.number("max_wait_ms", 0.0, LOAD_MAX_WAIT_MS, none=True),
+            # format 1 and older named the bound bound_ms
+            **cls.read_options(f, "latency_bound_ms" if "latency_bound_ms" in f.obj
+                               else "bound_ms"),
             rate=f.number("rate", 0.0, LOAD_MAX_RATE, lo_open=True, none=True),
-            percentile=_check_percentile(f, "percentile"),
             percentile_ms=f.number("percentile_ms", none=True),
-            # format 1 and older named it bound_ms
-            latency_bound_ms=f.number("latency_bound_ms" if "latency_bound_ms" in f.obj
-                                      else "bound_ms", 0.0, LOAD_MAX_BOUND_MS, lo_open=True,
-                                      none=True),
             verdict=f.text("verdict", LOAD_VERDICTS),
             busy=f.number("busy", none=True),
             contended=bool(env is not None and env.get("contended") is True),
@@ -140,16 +154,11 @@ class LoadPoint:
 
 
 @dataclass(frozen=True)
-class LoadSpec:
+class LoadSpec(LoadOptions):
     """A load record's ``load``: the scenario and its options, and a search's answer."""
 
     scenario: str
     streams: int | None = None
-    sessions: str | None = None
-    max_batch: int | None = None
-    max_wait_ms: float | None = None
-    latency_bound_ms: float | None = None
-    percentile: float | None = None
     best_rate: float | None = None
     best_point: int | None = None
     searched: bool = False
@@ -181,12 +190,7 @@ class LoadSpec:
         return cls(
             scenario=f.text("scenario", LOAD_SCENARIOS, required=True, none=False) or "",
             streams=f.integer("streams", 1, LOAD_MAX_STREAMS, none=True),
-            sessions=f.text("sessions", LOAD_SESSIONS),
-            max_batch=f.integer("max_batch", 1, LOAD_MAX_BATCH, none=True),
-            max_wait_ms=f.number("max_wait_ms", 0.0, LOAD_MAX_WAIT_MS, none=True),
-            latency_bound_ms=f.number("latency_bound_ms", 0.0, LOAD_MAX_BOUND_MS,
-                                      lo_open=True, none=True),
-            percentile=_check_percentile(f, "percentile"),
+            **cls.read_options(f),
             best_rate=best_rate, best_point=best_point, searched=search is not None,
             data=f.obj)
 

@@ -23,7 +23,7 @@ import logging
 import os
 import re
 import shlex
-from typing import Any
+from typing import Any, ClassVar
 
 import law
 import luigi
@@ -265,6 +265,34 @@ def bootstrap_text(system: str, env: dict[str, str] | None = None) -> str:
                             system=shlex.quote(system))
 
 
+def _law_job_hooks(cls: type, system: str) -> dict[str, Any]:
+    """law's hooks of a ``system`` workflow class ``cls`` (without the ``<system>_`` prefix):
+    the job directory and its logs on the shared store, the bootstrap script, job files beside
+    the submission file, and the failed jobs reported when the jobs end."""
+
+    def output_directory(self: RemoteJobsMixin) -> law.LocalDirectoryTarget:
+        return law.LocalDirectoryTarget(self.jobs_directory(system))
+
+    def log_directory(self: RemoteJobsMixin) -> law.LocalDirectoryTarget:
+        return law.LocalDirectoryTarget(os.path.join(self.jobs_directory(system), "logs"))
+
+    def bootstrap_file(self: RemoteJobsMixin) -> law.JobInputFile:
+        return self.write_bootstrap(system)
+
+    def create_job_file_factory(self: RemoteJobsMixin, **kwargs: Any) -> Any:
+        kwargs.setdefault("dir", self.job_file_directory(system))
+        kwargs.setdefault("mkdtemp", True)
+        return getattr(super(cls, self), f"{system}_create_job_file_factory")(**kwargs)
+
+    def post_poll_callback(self: RemoteJobsMixin, success: bool, duration: float) -> None:
+        if not success:
+            self.on_jobs_failed(system)
+
+    return {"output_directory": output_directory, "log_directory": log_directory,
+            "bootstrap_file": bootstrap_file, "create_job_file_factory": create_job_file_factory,
+            "post_poll_callback": post_poll_callback}
+
+
 class RemoteJobsMixin(BaseTask):
     """What Slurm and HTCondor workflows share: job directory, bootstrap, defaults."""
 
@@ -285,6 +313,21 @@ class RemoteJobsMixin(BaseTask):
                   "shuffle_jobs", "cancel_jobs", "cleanup_jobs", "ignore_submission",
                   "transfer_logs", "clear_logs", "slurm_partition", "htcondor_pool",
                   "htcondor_scheduler", "acceptance", "tolerance", "pilot")}
+
+    #: the batch system a subclass submits to (``slurm``, ``htcondor``): law's hooks of that
+    #: name that are the same for both are installed by :meth:`__init_subclass__`
+    batch_system: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give a class that names its ``batch_system`` law's ``<system>_output_directory``,
+        ``_log_directory``, ``_bootstrap_file``, ``_create_job_file_factory`` and
+        ``_post_poll_callback``: law names them after the system, and they are the same for
+        Slurm and HTCondor but for that name (they were written out twice, 25 lines each)."""
+        super().__init_subclass__(**kwargs)
+        system = cls.__dict__.get("batch_system")
+        if system:
+            for hook, method in _law_job_hooks(cls, system).items():
+                setattr(cls, f"{system}_{hook}", method)
 
     def jobs_tag(self) -> str:
         """What tells this workflow's job directory apart from other workflows writing into the
@@ -359,24 +402,7 @@ class SlurmWorkflow(RemoteJobsMixin, law.slurm.SlurmWorkflow):
     """``--workflow slurm``: one Slurm job per branch (``--tasks-per-job`` to group)."""
 
     exclude_index = True
-
-    def slurm_output_directory(self) -> law.LocalDirectoryTarget:
-        return law.LocalDirectoryTarget(self.jobs_directory("slurm"))
-
-    def slurm_log_directory(self) -> law.LocalDirectoryTarget:
-        return law.LocalDirectoryTarget(os.path.join(self.jobs_directory("slurm"), "logs"))
-
-    def slurm_bootstrap_file(self) -> law.JobInputFile:
-        return self.write_bootstrap("slurm")
-
-    def slurm_create_job_file_factory(self, **kwargs):
-        kwargs.setdefault("dir", self.job_file_directory("slurm"))
-        kwargs.setdefault("mkdtemp", True)
-        return super().slurm_create_job_file_factory(**kwargs)
-
-    def slurm_post_poll_callback(self, success: bool, duration: float) -> None:
-        if not success:
-            self.on_jobs_failed("slurm")
+    batch_system = "slurm"
 
     def slurm_job_config(self, config, job_num, branches):
         s = slurm_settings(self.measurement_threads())
@@ -404,24 +430,7 @@ class HTCondorWorkflow(RemoteJobsMixin, law.htcondor.HTCondorWorkflow):
     """``--workflow htcondor``: one HTCondor job per branch (``--tasks-per-job`` to group)."""
 
     exclude_index = True
-
-    def htcondor_output_directory(self) -> law.LocalDirectoryTarget:
-        return law.LocalDirectoryTarget(self.jobs_directory("htcondor"))
-
-    def htcondor_log_directory(self) -> law.LocalDirectoryTarget:
-        return law.LocalDirectoryTarget(os.path.join(self.jobs_directory("htcondor"), "logs"))
-
-    def htcondor_bootstrap_file(self) -> law.JobInputFile:
-        return self.write_bootstrap("htcondor")
-
-    def htcondor_create_job_file_factory(self, **kwargs):
-        kwargs.setdefault("dir", self.job_file_directory("htcondor"))
-        kwargs.setdefault("mkdtemp", True)
-        return super().htcondor_create_job_file_factory(**kwargs)
-
-    def htcondor_post_poll_callback(self, success: bool, duration: float) -> None:
-        if not success:
-            self.on_jobs_failed("htcondor")
+    batch_system = "htcondor"
 
     def htcondor_job_config(self, config, job_num, branches):
         s = htcondor_settings(self.measurement_threads())
