@@ -127,6 +127,24 @@ def env_switch(name: str, on: tuple[str, ...], off: tuple[str, ...], on_does: st
                       f"{', '.join(v for v in off if v)} or empty {off_does}", field=name)
 
 
+def store_checked(settings: Any, values: Mapping[str, Any]) -> None:
+    """Put the checked, normal forms ``values`` (``"1,2"`` -> ``(1, 2)``) on the frozen settings
+    dataclass ``settings``: the load and generation settings check themselves in
+    ``__post_init__``, so an object that exists is valid, and only ``object.__setattr__`` can
+    store on a frozen instance."""
+    for name, value in values.items():
+        object.__setattr__(settings, name, value)
+
+
+def one_per_point(values: tuple[Any, ...], what: str, flag: str) -> Any:
+    """The one value of a swept list in a branch's settings (``points()`` gives each branch one
+    of each; the whole sweep holds several): any other count is a one-line error "one ``what``,
+    got N" naming ``flag``."""
+    if len(values) != 1:
+        raise MLProfError(f"one {what}, got {len(values)}", field=flag)
+    return values[0]
+
+
 def quick() -> bool:
     """Whether ``$MLP_QUICK`` asks for short default measurements: ``1``, ``true``, ``yes`` or
     ``on`` do; ``0``, ``false``, ``no``, ``off`` or empty do not; anything else is a one-line
