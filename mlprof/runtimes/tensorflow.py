@@ -22,7 +22,7 @@ import numpy as np
 
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
-from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype
+from mlprof.model.spec import HasInputs, InputSpec, ModelSpec, canonical_dtype
 from mlprof.runtimes.base import Compiled, Runtime
 from mlprof.runtimes.batching import rule_for
 
@@ -53,7 +53,7 @@ class TFTensor:
 
 
 @dataclass
-class ResolvedTFModel:
+class ResolvedTFModel(HasInputs):
     """A TF model spec checked against its graph or SavedModel signature."""
 
     spec: ModelSpec
@@ -67,11 +67,6 @@ class ResolvedTFModel:
     fixed_batch: int | None = None
     opset: int | None = None
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def batched(self) -> bool:
-        """Whether any input has a batch dimension."""
-        return any(i.batched for i in self.inputs)
 
 
 def _tensor_name(name: str) -> str:
