@@ -78,6 +78,7 @@ from typing import Any
 
 from mlprof.errors import MLProfError
 from mlprof.ingest import file_kind, printable, read_bytes
+from mlprof.measure.settings import env_switch
 
 LOCK_NAME = "mlprof-measure.lock"
 DEFAULT_LOCK_DIR = "/tmp"
@@ -119,15 +120,8 @@ def lock_disabled() -> bool:
     turn it off; ``0``, ``false``, ``no``, ``off`` or empty keep it; anything else is a one-line
     error, because a guess either way would be wrong for someone (``false`` used to turn it
     off)."""
-    raw = os.environ.get("MLP_NO_LOCK", "")
-    value = raw.strip().lower()
-    if value in NO_LOCK_KEEP:
-        return False
-    if value in NO_LOCK_OFF:
-        return True
-    raise MLProfError(f"{printable(raw)!r} is not a value it takes: {', '.join(NO_LOCK_OFF)} "
-                      f"turn the measurement lock off; {', '.join(NO_LOCK_KEEP[1:])} or empty "
-                      "keep it", field="MLP_NO_LOCK")
+    return env_switch("MLP_NO_LOCK", NO_LOCK_OFF, NO_LOCK_KEEP,
+                      "turn the measurement lock off", "keep it")
 
 
 def lock_dir() -> str:

@@ -110,20 +110,48 @@ QUICK_ON = ("1", "true", "yes", "on")
 QUICK_OFF = ("", "0", "false", "no", "off")
 
 
+def env_switch(name: str, on: tuple[str, ...], off: tuple[str, ...], on_does: str,
+               off_does: str) -> bool:
+    """Whether the environment variable ``name`` is on: a value of ``on`` (any case) is, one of
+    ``off`` or empty is not, anything else is a one-line error naming ``name``, because a guess
+    either way would be wrong for someone (``MLP_NO_LOCK=false`` used to turn the lock off,
+    ``MLP_QUICK=off`` quick mode on). ``on_does``/``off_does`` say what the values do in it.
+    :func:`quick` and :func:`mlprof.measure.lock.lock_disabled` read their switches here."""
+    raw = os.environ.get(name, "")
+    value = raw.strip().lower()
+    if value in off:
+        return False
+    if value in on:
+        return True
+    raise MLProfError(f"{printable(raw)!r} is not a value it takes: {', '.join(on)} {on_does}; "
+                      f"{', '.join(v for v in off if v)} or empty {off_does}", field=name)
+
+
+def store_checked(settings: Any, values: Mapping[str, Any]) -> None:
+    """Put the checked, normal forms ``values`` (``"1,2"`` -> ``(1, 2)``) on the frozen settings
+    dataclass ``settings``: the load and generation settings check themselves in
+    ``__post_init__``, so an object that exists is valid, and only ``object.__setattr__`` can
+    store on a frozen instance."""
+    for name, value in values.items():
+        object.__setattr__(settings, name, value)
+
+
+def one_per_point(values: tuple[Any, ...], what: str, flag: str) -> Any:
+    """The one value of a swept list in a branch's settings (``points()`` gives each branch one
+    of each; the whole sweep holds several): any other count is a one-line error "one ``what``,
+    got N" naming ``flag``."""
+    if len(values) != 1:
+        raise MLProfError(f"one {what}, got {len(values)}", field=flag)
+    return values[0]
+
+
 def quick() -> bool:
     """Whether ``$MLP_QUICK`` asks for short default measurements: ``1``, ``true``, ``yes`` or
     ``on`` do; ``0``, ``false``, ``no``, ``off`` or empty do not; anything else is a one-line
     error (``off`` used to turn it on). The measurement tasks and
     :meth:`MeasureSettings.validated` call it, so a bad value is refused before anything runs."""
-    raw = os.environ.get(QUICK_ENV, "")
-    value = raw.strip().lower()
-    if value in QUICK_OFF:
-        return False
-    if value in QUICK_ON:
-        return True
-    raise MLProfError(f"{printable(raw)!r} is not a value it takes: {', '.join(QUICK_ON)} "
-                      f"shorten the default measurements; {', '.join(QUICK_OFF[1:])} or empty "
-                      "do not", field=QUICK_ENV)
+    return env_switch(QUICK_ENV, QUICK_ON, QUICK_OFF, "shorten the default measurements",
+                      "do not")
 
 
 def _default(name: str, value: Any) -> Any:

@@ -449,16 +449,22 @@ def _safe(name: str) -> str:
     return safe_name(name, 48)
 
 
+def _json_or_none(path: str) -> Any:
+    """The JSON in the cache file ``path``, or None when it is missing or unreadable: the
+    cache's files are the program's own, so a damaged one is a miss (the decoder is made or
+    loaded anew), not an error to the user."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        return ingest.load_json(path, MAX_CONFIG_BYTES)
+    except MLProfError:
+        return None
+
+
 def _read_cached(hf_dir: str, digest: str) -> dict[str, Any] | None:
     """The fields of a complete cached directory for ``digest``, else None (a damaged one is
     made anew)."""
-    meta = os.path.join(hf_dir, DECODER_FILE)
-    if not os.path.isfile(meta):
-        return None
-    try:
-        data = ingest.load_json(meta, MAX_CONFIG_BYTES)
-    except MLProfError:
-        return None
+    data = _json_or_none(os.path.join(hf_dir, DECODER_FILE))
     names = {f for f in Decoder.__dataclass_fields__}
     if not isinstance(data, dict) or set(data) != names or data.get("content_hash") != digest:
         return None
@@ -494,13 +500,7 @@ def known_source(source_hash: str, cache_dir: str | None = None) -> Decoder | No
     cached directory's ``decoder.json``; None when not noted or the directory is gone or
     damaged (then the caller loads the decoder)."""
     root = os.path.abspath(cache_dir or default_cache_dir())
-    index = os.path.join(root, SOURCES_DIR, f"{_hex(source_hash)}.json")
-    if not os.path.isfile(index):
-        return None
-    try:
-        data = ingest.load_json(index, MAX_CONFIG_BYTES)
-    except MLProfError:
-        return None
+    data = _json_or_none(os.path.join(root, SOURCES_DIR, f"{_hex(source_hash)}.json"))
     if not isinstance(data, dict) or not isinstance(data.get("hf_dir"), str) \
             or not isinstance(data.get("content_hash"), str) \
             or os.path.basename(data["hf_dir"]) != data["hf_dir"]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import onnx
 
 from mlprof.errors import MLProfError
-from mlprof.model.spec import InputSpec, ModelSpec, checked_marker
+from mlprof.model.spec import HasInputs, InputSpec, ModelSpec, checked_marker
 from mlprof.util import write_text_atomic
 
 #: ONNX TensorProto element types mlprof can feed
@@ -42,7 +42,7 @@ class GraphInput:
 
 
 @dataclass
-class ResolvedModel:
+class ResolvedModel(HasInputs):
     """A model spec checked against its graph: final inputs, outputs and batch information."""
 
     spec: ModelSpec
@@ -53,11 +53,6 @@ class ResolvedModel:
     fixed_batch: int | None = None
     opset: int | None = None
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def batched(self) -> bool:
-        """Whether any input has a batch dimension."""
-        return any(i.batched for i in self.inputs)
 
 
 def load_onnx(spec: ModelSpec) -> onnx.ModelProto:

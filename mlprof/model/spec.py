@@ -81,6 +81,20 @@ class InputSpec:
         return (batch_size, *self.shape) if self.batched else self.shape
 
 
+class HasInputs:
+    """A base of the resolved models (:class:`mlprof.model.onnx_graph.ResolvedModel`,
+    ``ResolvedTFModel``): what follows from their checked ``inputs`` alone. A plain class, so
+    the dataclasses below it keep their own fields and order."""
+
+    inputs: list[InputSpec]
+
+    @property
+    def batched(self) -> bool:
+        """Whether any input has a batch dimension (none: every batch size measures the
+        model's own shapes)."""
+        return any(i.batched for i in self.inputs)
+
+
 @dataclass
 class ModelSpec:
     """What mlprof knows about a model before loading it."""

@@ -16,13 +16,13 @@ import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
-from mlprof.model.spec import InputSpec, ModelSpec, canonical_dtype
+from mlprof.model.spec import HasInputs, InputSpec, ModelSpec, canonical_dtype
 from mlprof.runtimes.base import Compiled, Runtime
 from mlprof.runtimes.batching import rule_for
 
@@ -53,7 +53,7 @@ class TFTensor:
 
 
 @dataclass
-class ResolvedTFModel:
+class ResolvedTFModel(HasInputs):
     """A TF model spec checked against its graph or SavedModel signature."""
 
     spec: ModelSpec
@@ -67,11 +67,6 @@ class ResolvedTFModel:
     fixed_batch: int | None = None
     opset: int | None = None
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def batched(self) -> bool:
-        """Whether any input has a batch dimension."""
-        return any(i.batched for i in self.inputs)
 
 
 def _tensor_name(name: str) -> str:
@@ -267,7 +262,27 @@ def build_info() -> dict[str, Any]:
     return info
 
 
-class TensorFlowRuntime(Runtime):
+class _TFRuntime(Runtime):
+    """What the TensorFlow runtimes share: each measures one ``inference_engine``
+    (``model_kind``) and resolves its model file the same way; another kind is a one-line
+    error (field ``--runtime``) saying which kind it measures (``kind_text``)."""
+
+    model: ResolvedTFModel
+    model_kind: ClassVar[str]
+    kind_text: ClassVar[str]
+
+    @classmethod
+    def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTFModel:
+        """Read the model file and check it against its graph or SavedModel signature."""
+        spec = read_model_file(model_file)
+        if spec.model_kind != cls.model_kind:
+            raise MLProfError(f"{cls.name} measures {cls.kind_text} (inference_engine: "
+                              f"{cls.model_kind}); this is a {spec.model_kind} model",
+                              spec.spec_file, "--runtime")
+        return resolve_tf(spec)
+
+
+class TensorFlowRuntime(_TFRuntime):
     """A frozen graph or SavedModel in a ``tf.compat.v1.Session``, called through
     ``make_callable``.
 
@@ -275,17 +290,8 @@ class TensorFlowRuntime(Runtime):
     ``inter_op_parallelism_threads`` is 1 (0 when threads is 0).
     """
 
-    model: ResolvedTFModel
-
-    @classmethod
-    def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTFModel:
-        """Read the model file and check it against its graph or signature."""
-
-        spec = read_model_file(model_file)
-        if spec.model_kind != "tf":
-            raise MLProfError(f"{cls.name} measures TensorFlow models (inference_engine: tf); "
-                              f"this is a {spec.model_kind} model", spec.spec_file, "--runtime")
-        return resolve_tf(spec)
+    model_kind = "tf"
+    kind_text = "TensorFlow models"
 
     def __init__(self, model: ResolvedTFModel, *, device: str = "cpu", threads: int = 1) -> None:
         super().__init__(model, device=device, threads=threads)
@@ -348,7 +354,7 @@ def _first_line(exc: BaseException) -> str:
     return " ".join(text.split())[:500]
 
 
-class TfAotRuntime(Runtime):
+class TfAotRuntime(_TFRuntime):
     """MLProf's ``inference_engine: tfaot`` without CMSSW: the SavedModel's signature compiled
     with XLA (``jit_compile=True``) for each compiled batch size the batch rule uses, with a
     fixed input signature, ahead of the measurement (in :meth:`load`: its time is the session
@@ -361,18 +367,8 @@ class TfAotRuntime(Runtime):
     as XLA reads them. ``threads`` sets TensorFlow's intra-op threads (XLA's CPU thread pool).
     """
 
-    model: ResolvedTFModel
-
-    @classmethod
-    def resolve(cls, model_file: str, script_args: tuple[str, ...] = ()) -> ResolvedTFModel:
-        """Read the model file and check it against its SavedModel signature."""
-
-        spec = read_model_file(model_file)
-        if spec.model_kind != "tfaot":
-            raise MLProfError(f"{cls.name} measures AOT TensorFlow models (inference_engine: "
-                              f"tfaot); this is a {spec.model_kind} model", spec.spec_file,
-                              "--runtime")
-        return resolve_tf(spec)
+    model_kind = "tfaot"
+    kind_text = "AOT TensorFlow models"
 
     def __init__(self, model: ResolvedTFModel, *, device: str = "cpu", threads: int = 1) -> None:
         super().__init__(model, device=device, threads=threads)

@@ -19,6 +19,7 @@ from typing import Any
 
 from mlprof.errors import MLProfError
 from mlprof.measure.generation.timing import GENERATION_RUNTIMES
+from mlprof.measure.settings import one_per_point, store_checked
 from mlprof.results import records
 from mlprof.runtimes import (
     GENERATION_DEFAULT,
@@ -126,24 +127,17 @@ class GenerationSettings:
         f"--n-calls times, in rotating order; {MIN_ROUNDS} to {MAX_ROUNDS}; default: 6")
 
     def __post_init__(self) -> None:
-        for name, value in _checked(self).items():
-            object.__setattr__(self, name, value)
+        store_checked(self, _checked(self))
 
     @property
     def prompt_length(self) -> int:
         """A branch's one prompt length."""
-        if len(self.prompt_lengths) != 1:
-            raise MLProfError(f"one prompt length per point, got {len(self.prompt_lengths)}",
-                              field="--prompt-lengths")
-        return self.prompt_lengths[0]
+        return one_per_point(self.prompt_lengths, "prompt length per point", "--prompt-lengths")
 
     @property
     def batch_size(self) -> int:
         """A branch's one batch size."""
-        if len(self.batch_sizes) != 1:
-            raise MLProfError(f"one batch size per point, got {len(self.batch_sizes)}",
-                              field="--batch-sizes")
-        return self.batch_sizes[0]
+        return one_per_point(self.batch_sizes, "batch size per point", "--batch-sizes")
 
     @property
     def reference(self) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.measure.settings import one_per_point, store_checked
 from mlprof.results import records
 
 # what a load point may ask for is what a load record may hold: the bounds are defined once,
@@ -225,16 +226,12 @@ class LoadSettings:
         "percentile's minimum (benchmarks/load_search.py compares factors)")
 
     def __post_init__(self) -> None:
-        for name, value in _checked(self).items():
-            object.__setattr__(self, name, value)
+        store_checked(self, _checked(self))
 
     @property
     def workers(self) -> int:
         """A branch's number of streams or server workers (its one stream count)."""
-        if len(self.streams) != 1:
-            raise MLProfError(f"one stream count per load point, got {len(self.streams)}",
-                              field="--streams")
-        return self.streams[0]
+        return one_per_point(self.streams, "stream count per load point", "--streams")
 
     def points(self) -> list[LoadSettings]:
         """One per branch: each stream count, and (server) each rate or the search."""
