@@ -119,3 +119,40 @@ def export_seconds(path: str) -> float | None:
             return float(json.load(fh)["export_s"])
     except (OSError, ValueError, KeyError):
         return None
+
+
+class ExportingBackend:
+    """What the backends generating from an export kept in the store's cache share (ONNX
+    Runtime GenAI, OpenVINO): the precision checked, the export made once per runtime, library
+    version, precision and decoder (:func:`export_dir`, :func:`cached_export`) into ``path``,
+    its time in ``exported_s`` (None when it was there). A subclass imports its library and
+    names its version (:meth:`_library`), builds the export (:meth:`_build`) and opens it
+    (:meth:`_open`)."""
+
+    #: the progress line while the export is built (``{name}``: the decoder's)
+    exporting = "exporting {name}"
+
+    def __init__(self, decoder: Any, *, threads: int, runtime: str, cache_dir: str,
+                 precision: str = "fp32",
+                 progress: Callable[[str], None] | None = None) -> None:
+        check_precision(precision)
+        self.runtime = runtime  # its registry name
+        self.decoder, self.threads = decoder, threads
+        target = export_dir(cache_dir, runtime, self._library(), precision,
+                            decoder.content_hash)
+        self.path, self.exported_s = cached_export(
+            target, lambda tmp: self._build(decoder, tmp), progress,
+            self.exporting.format(name=decoder.name))
+        self._open()
+
+    def _library(self) -> str:
+        """Import the library, keep its version; the export's cache segment."""
+        raise NotImplementedError
+
+    def _build(self, decoder: Any, out: str) -> None:
+        """Write the export of ``decoder`` into the directory ``out``."""
+        raise NotImplementedError
+
+    def _open(self) -> None:
+        """Open the export at ``self.path`` for generating."""
+        raise NotImplementedError

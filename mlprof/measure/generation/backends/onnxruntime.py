@@ -19,17 +19,14 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from mlprof.errors import MLProfError
 from mlprof.measure.generation.backends import (
-    cached_export,
-    check_precision,
+    ExportingBackend,
     eos_ids,
-    export_dir,
     export_seconds,
     write_tokenizer,
 )
@@ -65,26 +62,25 @@ def _build(decoder: Decoder, out: str) -> None:
                           f"{tail[0]}", decoder.source)
 
 
-class OrtGenaiBackend:
+class OrtGenaiBackend(ExportingBackend):
     """A decoder exported by onnxruntime-genai's builder, generating through its Generator."""
 
-    def __init__(self, decoder: Decoder, *, threads: int, runtime: str, cache_dir: str,
-                 precision: str = "fp32",
-                 progress: Callable[[str], None] | None = None) -> None:
-        self.runtime = runtime  # its registry name
+    exporting = "exporting {name} with onnxruntime-genai's builder"
+
+    def _library(self) -> str:
         import onnxruntime
         import onnxruntime_genai as og
 
-        check_precision(precision)
         self._og = og
         self.version = onnxruntime.__version__
         self.genai_version = og.__version__
-        self.decoder, self.threads = decoder, threads
-        target = export_dir(cache_dir, self.runtime, f"onnxruntime-genai-{og.__version__}",
-                            precision, decoder.content_hash)
-        self.path, self.exported_s = cached_export(
-            target, lambda tmp: _build(decoder, tmp), progress,
-            f"exporting {decoder.name} with onnxruntime-genai's builder")
+        return f"onnxruntime-genai-{og.__version__}"
+
+    def _build(self, decoder: Decoder, out: str) -> None:
+        _build(decoder, out)
+
+    def _open(self) -> None:
+        og, threads = self._og, self.threads
         cfg = og.Config(self.path)
         cfg.clear_providers()
         cfg.overlay(json.dumps({"model": {"decoder": {"session_options": {

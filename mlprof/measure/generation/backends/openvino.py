@@ -21,17 +21,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from mlprof.errors import MLProfError
 from mlprof.measure.generation.backends import (
-    cached_export,
-    check_precision,
+    ExportingBackend,
     eos_ids,
-    export_dir,
     export_seconds,
 )
 from mlprof.measure.generation.timed import TimedGeneration
@@ -99,23 +96,23 @@ def _convert(decoder: Decoder, out: str) -> None:
                    "past": [[h, k, v] for h, k, v in layers]}, fh)
 
 
-class OpenVinoBackend:
+class OpenVinoBackend(ExportingBackend):
     """A decoder converted to OpenVINO IR, generating in a greedy per-step loop."""
 
-    def __init__(self, decoder: Decoder, *, threads: int, runtime: str, cache_dir: str,
-                 precision: str = "fp32",
-                 progress: Callable[[str], None] | None = None) -> None:
-        self.runtime = runtime  # its registry name
+    exporting = "converting {name} to OpenVINO IR"
+
+    def _library(self) -> str:
         import openvino as ov
 
-        check_precision(precision)
+        self._ov = ov
         self.version = ov.get_version().split("-")[0]
-        self.decoder, self.threads = decoder, threads
-        target = export_dir(cache_dir, self.runtime, f"openvino-{self.version}", precision,
-                            decoder.content_hash)
-        self.path, self.exported_s = cached_export(
-            target, lambda tmp: _convert(decoder, tmp), progress,
-            f"converting {decoder.name} to OpenVINO IR")
+        return f"openvino-{self.version}"
+
+    def _build(self, decoder: Decoder, out: str) -> None:
+        _convert(decoder, out)
+
+    def _open(self) -> None:
+        ov, threads, decoder = self._ov, self.threads, self.decoder
         with open(os.path.join(self.path, "io.json")) as fh:
             self.io = json.load(fh)
         self.eos = eos_ids(decoder.hf_dir)
