@@ -432,7 +432,7 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
         if not self.complete():
             return self.failures_summary()
         setting = self.compared[0] if self.compared else None
-        curves = [(" ".join([m.resolved_model_name, m.runtime] + (
+        curves = [(" ".join(str(part) for part in [m.resolved_model_name, m.runtime] + (
             [m.precision] if len(self.precisions) > 1 else []) + (
             [setting_label(((setting, getattr(m, setting)),))] if setting else [])), m)
             for _, m in self._merges()]

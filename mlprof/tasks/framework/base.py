@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import law
@@ -150,7 +151,7 @@ class BaseTask(law.Task):
         """What ``law run`` prints at the end for this task (None: nothing)."""
         return None
 
-    def summary_of(self, curves: list[tuple[str, object]], outputs: list[str]) -> str:
+    def summary_of(self, curves: Sequence[tuple[str, Any]], outputs: Sequence[str]) -> str:
         """A medians table of ``(label, MergeRuntimes)`` pairs and the output paths, or why
         this task is not complete."""
         from mlprof.measure.stats import medians_table
@@ -159,7 +160,7 @@ class BaseTask(law.Task):
             return f"{self.task_family}: not complete: {failure_reason(self)}"
         table = medians_table([(label, merge.output()["stats"].path)
                                for label, merge in curves])
-        causes = "".join(f"\n{line}" for line in contended_causes(curves))
+        causes = "".join(f"\n{line}" for line in contended_causes(list(curves)))
         return table + causes + "\noutputs:\n" + "\n".join(f"  {p}" for p in outputs)
 
     def store_parts(self) -> dict[str, str]:

@@ -6,6 +6,8 @@ rounds' parameter type and the curve label of a compared value.
 
 from __future__ import annotations
 
+from typing import Any
+
 import luigi
 
 from mlprof.errors import MLProfError
@@ -33,12 +35,14 @@ class InterleaveMixin(BaseTask):
 
     exclude_index = True
 
-    interleave = RoundsParameter(default=0, description="measure the compared configurations "
-                                 "in this many alternating rounds in one process per batch "
-                                 "size and plot speed-ups with 95-percent confidence "
-                                 "intervals "
-                                 "(--interleave alone: 20 rounds); default: 0 (independent "
-                                 "curves)")
+    # Any: the tasks without the option set a plain 0 (PlotThroughput, PlotSpeedup)
+    interleave: Any = RoundsParameter(
+        default=0, description="measure the compared configurations "
+        "in this many alternating rounds in one process per batch "
+        "size and plot speed-ups with 95-percent confidence "
+        "intervals "
+        "(--interleave alone: 20 rounds); default: 0 (independent "
+        "curves)")
 
 
 class CompareMixin(BaseTask):
