@@ -273,10 +273,10 @@ def load_yaml(path: str | os.PathLike, max_bytes: int = MAX_YAML_BYTES,
 
     text = read_text(path, max_bytes, what=subject)
     cache = yaml_cache_path(text)
-    try:
-        with open(cache, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError, RecursionError):
+    try:  # through the one way in too: a link, a FIFO or a huge file there is no parse
+        if not os.path.islink(cache):
+            return load_json(cache, 4 * max_bytes)
+    except MLProfError:
         pass
     data = parse_yaml(text, path, what)
     if _json_exact(data):

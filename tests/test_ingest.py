@@ -130,3 +130,22 @@ def test_a_yaml_parse_is_kept_by_content(tmp_path, monkeypatch):
     for _ in range(2):
         with pytest.raises(MLProfError, match="YAML aliases"):
             ingest.load_yaml(bomb)
+
+
+def test_a_yaml_parse_cache_entry_is_read_through_the_one_way_in(tmp_path, monkeypatch):
+    """A link or a FIFO where the parse cache entry would be is not read (no planted parse, no
+    hang): the file is parsed again and the entry written over it."""
+    monkeypatch.setenv("LAW_HOME", str(tmp_path / "home"))
+    spec = tmp_path / "m.yaml"
+    spec.write_text("model:\n  name: a\n")
+    cache = ingest.yaml_cache_path(spec.read_text())
+    os.makedirs(os.path.dirname(cache))
+    planted = tmp_path / "planted.json"
+    planted.write_text('{"model": {"name": "planted"}}')
+    os.symlink(planted, cache)
+    assert ingest.load_yaml(spec) == {"model": {"name": "a"}}
+    assert not os.path.islink(cache)
+    os.remove(cache)
+    os.mkfifo(cache)
+    assert ingest.load_yaml(spec) == {"model": {"name": "a"}}
+    assert os.path.isfile(cache) and not os.path.islink(cache)
