@@ -5,8 +5,7 @@ and why law's workflow parameters do not change a result.
 
 The concrete task says only what differs: its points (:meth:`measurement_points`), its files
 (``output``), where a branch's failure is recorded (:meth:`point_failure_file`) and whether the
-measurement server is started while scheduling (:attr:`prestarts_server`). Four copies of this
-skeleton (about 40 lines each) stood in the four task modules before.
+measurement server is started while scheduling (:attr:`prestarts_server`).
 """
 
 from __future__ import annotations
