@@ -92,7 +92,11 @@ def test_a_model_that_does_not_export_whole_uses_torch_compile(tmp_path, monkeyp
     rt = TorchCompileRuntime(resolve_script(str(script)))
     rt.load(1)
     fn, args = rt.bind({"x": torch.rand(1, 4).numpy()})
-    compiled = rt.compile(fn, args)
+    phases: list[str] = []
+    compiled = rt.compile(fn, args, phase=phases.append)
+    # the progress line says what happens: the export was tried, torch.compile compiles
+    assert phases == ["compiling with torch.export + AOTInductor (once per store)",
+                      "compiling with torch.compile (torch.export failed)"]
     info = rt.info()["compile"]
     assert info["mode"] == "jit (torch.compile)"
     assert info["jit_because"].startswith("torch.export failed: ")

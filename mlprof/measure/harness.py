@@ -224,7 +224,7 @@ def _first_call(rt: Any, call: tuple[Callable[..., Any], tuple], s: MeasureSetti
     if compiler:
         rep.phase(f"compiling with {compiler}")
     try:
-        compiled = rt.compile(fn, args)
+        compiled = rt.compile(fn, args, phase=rep.phase)
     except Exception as e:
         raise first_call_error(e, rt, s.batch_size, spec_file) from None
     rep.phase("first call")

@@ -155,9 +155,12 @@ class Runtime(ABC):
     def bind(self, feed: dict[str, np.ndarray]) -> tuple[Callable[..., Any], tuple]:
         """Return ``(fn, args)`` such that ``fn(*args)`` runs one inference on ``feed``."""
 
-    def compile(self, fn: Callable[..., Any], args: tuple) -> Compiled | None:
+    def compile(self, fn: Callable[..., Any], args: tuple,
+                phase: Callable[[str], None] | None = None) -> Compiled | None:
         """After :meth:`bind`, before the timed first call: compile the model for the call
         ``fn(*args)`` (the first event's), so that the first call times a compiled model.
+        ``phase`` (the progress reporter's) is told what the compile does once the runtime
+        knows it (building a package, or loading it from the store's cache).
 
         A runtime that compiles in :meth:`load` (OpenVINO's ``compile_model``) returns what
         that took (:attr:`compile_record`); one that does not compile returns None (the default)."""

@@ -440,11 +440,14 @@ class TorchCompileRuntime(TorchRuntime):
             raise MLProfError(f"torch.compile failed: {type(e).__name__}: {e}",
                               self.model.spec.file) from None
 
-    def compile(self, fn: Callable[..., Any], args: tuple) -> Compiled:
+    def compile(self, fn: Callable[..., Any], args: tuple,
+                phase: Callable[[str], None] | None = None) -> Compiled:
         """Compile with the first event's call and run it once: ahead of time, the package
         loaded from the store (``hit``) or exported, compiled and kept there (``miss``); with
         torch.compile, Dynamo traces and inductor generates and builds the kernels or loads
-        them from its cache (``hit`` when inductor read every graph from it)."""
+        them from its cache (``hit`` when inductor read every graph from it). ``phase`` hears
+        which of these happens: the progress line of a 17 s package build must not say
+        torch.compile, nor that of a 10 ms load say compiling."""
         import time
 
         from torch._dynamo.utils import counters
@@ -456,6 +459,9 @@ class TorchCompileRuntime(TorchRuntime):
             key = aot_package_key(self._module, args, kwargs)
             self.aot_package = os.path.join(self.work_dir, f"aoti_{key}.pt2")
             hit = os.path.exists(self.aot_package)
+            if phase is not None:
+                phase("loading the AOTInductor package from the store" if hit else
+                      "compiling with torch.export + AOTInductor (once per store)")
             try:
                 if not hit:
                     use_inductor_cache(os.path.join(self.work_dir, "inductor"))
@@ -470,6 +476,8 @@ class TorchCompileRuntime(TorchRuntime):
                 self.why_jit = ("torch.export failed: "
                                 + " ".join(f"{type(e).__name__}: {e}".split())[:300])
                 use_inductor_cache(self.work_dir)
+                if phase is not None:
+                    phase("compiling with torch.compile (torch.export failed)")
                 jit = self._jit(self._module)
                 self._aoti.loader = None
                 self._aoti.__class__ = _Forward
