@@ -91,6 +91,12 @@ _mlp_setup() {
         fi
     done
 
+    # mlprof's own bytecode (an editable install is not compiled by the installer): a machine
+    # with PYTHONDONTWRITEBYTECODE set (this one, many CI images) compiled every imported module
+    # of mlprof again in every law run, 0.13 s of a 0.55 s no-op rerun (0.42 s with it); a
+    # stale .pyc after an edit is ignored by Python, never used. 0.2 s when up to date.
+    python -m compileall -q -j 0 "${MLP_BASE}/mlprof" >/dev/null || true
+
     mkdir -p "${LAW_HOME}"
     law index -q || return 1
 }
