@@ -24,10 +24,15 @@ NEW_VERSION = "9.99.0"
 NEW_HASH = "abcdef01"
 
 
+OLD_MODE, NEW_MODE = "jit (torch.compile)", "aot (torch.export + AOTInductor package)"
+
+
 def _rewrite(directory: Path, *, runtime_version: str | None = None,
-             model_hash: str | None = None) -> None:
+             model_hash: str | None = None, compile_mode: str | None = None) -> None:
     for js in directory.glob("runtime_bs_*.json"):
         prov = json.loads(js.read_text())
+        if compile_mode:  # as a compiling runtime records it (mlprof.runtimes.torch)
+            prov.setdefault("runtime_settings", {})["compile"] = {"mode": compile_mode}
         if runtime_version:
             prov["runtime_version"] = runtime_version
         if model_hash and isinstance(prov.get("model_identity"), dict):
@@ -37,8 +42,9 @@ def _rewrite(directory: Path, *, runtime_version: str | None = None,
 
 def make_store(store: Path, measured: Path, change: str) -> tuple[str, str]:  # noqa: F811
     """Six nights as measured, n7 and n7.confirm 1.3x slower after ``change`` (``runtime``:
-    another runtime version; ``model``: another model content). Returns the old and new
-    runtime segment or model segment."""
+    another runtime version; ``model``: another model content; ``compile``: the same runtime
+    version and model, compiled another way). Returns the old and new runtime segment or
+    model segment (the compile modes for ``compile``)."""
     settings = measured.parent
     runtime_dir, model_dir = settings.parent, settings.parent.parent
     old_rt, old_model = runtime_dir.name, model_dir.name
@@ -46,7 +52,11 @@ def make_store(store: Path, measured: Path, change: str) -> tuple[str, str]:  # 
     for i, s in enumerate(STEADY):
         copy_night(measured, base / f"n{i + 1}", f"n{i + 1}",
                    f"2000-01-0{i + 1}T00:00:00+00:00", lambda bs, s=s: s)
-    if change == "runtime":
+        if change == "compile":
+            _rewrite(base / f"n{i + 1}", compile_mode=OLD_MODE)
+    if change == "compile":
+        new_base, old, new = base, OLD_MODE, NEW_MODE
+    elif change == "runtime":
         rt_name = old_rt.split("-", 1)[0]
         new_rt = f"{rt_name}-{NEW_VERSION}__{old_rt.rsplit('__', 1)[1]}"
         new_base = store / "MeasureRuntime" / old_model / new_rt / settings.name
@@ -59,16 +69,17 @@ def make_store(store: Path, measured: Path, change: str) -> tuple[str, str]:  # 
                   ("n7.confirm", "2000-01-07T01:00:00+00:00")):
         copy_night(measured, new_base / v, v, ts, lambda bs: 1.3)
         _rewrite(new_base / v, runtime_version=NEW_VERSION if change == "runtime" else None,
-                 model_hash=NEW_HASH if change == "model" else None)
+                 model_hash=NEW_HASH if change == "model" else None,
+                 compile_mode=NEW_MODE if change == "compile" else None)
     return old, new
 
 
 @pytest.mark.slow  # 3 s or more here: out of the 5-minute fast tier
-@pytest.mark.parametrize("change", ["runtime", "model"])
+@pytest.mark.parametrize("change", ["runtime", "model", "compile"])
 def test_an_upgrade_or_edit_continues_the_series_and_the_alert_names_it(
         change: str, tmp_path: Path, measured: Path) -> None:  # noqa: F811
     store = tmp_path / "nights"
-    old, _ = make_store(store, measured, change)
+    old, new = make_store(store, measured, change)
     report = to_frame(collect([store]))
     assert set(report["status"]) == {"ok"}
     old_version = json.loads(next(measured.glob("runtime_bs_1.json")).read_text())[
@@ -80,8 +91,9 @@ def test_an_upgrade_or_edit_continues_the_series_and_the_alert_names_it(
     alerts = alerts_table(report)
     regressions = alerts[alerts["kind"] == "regression"]
     assert len(regressions) >= 1, alerts
-    expected = (f"onnxruntime {old_version} -> {NEW_VERSION}" if change == "runtime"
-                else f"model changed ({old.rsplit('__', 1)[1]} -> {NEW_HASH})")
+    expected = {"runtime": f"onnxruntime {old_version} -> {NEW_VERSION}",
+                "model": f"model changed ({old.rsplit('__', 1)[-1]} -> {NEW_HASH})",
+                "compile": f"onnxruntime compiled by {old} -> {new}"}[change]
     assert set(regressions["event"]) == {expected}
     assert set(regressions["first_version"]) == {"n7"}
 
