@@ -134,6 +134,57 @@ def test_png_has_200_dpi_and_pdf_has_no_type3_fonts(tmp_path: Path):
     assert b"/FontFile2" in data  # TrueType, embedded
 
 
+def embedded_fonts(pdf: Path) -> dict:
+    """The TrueType fonts embedded in ``pdf`` (its FlateDecode'd ``FontFile2`` streams), read
+    by fontTools, by PostScript name."""
+    import io
+    import zlib
+
+    from fontTools.ttLib import TTFont
+
+    fonts = {}
+    for raw in re.findall(rb"stream\r?\n(.*?)\r?\nendstream", pdf.read_bytes(), re.DOTALL):
+        try:
+            data = zlib.decompress(raw)
+        except zlib.error:
+            continue
+        if data[:4] == b"\x00\x01\x00\x00":  # an sfnt with TrueType outlines
+            font = TTFont(io.BytesIO(data))
+            fonts[font["name"].getDebugName(6)] = font
+    return fonts
+
+
+def test_pdf_fonts_are_embedded_without_layout_tables_and_the_same_glyphs(tmp_path: Path):
+    """save_figure embeds font subsets without the layout tables no PDF viewer reads (half of
+    writing a PlotRuntimes PDF): the glyphs drawn (outlines, advance widths, the character
+    map) are those matplotlib's own subsets hold, and fontTools' defaults are as before."""
+    from fontTools import subset
+
+    from mlprof.plotting.runtimes import LAYOUT_TABLES, SAVE_RC
+
+    before = list(subset.Options._drop_tables_default)
+    lean, full = tmp_path / "lean.pdf", tmp_path / "full.pdf"
+    save_figure(three_runtimes(), [str(lean)])
+    assert subset.Options._drop_tables_default == before
+    fig = three_runtimes()  # the same figure, saved by matplotlib alone
+    with use_backend().rc_context(SAVE_RC):
+        fig.savefig(full)
+    close(fig)
+    got, want = embedded_fonts(lean), embedded_fonts(full)
+    assert len(got) == 2 and sorted(got) == sorted(want)  # DejaVu Sans and its bold
+    for name, font in got.items():
+        ref = want[name]
+        assert not set(LAYOUT_TABLES) & set(font.keys()), name
+        assert set(LAYOUT_TABLES) & set(ref.keys()), name  # what was left out
+        assert set(font.keys()) == set(ref.keys()) - set(LAYOUT_TABLES)
+        cmap = font.getBestCmap()
+        assert cmap and cmap == ref.getBestCmap()
+        for glyph in cmap.values():
+            assert font["hmtx"][glyph] == ref["hmtx"][glyph]
+            assert font["glyf"][glyph].compile(font["glyf"]) == \
+                ref["glyf"][glyph].compile(ref["glyf"]), (name, glyph)
+
+
 @pytest.mark.parametrize("style", ["cms", "default"])
 def test_no_text_outside_the_figure_or_its_legend(style, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch):

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from mlprof.plotting.labels import CurveInfo, corner_label, curve_labels, isa_text
+
+if TYPE_CHECKING:  # a table is a DataFrame or a dict of column arrays (read_stats_csv's)
+    import pandas as pd
 
 
 def merged_curve_info(label: str, runtime: str, versions: Sequence[str], fallback_version: str,
