@@ -103,3 +103,100 @@ def test_a_model_that_does_not_export_whole_uses_torch_compile(tmp_path, monkeyp
     assert compiled.cache == "miss" and "package" not in info
     out = fn(*args)
     assert tuple(out.shape) == (1, 2)
+
+
+TFAOT_DNN = str(REPO / "examples" / "dnn" / "model_tfaot_l10u128.yaml")
+
+
+def _tfaot_branch(store: Path, version: str) -> dict:
+    """The tfaot branch record of ``version`` at batch size 1 (read through its typed class)."""
+    found = [p for p in files_in(store / "MeasureRuntime")
+             if p.name == "runtime_bs_1.json" and p.parent.name == version]
+    assert len(found) == 1, found
+    obj = json.loads(found[0].read_text())
+    records.BranchRecord.from_json(obj, str(found[0]))
+    return obj
+
+
+def _entries(directory: Path) -> dict[str, int]:
+    """XLA's cache entries in ``directory``: name -> modification time (ns)."""
+    return {p.name: p.stat().st_mtime_ns for p in directory.iterdir()
+            if p.name.endswith("__XLA_CPU_JIT.pb")}
+
+
+@pytest.mark.slow
+def test_tfaot_keeps_xla_executables_in_the_store(tmp_path):
+    """Two measurements of the AOT DNN under two versions in one store: the first compiles
+    with XLA and XLA writes the executable into the store's cache (a miss), the second loads
+    it (a hit): no entry written or rewritten. The compile is recorded apart (``compile_s``,
+    tracing and XLA's part per size in ``runtime_settings.compile``)."""
+    pytest.importorskip("tensorflow")
+    store = tmp_path / "store"
+    seen = []
+    for version in ("v1", "v2"):
+        r = law_run("MeasureRuntime", "--version", version, "--model-file", TFAOT_DNN,
+                    "--batch-sizes", "1", *FAST, store=store)
+        assert r.returncode == 0, r.stderr[-3000:]
+        out = r.stdout + r.stderr
+        assert "compiled in " in out
+        # TensorFlow's and XLA's noise about a loaded entry is not shown (mlprof.measure.quiet)
+        assert "XlaSerializedCacheEntry" not in out and "prefer-no-scatter" not in out
+        compile_info = _tfaot_branch(store, version)["runtime_settings"]["compile"]
+        seen.append(_entries(Path(compile_info["cache_dir"])))
+    first, second = _tfaot_branch(store, "v1"), _tfaot_branch(store, "v2")
+    assert first["compile_cache"] == "miss" and second["compile_cache"] == "hit"
+    c1, c2 = first["runtime_settings"]["compile"], second["runtime_settings"]["compile"]
+    assert c1["counters"] == {"xla_entries_loaded": 0, "xla_entries_written": 1}
+    assert c2["counters"] == {"xla_entries_loaded": 1, "xla_entries_written": 0}
+    assert c1["cache_by_size"] == {"1": "miss"} and c2["cache_by_size"] == {"1": "hit"}
+    # one directory, keyed like exports: model, TensorFlow's version, threads and CPU
+    cache = Path(c1["cache_dir"])
+    assert c2["cache_dir"] == c1["cache_dir"] and c1["cache_refused"] is None
+    assert cache.is_relative_to(store / "cache" / "compiled")
+    assert cache.parent.name == f"tfaot-{first['runtime_version']}"
+    assert cache.name.startswith("threads1_cpu") and "_flags" not in cache.name
+    # the second run compiled nothing: the one entry is the first run's, untouched
+    assert len(seen[0]) == 1 and seen[1] == seen[0]
+    for rec in (first, second):
+        assert rec["compile_s"] > 0
+        assert set(rec["runtime_settings"]["compile"]["xla_ms"]) == {"1"}
+        assert rec["runtime_settings"]["xla_flags"]["TF_XLA_FLAGS"] == (
+            f"--tf_xla_persistent_cache_directory={cache}")
+
+
+@pytest.mark.slow
+def test_tfaot_does_not_use_a_linked_cache_directory(tmp_path):
+    """A link planted at ``<store>/cache/compiled`` is not followed: XLA compiles without a
+    cache (``compile_cache`` none, the reason recorded) and writes nothing through it."""
+    pytest.importorskip("tensorflow")
+    store, elsewhere = tmp_path / "store", tmp_path / "elsewhere"
+    (store / "cache").mkdir(parents=True)
+    elsewhere.mkdir()
+    (store / "cache" / "compiled").symlink_to(elsewhere)
+    r = law_run("MeasureRuntime", "--version", "v1", "--model-file", TFAOT_DNN,
+                "--batch-sizes", "1", *FAST, store=store)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rec = _tfaot_branch(store, "v1")
+    assert rec["compile_cache"] == "none"
+    compile_info = rec["runtime_settings"]["compile"]
+    assert compile_info["cache_dir"] is None and compile_info["counters"] == {}
+    assert compile_info["cache_refused"].endswith("compiled is a symbolic link")
+    assert "persistent_cache" not in rec["runtime_settings"]["xla_flags"]["TF_XLA_FLAGS"]
+    assert files_in(elsewhere) == []
+
+
+def test_tfaot_cache_settings_name_threads_cpu_and_flags():
+    """The directory's last segment changes with the threads, the CPU and the XLA flags (XLA's
+    own key, the function's HLO, holds none of them), never with the batch sizes."""
+    pytest.importorskip("tensorflow")
+    from mlprof.runtimes.tensorflow import TfAotRuntime
+
+    model = TfAotRuntime.resolve(TFAOT_DNN)
+    one, two = TfAotRuntime(model, threads=1), TfAotRuntime(model, threads=2)
+    none = {"TF_XLA_FLAGS": "", "XLA_FLAGS": ""}
+    flagged = {"TF_XLA_FLAGS": "", "XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}
+    assert one.cache_settings(none).startswith("threads1_cpu")
+    assert two.cache_settings(none).startswith("threads2_cpu")
+    assert one.cache_settings(none) == one.cache_settings(dict(none))
+    assert one.cache_settings(flagged) != one.cache_settings(none)
+    assert "_flags" in one.cache_settings(flagged)

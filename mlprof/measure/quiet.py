@@ -58,6 +58,15 @@ QUIET_TORCH_LINES: tuple[tuple[str, str], ...] = (
 QUIET_STDERR_LINES: tuple[bytes, ...] = (
     b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
     b"] oneDNN custom operations are on.",
+    # a tfaot child that loads XLA's executables from the store's compile cache: TensorFlow
+    # reads each entry as text first, then as the binary it is (ReadTextOrBinaryProto), and
+    # logs the failed text parse as an error; and XLA's CPU loader names LLVM's tuning
+    # pseudo-features (+prefer-no-scatter/gather), which no CPU lists, as "not supported on
+    # the host machine" (3 lines of ~3,000 characters per load, TF 2.21). A real mismatch
+    # (+avx512f on an AVX2 host) still shows; mlprof keys the cache by the CPU's flags
+    b"Error parsing text-format tensorflow.XlaSerializedCacheEntry: ",
+    b"Target machine feature +prefer-no-scatter is not  supported on the host machine.",
+    b"Target machine feature +prefer-no-gather is not  supported on the host machine.",
 )
 
 
