@@ -25,7 +25,8 @@ from mlprof.util import did_you_mean
 
 #: what a compiling runtime's ``compile_cache`` may say (:class:`mlprof.runtimes.base.Compiled`):
 #: the compiled code came from the store's cache (``hit``), was made and kept there (``miss``),
-#: or no cache was used (``none``: ``MLP_COMPILE_CACHE=0``)
+#: or no cache was used (``none``: ``MLP_COMPILE_CACHE=0``, or a cache directory refused: a
+#: link on its way or not writable, ``runtime_settings.compile.cache_refused`` says which)
 COMPILE_CACHE_STATES = ("hit", "miss", "none")
 
 #: model kinds: ONNX models (a YAML spec or an ``.onnx`` file), Python model scripts, and
