@@ -243,6 +243,73 @@ def _law_make_unique():
     return namespace["make_unique"]
 
 
+def _law_flatten():
+    """law's original flatten (the patch may have replaced the module attribute)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("law.util")
+    source = Path(spec.origin).read_text()
+    start = source.index("def flatten(")
+    end = source.index("\ndef ", start + 1)
+    namespace = {"is_lazy_iterable": law.util.is_lazy_iterable}
+    exec(compile(source[start:end], spec.origin, "exec"), namespace)
+    return namespace["flatten"]
+
+
+class _Dict(dict):
+    """A dict subclass: flattened like a dict."""
+
+
+@pytest.mark.parametrize("make, args, kwargs", [
+    (lambda: {"a": {"csv": 1, "json": [2, (3, {4})]}, "b": 5}, 1, {}),
+    (lambda: [[1, [2, [3, [4]]]], (), [], {}, "ab", b"cd", None], 1, {}),
+    (lambda: {i: {"csv": f"c{i}", "json": f"j{i}"} for i in range(300)}, 1, {}),
+    (lambda: [(1, 2), [3], {4: 5}, {6}], 1, {"flatten_tuple": False}),
+    (lambda: [(1, 2), [3, [4]], {4: [5]}, {6}], 1, {"flatten_list": 0}),
+    (lambda: [(1, 2), [3], {4: [5]}, {6}], 1, {"flatten_dict": False}),
+    (lambda: [(1, 2), [3], {4: 5}, frozenset({6}), {7}], 1, {"flatten_set": False}),
+    (lambda: (x for x in [[1], (2, 3)]), 1, {}), (lambda: map(int, "12"), 1, {}),
+    (lambda: {"x": range(3), "y": (y for y in [[4]])}, 1, {}), (lambda: _Dict(a=[1], b=2), 1, {}),
+    (lambda: 7, 1, {}), (lambda: [1, [2]], 2, {}), (lambda: [1, [2]], 0, {}),
+    (lambda: [1, (2,)], 3, {"flatten_tuple": False}),
+])
+def test_fast_flatten_matches_law(make, args, kwargs):
+    """The same leaves, in the same order, as law's flatten (its flags, several arguments,
+    none, lazy iterables, leaves that are strings, bytes or None)."""
+    expected = _law_flatten()(*[make() for _ in range(args)], **kwargs)
+    got = _scale.fast_flatten(*[make() for _ in range(args)], **kwargs)
+    assert type(got) is list and got == expected
+
+
+def test_fast_flatten_linear_where_laws_is_quadratic():
+    """A workflow's output collection of N branches: law's flatten copies the list built so far
+    at every branch (sum of lists), fast_flatten appends; counted, not timed, through a list
+    subclass whose ``__add__`` counts the elements copied."""
+    copied = [0]
+
+    class Counting(list):
+        def __add__(self, other):
+            copied[0] += len(self) + len(other)
+            return Counting(list.__add__(self, other))
+
+    import importlib.util
+
+    spec = importlib.util.find_spec("law.util")
+    source = Path(spec.origin).read_text()
+    start = source.index("def flatten(")
+    end = source.index("\ndef ", start + 1)
+    # law's function, with its start value of sum() a counting list
+    text = source[start:end].replace("sum((flatten(obj, **kwargs) for obj in seq), [])",
+                                     "sum((flatten(obj, **kwargs) for obj in seq), Counting())")
+    assert "Counting()" in text, "law's flatten changed: revisit _patch_flatten"
+    namespace = {"is_lazy_iterable": law.util.is_lazy_iterable, "Counting": Counting}
+    exec(compile(text, spec.origin, "exec"), namespace)
+    n = 1000
+    outputs = {i: {"csv": f"c{i}", "json": f"j{i}"} for i in range(n)}
+    assert namespace["flatten"](outputs) == _scale.fast_flatten(outputs)
+    assert copied[0] >= n * n  # ~2N per part for N parts: quadratic
+
+
 def test_indexed_history_behaves_like_a_list():
     h = _scale.IndexedHistory()
     h.append(("a", 1))
@@ -279,6 +346,9 @@ def test_patches_active_after_the_build_hooks():
         assert st["applied"] and st["add_task_history"] and st["make_unique"]
         assert getattr(luigi.worker.Worker.__init__, "_mlprof_scale", False)
         assert law.parameter.make_unique is _scale.fast_make_unique
+        from law.target import collection
+
+        assert st["flatten"] and collection.flatten is _scale.fast_flatten
     # applying again changes nothing
     assert _scale.apply() == _scale.status()
 

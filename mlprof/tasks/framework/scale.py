@@ -71,6 +71,7 @@ DISABLE_ENV = "MLP_NO_SCALE_PATCH"
 logger = logging.getLogger("mlprof")
 
 _status: dict[str, Any] = {"applied": False, "add_task_history": False, "make_unique": False,
+                           "flatten": False,
                            "parse_once": False, "get_params": False,
                            "multi_match": False, "config_sections": False,
                            "csv_serialize": False, "proxy_getattribute": False,
@@ -161,6 +162,47 @@ def fast_make_unique(obj: Any) -> list | tuple:
     return obj.__class__(unique) if isinstance(obj, tuple) else unique
 
 
+def fast_flatten(*structs: Any, **kwargs: Any) -> list:
+    """``law.util.flatten`` in O(n): the leaves of nested dicts (their values), lists, tuples,
+    sets and lazy iterables, in the same order.
+
+    Same contract as law's: one argument is flattened, several are flattened as a tuple of
+    them, none give ``[]``; ``flatten_dict``, ``flatten_list``, ``flatten_tuple`` and
+    ``flatten_set`` (default true) keep an object of that type whole when false; a lazy
+    iterable is always flattened; anything else is a leaf.
+    """
+    if not structs:
+        return []
+    flags = (bool(kwargs.get("flatten_dict", True)), bool(kwargs.get("flatten_list", True)),
+             bool(kwargs.get("flatten_tuple", True)), bool(kwargs.get("flatten_set", True)))
+    out: list = []
+    _flatten_into(structs[0] if len(structs) == 1 else structs, out, flags)
+    return out
+
+
+def _flatten_into(struct: Any, out: list, flags: tuple[bool, bool, bool, bool]) -> None:
+    """Append the leaves of ``struct`` to ``out`` (:func:`fast_flatten`; law's order of tests)."""
+    import law.util
+
+    if isinstance(struct, dict):
+        seq = struct.values() if flags[0] else None
+    elif isinstance(struct, list):
+        seq = struct if flags[1] else None
+    elif isinstance(struct, tuple):
+        seq = struct if flags[2] else None
+    elif isinstance(struct, set):
+        seq = struct if flags[3] else None
+    elif law.util.is_lazy_iterable(struct):
+        seq = struct
+    else:
+        seq = None
+    if seq is None:
+        out.append(struct)
+        return
+    for obj in seq:
+        _flatten_into(obj, out, flags)
+
+
 def _names(func: Any) -> set[str]:
     """Names (attributes, globals, methods) used by ``func`` and the functions nested in it.
 
@@ -213,6 +255,28 @@ def _patch_make_unique() -> bool:
         if (name == "law" or name.startswith("law.")) and \
                 getattr(module, "make_unique", None) is orig:
             module.make_unique = fast_make_unique
+    return True
+
+
+def _patch_flatten() -> bool:
+    """Replace ``law.util.flatten`` (and its imports in loaded law modules) if quadratic.
+
+    law joins the flattened parts with ``sum(..., [])``, which copies the list built so far at
+    every part: O(n^2) for n parts. A workflow's output collection flattens the outputs of all
+    its N branches (``TargetCollection.__init__``): 0.40 ms for 100 branches of two files, 7.06
+    ms for 1,000 (4 -> 7 us per branch, timeit here); :func:`fast_flatten` appends in one pass.
+    """
+    import law.util
+
+    orig = law.util.flatten
+    if orig is fast_flatten:
+        return True
+    if "sum" not in _names(orig):  # law joins the parts some other way: leave it alone
+        return False
+    for name, module in list(sys.modules.items()):
+        if (name == "law" or name.startswith("law.")) and \
+                getattr(module, "flatten", None) is orig:
+            module.flatten = fast_flatten
     return True
 
 
@@ -604,6 +668,7 @@ def apply() -> dict[str, Any]:
         return status()
     _status["add_task_history"] = _patch_add_task_history()
     _status["make_unique"] = _patch_make_unique()
+    _status["flatten"] = _patch_flatten()
     _status["parse_once"] = _patch_parse_once()
     _status["get_params"] = _patch_get_params()
     _status["multi_match"] = _patch_multi_match()
@@ -612,7 +677,7 @@ def apply() -> dict[str, Any]:
     _status["proxy_getattribute"] = _patch_proxy_getattribute()
     _status["param_values_once"] = _patch_param_values_once()
     _status["applied"] = any(_status[k] for k in (
-        "add_task_history", "make_unique", "parse_once", "get_params", "multi_match",
+        "add_task_history", "make_unique", "flatten", "parse_once", "get_params", "multi_match",
         "config_sections", "csv_serialize", "proxy_getattribute", "param_values_once"))
     if _status["applied"]:
         _status["reason"] = f"offending code found in law {law.__version__}"
@@ -624,6 +689,7 @@ def apply() -> dict[str, Any]:
 
 def status() -> dict[str, Any]:
     """Which patches are active: ``applied``, one flag per patch (``add_task_history``,
-    ``make_unique``, ``parse_once``, ``get_params``, ``multi_match``, ``config_sections``,
-    ``csv_serialize``), ``law_version`` and ``reason``."""
+    ``make_unique``, ``flatten``, ``parse_once``, ``get_params``, ``multi_match``,
+    ``config_sections``, ``csv_serialize``, ``proxy_getattribute``, ``param_values_once``),
+    ``law_version`` and ``reason``."""
     return dict(_status)
