@@ -488,3 +488,54 @@ def test_a_new_task_computes_its_parameter_values_once():
     assert (other.a, other.n) == ("z", 3) and other is not first and len(calls) == 3
     values = dict(ScaleValues.get_param_values(ScaleValues.get_params(), (), {"a": "q"}))
     assert (values["a"], values["n"]) == ("q", 1) and len(calls) == 4  # any other call computes
+
+
+@pytest.mark.filterwarnings("ignore:Parameter \"a\" with value \"v\" is not of type string")
+def test_parameter_values_skip_the_repr_of_arguments_and_errors_keep_luigis_message():
+    """luigi formats every argument of a new task into a description only its errors use: the
+    patched call makes no ``repr`` of them (counted), and a failing call still raises luigi's
+    own exception with its own message (arguments listed)."""
+    _applied()
+    import law
+    import luigi
+    import luigi.parameter
+
+    reprs = [0]
+
+    class Value:
+        def __str__(self) -> str:
+            return "v"
+
+        def __repr__(self) -> str:
+            reprs[0] += 1
+            return "Value()"
+
+    class ScaleRepr(law.Task):
+        a = luigi.Parameter(default="x")
+        n = luigi.IntParameter(default=1)
+
+        def run(self):
+            pass
+
+    task = ScaleRepr(a=Value(), n=2)
+    assert task.n == 2 and isinstance(task.a, Value)
+    assert reprs[0] == 0  # luigi's own get_param_values: one repr per new task at least
+    with pytest.raises(luigi.parameter.UnknownParameterException,
+                       match=r"ScaleRepr\[args=\(\), kwargs=\{.*'nope': 5.*\}\]: unknown "
+                             "parameter nope"):
+        ScaleRepr(a="y", nope=5)
+    with pytest.raises(luigi.parameter.UnknownParameterException,
+                       match=r"ScaleRepr\[args=\('p', 'p', .*takes at most"):
+        luigi.Task.get_param_values.__func__(ScaleRepr, ScaleRepr.get_params(), ("p",) * 99, {})
+    assert _scale.status()["exc_desc"]
+
+
+def test_instance_cache_key_hashes_once_and_equals_luigis_key():
+    """The cache key of a new task: equal to and hashed like luigi's plain tuple (each finds
+    the other in a dict), unhashable values refused as by ``hash``."""
+    plain = (int, (("batch_sizes", tuple(range(1, 1001))), ("version", "v")))
+    key = _scale._HashedKey(plain)
+    assert key == plain and hash(key) == hash(plain)
+    assert {plain: 1}[key] == 1 and {key: 2}[plain] == 2
+    with pytest.raises(TypeError):
+        _scale._HashedKey((int, (("a", [1]),)))

@@ -34,6 +34,14 @@ of the profiled time), law's ``multi_match`` answering plain names by a set
 (:func:`_patch_multi_match`, 25 %), luigi's config lookup skipping absent sections
 (:func:`_patch_config_sections`, 12 %) and law's CSV serialization of a long tuple kept
 (:func:`_patch_csv_serialize`: every branch carries all N batch sizes, O(N) per task).
+Three more keep what is left of that O(N) per task out: luigi's description of a new task's
+arguments, formatted on every call for its error messages only (:func:`_patch_exc_desc`: the
+``repr`` of all N sizes, 114 us per branch at N = 1,000), the instance-cache key hashed once
+(:class:`_HashedKey`) and law's ``flatten`` in one pass (:func:`_patch_flatten`; its
+``sum`` of lists is O(N^2) over a workflow's N outputs). In-process (``wf.req(wf,
+branch=b)``, ``to_str_params``, ``complete``, ``repr``; interleaved, least of 20), 1,000 vs
+100 branches per branch: 1.146x before the first two, 1.044x with the first, 1.012x with
+both (no output collection there: ``flatten`` is timed apart, in its docstring).
 ``benchmarks/scheduling.py`` (the scheduling's own CPU per task, N = 100 and 1,000): unpatched 8.1
 and 19.8 ms pending, 7.3 and 11.2 ms complete; patched 1.5 and 1.5 ms pending, 1.5 and 2.0 ms
 complete (of which ~0.8-0.9 ms validate the branch's result files, mlprof.measure.results). And one
@@ -75,7 +83,7 @@ _status: dict[str, Any] = {"applied": False, "add_task_history": False, "make_un
                            "parse_once": False, "get_params": False,
                            "multi_match": False, "config_sections": False,
                            "csv_serialize": False, "proxy_getattribute": False,
-                           "param_values_once": False,
+                           "param_values_once": False, "exc_desc": False,
                            "law_version": None, "reason": "not applied yet"}
 
 
@@ -540,6 +548,77 @@ def _patch_proxy_getattribute() -> bool:
     return True
 
 
+class _ShortReprDict(dict):
+    """The keyword arguments of a task, with a constant ``repr`` (see :func:`_patch_exc_desc`)."""
+
+    def __repr__(self) -> str:
+        return "{...}"
+
+    __str__ = __repr__
+
+
+class _ShortReprTuple(tuple):
+    """The positional arguments of a task, with a constant ``repr``."""
+
+    def __repr__(self) -> str:
+        return "(...)"
+
+    __str__ = __repr__
+
+
+def _patch_exc_desc() -> bool:
+    """Let luigi's ``Task.get_param_values`` skip the ``repr`` of all arguments unless it fails.
+
+    luigi formats ``exc_desc = "%s[args=%s, kwargs=%s]" % (family, args, kwargs)`` on every
+    call, only for its error messages: the ``repr`` of every argument a new task gets, and
+    every branch of ``MeasureRuntime --batch-sizes 1,...,N`` gets all N batch sizes. At N =
+    1,000 that ``repr`` took 114 us per branch (10.6 us at N = 100, timeit here), O(N) per task
+    and O(N^2) for the sweep: the largest part of what grew from 100 to 1,000 branches
+    (benchmarks/scheduling.py). Here luigi's function gets the same arguments in a dict and a
+    tuple whose ``repr`` is constant; when it raises, it is called again with the arguments as
+    given, so every error carries luigi's own message. Its other work (normalize, defaults,
+    the unconsumed-parameter warning, kept per class) is the same.
+    """
+    import luigi.task
+
+    entry = luigi.task.Task.__dict__.get("get_param_values")
+    if not isinstance(entry, classmethod):
+        return False
+    orig = entry.__func__
+    if getattr(orig, "_mlprof_scale", False):
+        return True
+    if "exc_desc" not in orig.__code__.co_varnames:  # no eager description: leave it alone
+        return False
+
+    def get_param_values(cls, params, args, kwargs):
+        try:
+            return orig(cls, params, _ShortReprTuple(args), _ShortReprDict(kwargs))
+        except Exception:  # noqa: BLE001  (luigi's own error, with its own message)
+            return orig(cls, params, args, kwargs)
+
+    get_param_values.__doc__ = orig.__doc__
+    get_param_values._mlprof_scale = True  # type: ignore[attr-defined]
+    setattr(luigi.task.Task, "get_param_values", classmethod(get_param_values))  # noqa: B010
+    return True
+
+
+class _HashedKey(tuple):
+    """An instance-cache key, ``(cls, values)``, that hashes its values once.
+
+    A tuple computes its hash anew on every dict operation, and the values of a branch hold all
+    N batch sizes of its workflow: ``__call__`` below needs the hash three or four times per
+    task (4.7 us each at N = 1,000, timeit here). Equal to, and hashed like, the plain tuple
+    (luigi's own key), so either finds the other in the cache. Raises ``TypeError`` for
+    unhashable values, like ``hash``.
+    """
+
+    def __init__(self, items: Iterable) -> None:
+        self._hash = tuple.__hash__(self)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
 #: parameter values luigi's ``Register.__call__`` computed for the instance it is creating
 _MAKING: list[tuple[type, tuple, dict, list]] = []
 
@@ -575,9 +654,8 @@ def _patch_param_values_once() -> bool:
         if cache is None:
             return call_orig(cls, *args, **kwargs)
         values = cls.get_param_values(cls.get_params(), args, kwargs)
-        key = (cls, tuple(values))
         try:
-            hash(key)
+            key = _HashedKey((cls, tuple(values)))
         except TypeError:
             return call_orig(cls, *args, **kwargs)  # luigi's way: no cache, computed again
         if key not in cache:
@@ -676,9 +754,11 @@ def apply() -> dict[str, Any]:
     _status["csv_serialize"] = _patch_csv_serialize()
     _status["proxy_getattribute"] = _patch_proxy_getattribute()
     _status["param_values_once"] = _patch_param_values_once()
+    _status["exc_desc"] = _patch_exc_desc()
     _status["applied"] = any(_status[k] for k in (
         "add_task_history", "make_unique", "flatten", "parse_once", "get_params", "multi_match",
-        "config_sections", "csv_serialize", "proxy_getattribute", "param_values_once"))
+        "config_sections", "csv_serialize", "proxy_getattribute", "param_values_once",
+        "exc_desc"))
     if _status["applied"]:
         _status["reason"] = f"offending code found in law {law.__version__}"
     else:
@@ -690,6 +770,7 @@ def apply() -> dict[str, Any]:
 def status() -> dict[str, Any]:
     """Which patches are active: ``applied``, one flag per patch (``add_task_history``,
     ``make_unique``, ``flatten``, ``parse_once``, ``get_params``, ``multi_match``,
-    ``config_sections``, ``csv_serialize``, ``proxy_getattribute``, ``param_values_once``),
+    ``config_sections``, ``csv_serialize``, ``proxy_getattribute``, ``param_values_once``,
+    ``exc_desc``),
     ``law_version`` and ``reason``."""
     return dict(_status)
