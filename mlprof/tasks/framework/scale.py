@@ -192,6 +192,7 @@ def _flatten_into(struct: Any, out: list, flags: tuple[bool, bool, bool, bool]) 
     """Append the leaves of ``struct`` to ``out`` (:func:`fast_flatten`; law's order of tests)."""
     import law.util
 
+    seq: Iterable | None
     if isinstance(struct, dict):
         seq = struct.values() if flags[0] else None
     elif isinstance(struct, list):
@@ -284,7 +285,7 @@ def _patch_flatten() -> bool:
     for name, module in list(sys.modules.items()):
         if (name == "law" or name.startswith("law.")) and \
                 getattr(module, "flatten", None) is orig:
-            module.flatten = fast_flatten
+            setattr(module, "flatten", fast_flatten)  # noqa: B010  (mypy: module attribute)
     return True
 
 
