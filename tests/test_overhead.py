@@ -5,6 +5,7 @@ drawn without pandas."""
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from pathlib import Path
 
@@ -149,3 +150,33 @@ def test_the_plot_of_a_sweep_imports_no_pandas(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "no pandas"
     assert pdf.read_bytes().startswith(b"%PDF")
+
+
+def test_the_kept_branches_stay_within_their_bound_newest_kept(tmp_path: Path, monkeypatch):
+    """What :func:`branch_problem` keeps for :func:`read_checked_branch` stays within
+    ``KEEP_SAMPLES`` (the oldest branches dropped first, read again from the file when asked),
+    with the count of samples kept as a running total, right after every check and recheck."""
+    from mlprof.measure import results
+
+    branches = [_branch(tmp_path, bs) for bs in (1, 2, 3)]
+    per_branch = read_branch(branches[0]["csv"], branches[0]["json"])[0].size
+    monkeypatch.setattr(results, "_CONTENT", results.OrderedDict())
+    monkeypatch.setattr(results, "_CONTENT_SAMPLES", 0)
+    monkeypatch.setattr(results, "_CHECKED", {})
+    monkeypatch.setattr(results, "KEEP_SAMPLES", 2 * per_branch + per_branch // 2)
+
+    def kept() -> list[str]:
+        assert results._CONTENT_SAMPLES == sum(v[1].size for v in results._CONTENT.values())
+        return [Path(k[0]).name for k in results._CONTENT]
+
+    for b in branches:
+        assert branch_problem(b["csv"], b["json"]) is None
+    assert kept() == [Path(b["csv"]).name for b in branches[1:]]  # the oldest dropped
+    samples, _ = read_checked_branch(branches[0]["csv"], branches[0]["json"])  # from the file
+    np.testing.assert_array_equal(samples, read_branch(branches[0]["csv"],
+                                                       branches[0]["json"])[0])
+    # a branch whose file changed is checked and kept again, replacing its old entry
+    st = os.stat(branches[2]["csv"])
+    os.utime(branches[2]["csv"], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert branch_problem(branches[2]["csv"], branches[2]["json"]) is None
+    assert kept() == [Path(b["csv"]).name for b in branches[1:]]

@@ -30,6 +30,21 @@ def test_batch_sizes_are_sorted_unique_and_positive():
         p.normalize(p.parse("-1,2"))
 
 
+def test_batch_sizes_passed_once_pass_again_as_the_same_object_and_others_are_checked():
+    """Every branch of a sweep normalizes its workflow's tuple of all N sizes again: the very
+    tuple that passed passes again untested (same object back); an equal but other tuple, and
+    any value that did not pass, are tested as before."""
+    p = BatchSizesParameter()
+    sizes = p.normalize(p.parse(",".join(map(str, range(1, 1001)))))
+    assert p.normalize(sizes) is sizes
+    assert p.normalize(tuple(sizes)) == sizes
+    for bad in ((0, 2), (1, 10**9), (1, "2", 3), (1, True), ()):
+        with pytest.raises(MLProfError, match="batch size"):
+            p.normalize(bad)
+        with pytest.raises(MLProfError, match="batch size"):  # a failure is not remembered
+            p.normalize(bad)
+
+
 def test_batch_sizes_tag_is_short_and_unique():
     assert batch_sizes_tag((1, 2, 4)) == "bs_1_2_4"
     long = tuple(2 ** i for i in range(11))

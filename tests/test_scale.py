@@ -21,6 +21,7 @@ import law.util
 import pytest
 
 from mlprof.tasks.framework import scale as _scale
+from mlprof.tasks.framework import scale_luigi
 from tests.helpers import FAST, REPO
 
 #: runs `law` as the console script does, with counters; dumps what it saw to argv[1]
@@ -243,6 +244,73 @@ def _law_make_unique():
     return namespace["make_unique"]
 
 
+def _law_flatten():
+    """law's original flatten (the patch may have replaced the module attribute)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("law.util")
+    source = Path(spec.origin).read_text()
+    start = source.index("def flatten(")
+    end = source.index("\ndef ", start + 1)
+    namespace = {"is_lazy_iterable": law.util.is_lazy_iterable}
+    exec(compile(source[start:end], spec.origin, "exec"), namespace)
+    return namespace["flatten"]
+
+
+class _Dict(dict):
+    """A dict subclass: flattened like a dict."""
+
+
+@pytest.mark.parametrize("make, args, kwargs", [
+    (lambda: {"a": {"csv": 1, "json": [2, (3, {4})]}, "b": 5}, 1, {}),
+    (lambda: [[1, [2, [3, [4]]]], (), [], {}, "ab", b"cd", None], 1, {}),
+    (lambda: {i: {"csv": f"c{i}", "json": f"j{i}"} for i in range(300)}, 1, {}),
+    (lambda: [(1, 2), [3], {4: 5}, {6}], 1, {"flatten_tuple": False}),
+    (lambda: [(1, 2), [3, [4]], {4: [5]}, {6}], 1, {"flatten_list": 0}),
+    (lambda: [(1, 2), [3], {4: [5]}, {6}], 1, {"flatten_dict": False}),
+    (lambda: [(1, 2), [3], {4: 5}, frozenset({6}), {7}], 1, {"flatten_set": False}),
+    (lambda: (x for x in [[1], (2, 3)]), 1, {}), (lambda: map(int, "12"), 1, {}),
+    (lambda: {"x": range(3), "y": (y for y in [[4]])}, 1, {}), (lambda: _Dict(a=[1], b=2), 1, {}),
+    (lambda: 7, 1, {}), (lambda: [1, [2]], 2, {}), (lambda: [1, [2]], 0, {}),
+    (lambda: [1, (2,)], 3, {"flatten_tuple": False}),
+])
+def test_fast_flatten_matches_law(make, args, kwargs):
+    """The same leaves, in the same order, as law's flatten (its flags, several arguments,
+    none, lazy iterables, leaves that are strings, bytes or None)."""
+    expected = _law_flatten()(*[make() for _ in range(args)], **kwargs)
+    got = _scale.fast_flatten(*[make() for _ in range(args)], **kwargs)
+    assert type(got) is list and got == expected
+
+
+def test_fast_flatten_linear_where_laws_is_quadratic():
+    """A workflow's output collection of N branches: law's flatten copies the list built so far
+    at every branch (sum of lists), fast_flatten appends; counted, not timed, through a list
+    subclass whose ``__add__`` counts the elements copied."""
+    copied = [0]
+
+    class Counting(list):
+        def __add__(self, other):
+            copied[0] += len(self) + len(other)
+            return Counting(list.__add__(self, other))
+
+    import importlib.util
+
+    spec = importlib.util.find_spec("law.util")
+    source = Path(spec.origin).read_text()
+    start = source.index("def flatten(")
+    end = source.index("\ndef ", start + 1)
+    # law's function, with its start value of sum() a counting list
+    text = source[start:end].replace("sum((flatten(obj, **kwargs) for obj in seq), [])",
+                                     "sum((flatten(obj, **kwargs) for obj in seq), Counting())")
+    assert "Counting()" in text, "law's flatten changed: revisit _patch_flatten"
+    namespace = {"is_lazy_iterable": law.util.is_lazy_iterable, "Counting": Counting}
+    exec(compile(text, spec.origin, "exec"), namespace)
+    n = 1000
+    outputs = {i: {"csv": f"c{i}", "json": f"j{i}"} for i in range(n)}
+    assert namespace["flatten"](outputs) == _scale.fast_flatten(outputs)
+    assert copied[0] >= n * n  # ~2N per part for N parts: quadratic
+
+
 def test_indexed_history_behaves_like_a_list():
     h = _scale.IndexedHistory()
     h.append(("a", 1))
@@ -279,6 +347,9 @@ def test_patches_active_after_the_build_hooks():
         assert st["applied"] and st["add_task_history"] and st["make_unique"]
         assert getattr(luigi.worker.Worker.__init__, "_mlprof_scale", False)
         assert law.parameter.make_unique is _scale.fast_make_unique
+        from law.target import collection
+
+        assert st["flatten"] and collection.flatten is _scale.fast_flatten
     # applying again changes nothing
     assert _scale.apply() == _scale.status()
 
@@ -418,3 +489,54 @@ def test_a_new_task_computes_its_parameter_values_once():
     assert (other.a, other.n) == ("z", 3) and other is not first and len(calls) == 3
     values = dict(ScaleValues.get_param_values(ScaleValues.get_params(), (), {"a": "q"}))
     assert (values["a"], values["n"]) == ("q", 1) and len(calls) == 4  # any other call computes
+
+
+@pytest.mark.filterwarnings("ignore:Parameter \"a\" with value \"v\" is not of type string")
+def test_parameter_values_skip_the_repr_of_arguments_and_errors_keep_luigis_message():
+    """luigi formats every argument of a new task into a description only its errors use: the
+    patched call makes no ``repr`` of them (counted), and a failing call still raises luigi's
+    own exception with its own message (arguments listed)."""
+    _applied()
+    import law
+    import luigi
+    import luigi.parameter
+
+    reprs = [0]
+
+    class Value:
+        def __str__(self) -> str:
+            return "v"
+
+        def __repr__(self) -> str:
+            reprs[0] += 1
+            return "Value()"
+
+    class ScaleRepr(law.Task):
+        a = luigi.Parameter(default="x")
+        n = luigi.IntParameter(default=1)
+
+        def run(self):
+            pass
+
+    task = ScaleRepr(a=Value(), n=2)
+    assert task.n == 2 and isinstance(task.a, Value)
+    assert reprs[0] == 0  # luigi's own get_param_values: one repr per new task at least
+    with pytest.raises(luigi.parameter.UnknownParameterException,
+                       match=r"ScaleRepr\[args=\(\), kwargs=\{.*'nope': 5.*\}\]: unknown "
+                             "parameter nope"):
+        ScaleRepr(a="y", nope=5)
+    with pytest.raises(luigi.parameter.UnknownParameterException,
+                       match=r"ScaleRepr\[args=\('p', 'p', .*takes at most"):
+        luigi.Task.get_param_values.__func__(ScaleRepr, ScaleRepr.get_params(), ("p",) * 99, {})
+    assert _scale.status()["exc_desc"]
+
+
+def test_instance_cache_key_hashes_once_and_equals_luigis_key():
+    """The cache key of a new task: equal to and hashed like luigi's plain tuple (each finds
+    the other in a dict), unhashable values refused as by ``hash``."""
+    plain = (int, (("batch_sizes", tuple(range(1, 1001))), ("version", "v")))
+    key = scale_luigi._HashedKey(plain)
+    assert key == plain and hash(key) == hash(plain)
+    assert {plain: 1}[key] == 1 and {key: 2}[plain] == 2
+    with pytest.raises(TypeError):
+        scale_luigi._HashedKey((int, (("a", [1]),)))

@@ -34,6 +34,14 @@ of the profiled time), law's ``multi_match`` answering plain names by a set
 (:func:`_patch_multi_match`, 25 %), luigi's config lookup skipping absent sections
 (:func:`_patch_config_sections`, 12 %) and law's CSV serialization of a long tuple kept
 (:func:`_patch_csv_serialize`: every branch carries all N batch sizes, O(N) per task).
+Three more keep what is left of that O(N) per task out: luigi's description of a new task's
+arguments, formatted on every call for its error messages only (:func:`_patch_exc_desc`: the
+``repr`` of all N sizes, 114 us per branch at N = 1,000), the instance-cache key hashed once
+(:class:`_HashedKey`) and law's ``flatten`` in one pass (:func:`_patch_flatten`; its
+``sum`` of lists is O(N^2) over a workflow's N outputs). In-process (``wf.req(wf,
+branch=b)``, ``to_str_params``, ``complete``, ``repr``; interleaved, least of 20), 1,000 vs
+100 branches per branch: 1.146x before the first two, 1.044x with the first, 1.012x with
+both (no output collection there: ``flatten`` is timed apart, in its docstring).
 ``benchmarks/scheduling.py`` (the scheduling's own CPU per task, N = 100 and 1,000): unpatched 8.1
 and 19.8 ms pending, 7.3 and 11.2 ms complete; patched 1.5 and 1.5 ms pending, 1.5 and 2.0 ms
 complete (of which ~0.8-0.9 ms validate the branch's result files, mlprof.measure.results). And one
@@ -63,6 +71,15 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from mlprof.tasks.framework.scale_luigi import (
+    _names,
+    _patch_config_sections,
+    _patch_exc_desc,
+    _patch_get_params,
+    _patch_param_values_once,
+    _patch_parse_once,
+)
+
 #: the law version these patches were written and measured against
 LAW_VERSION = "0.1.21"
 #: set to 1 to leave law untouched
@@ -71,10 +88,11 @@ DISABLE_ENV = "MLP_NO_SCALE_PATCH"
 logger = logging.getLogger("mlprof")
 
 _status: dict[str, Any] = {"applied": False, "add_task_history": False, "make_unique": False,
+                           "flatten": False,
                            "parse_once": False, "get_params": False,
                            "multi_match": False, "config_sections": False,
                            "csv_serialize": False, "proxy_getattribute": False,
-                           "param_values_once": False,
+                           "param_values_once": False, "exc_desc": False,
                            "law_version": None, "reason": "not applied yet"}
 
 
@@ -161,21 +179,46 @@ def fast_make_unique(obj: Any) -> list | tuple:
     return obj.__class__(unique) if isinstance(obj, tuple) else unique
 
 
-def _names(func: Any) -> set[str]:
-    """Names (attributes, globals, methods) used by ``func`` and the functions nested in it.
+def fast_flatten(*structs: Any, **kwargs: Any) -> list:
+    """``law.util.flatten`` in O(n): the leaves of nested dicts (their values), lists, tuples,
+    sets and lazy iterables, in the same order.
 
-    Read from the byte code: ``inspect.getsource`` would read and tokenize the module's file on
-    every ``law run`` (~7 ms here).
+    Same contract as law's: one argument is flattened, several are flattened as a tuple of
+    them, none give ``[]``; ``flatten_dict``, ``flatten_list``, ``flatten_tuple`` and
+    ``flatten_set`` (default true) keep an object of that type whole when false; a lazy
+    iterable is always flattened; anything else is a leaf.
     """
-    names: set[str] = set()
-    stack = [getattr(func, "__code__", None)]
-    while stack:
-        code = stack.pop()
-        if code is None:
-            continue
-        names.update(code.co_names)
-        stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
-    return names
+    if not structs:
+        return []
+    flags = (bool(kwargs.get("flatten_dict", True)), bool(kwargs.get("flatten_list", True)),
+             bool(kwargs.get("flatten_tuple", True)), bool(kwargs.get("flatten_set", True)))
+    out: list = []
+    _flatten_into(structs[0] if len(structs) == 1 else structs, out, flags)
+    return out
+
+
+def _flatten_into(struct: Any, out: list, flags: tuple[bool, bool, bool, bool]) -> None:
+    """Append the leaves of ``struct`` to ``out`` (:func:`fast_flatten`; law's order of tests)."""
+    import law.util
+
+    seq: Iterable | None
+    if isinstance(struct, dict):
+        seq = struct.values() if flags[0] else None
+    elif isinstance(struct, list):
+        seq = struct if flags[1] else None
+    elif isinstance(struct, tuple):
+        seq = struct if flags[2] else None
+    elif isinstance(struct, set):
+        seq = struct if flags[3] else None
+    elif law.util.is_lazy_iterable(struct):
+        seq = struct
+    else:
+        seq = None
+    if seq is None:
+        out.append(struct)
+        return
+    for obj in seq:
+        _flatten_into(obj, out, flags)
 
 
 def _patch_add_task_history() -> bool:
@@ -216,64 +259,25 @@ def _patch_make_unique() -> bool:
     return True
 
 
-#: each task class's ``get_params()`` (luigi computes it anew from ``dir(cls)`` on every call)
-_PARAMS: dict[type, tuple] = {}
-#: the names of the parameters in :data:`_PARAMS`: setting or deleting one on a class empties it
-_PARAM_NAMES: set[str] = set()
+def _patch_flatten() -> bool:
+    """Replace ``law.util.flatten`` (and its imports in loaded law modules) if quadratic.
 
-
-def _patch_get_params() -> bool:
-    """Keep luigi's ``Task.get_params()`` per class instead of rebuilding it on every call.
-
-    luigi's ``get_params`` walks ``dir(cls)`` (~700 names on a task class of mlprof), takes
-    every attribute and sorts the parameters, and it is called ~14 times per task instance
-    (``__init__``, ``to_str_params``, law's ``req_params``/``common_task_params``, the
-    workflow's parameter resolution, ...): 4,108 calls for 300 branches, 40 % of the profiled
-    CPU time of scheduling them. The parameters of a class are its class attributes, so the
-    result only changes when a parameter is set on or deleted from a task class (luigi's
-    comment: "no room to extend classes dynamically" otherwise): the metaclass's
-    ``__setattr__``/``__delattr__`` empty the cache then. Callers get a new list each time
-    (as before: some sort or extend it).
+    law joins the flattened parts with ``sum(..., [])``, which copies the list built so far at
+    every part: O(n^2) for n parts. A workflow's output collection flattens the outputs of all
+    its N branches (``TargetCollection.__init__``): 0.40 ms for 100 branches of two files, 7.06
+    ms for 1,000 (4 -> 7 us per branch, timeit here); :func:`fast_flatten` appends in one pass.
     """
-    import luigi.parameter
-    import luigi.task
-    from luigi.task_register import Register
+    import law.util
 
-    entry = luigi.task.Task.__dict__.get("get_params")
-    if not isinstance(entry, classmethod):
-        return False
-    orig = entry.__func__
-    if getattr(orig, "_mlprof_scale", False):
+    orig = law.util.flatten
+    if orig is fast_flatten:
         return True
-    if "dir" not in _names(orig):  # luigi keeps it some other way: leave it alone
+    if "sum" not in _names(orig):  # law joins the parts some other way: leave it alone
         return False
-    parameter = luigi.parameter.Parameter
-
-    def get_params(cls):
-        params = _PARAMS.get(cls)
-        if params is None:
-            params = tuple(orig(cls))
-            _PARAMS[cls] = params
-            _PARAM_NAMES.update(name for name, _ in params)
-        return list(params)
-
-    get_params.__doc__ = orig.__doc__
-    get_params._mlprof_scale = True  # type: ignore[attr-defined]
-    setattr_prev = Register.__setattr__
-    delattr_prev = Register.__delattr__
-
-    def __setattr__(cls, name, value):
-        setattr_prev(cls, name, value)
-        if name in _PARAM_NAMES or isinstance(value, parameter):
-            _PARAMS.clear()
-
-    def __delattr__(cls, name):
-        delattr_prev(cls, name)
-        _PARAMS.clear()
-
-    setattr(Register, "__setattr__", __setattr__)  # noqa: B010  (mypy: no method-assign)
-    setattr(Register, "__delattr__", __delattr__)  # noqa: B010
-    setattr(luigi.task.Task, "get_params", classmethod(get_params))  # noqa: B010
+    for name, module in list(sys.modules.items()):
+        if (name == "law" or name.startswith("law.")) and \
+                getattr(module, "flatten", None) is orig:
+            setattr(module, "flatten", fast_flatten)  # noqa: B010  (mypy: module attribute)
     return True
 
 
@@ -335,43 +339,6 @@ def _patch_multi_match() -> bool:
         if (mod_name == "law" or mod_name.startswith("law.")) and \
                 getattr(module, "multi_match", None) is orig:
             setattr(module, "multi_match", multi_match)  # noqa: B010
-    return True
-
-
-def _patch_config_sections() -> bool:
-    """Answer luigi's per-parameter config lookup without configparser for an absent section.
-
-    Every parameter a task is made without (its default) is looked up in the config first,
-    ``[TaskFamily] name`` (``Parameter._get_value_from_config``): ~105 lookups per task of
-    mlprof, each through configparser's interpolation machinery, which raises
-    ``NoSectionError`` when there is no such section (there is none for nearly every task
-    family). Checking ``has_section`` first gives the same ``_no_value`` (configparser's
-    ``get`` raises for a missing section, underscore and dash spelling alike) for a dict lookup:
-    ~12 % of the profiled scheduling time. Only for luigi's configparser-based config.
-    """
-    import configparser
-
-    import luigi.configuration
-    import luigi.parameter
-
-    orig = luigi.parameter.Parameter._get_value_from_config
-    if getattr(orig, "_mlprof_scale", False):
-        return True
-    no_value = getattr(luigi.parameter, "_no_value", None)
-    if no_value is None or "get_config" not in _names(orig):
-        return False
-
-    @functools.wraps(orig)
-    def _get_value_from_config(self, section, name):
-        conf = luigi.configuration.get_config()
-        if isinstance(conf, configparser.RawConfigParser) and isinstance(section, str) \
-                and section != conf.default_section and not conf.has_section(section):
-            return no_value
-        return orig(self, section, name)
-
-    _get_value_from_config._mlprof_scale = True  # type: ignore[attr-defined]
-    setattr(luigi.parameter.Parameter, "_get_value_from_config",  # noqa: B010
-            _get_value_from_config)
     return True
 
 
@@ -476,121 +443,6 @@ def _patch_proxy_getattribute() -> bool:
     return True
 
 
-#: parameter values luigi's ``Register.__call__`` computed for the instance it is creating
-_MAKING: list[tuple[type, tuple, dict, list]] = []
-
-
-def _patch_param_values_once() -> bool:
-    """Compute a new task's parameter values once, not twice.
-
-    luigi's ``Register.__call__`` computes a task's parameter values (law's and mlprof's
-    ``modify_param_values`` included) for its instance cache key, and a new instance's
-    ``Task.__init__`` computes them again from the same arguments: ~35 % of the profiled CPU
-    time per branch after the patches above. Here ``__call__`` keeps what it computed while it
-    creates the instance, and the ``get_param_values`` of that ``__init__`` (same class, the
-    very same argument objects: checked by identity, not equality) takes it. Any other call
-    computes as before; a disabled instance cache goes luigi's way.
-    """
-    import law.task.base
-    from luigi.task_register import Register
-
-    call_orig = Register.__dict__.get("__call__")
-    entry = law.task.base.BaseTask.__dict__.get("get_param_values")
-    if call_orig is None or not isinstance(entry, classmethod) \
-            or not hasattr(Register, "_Register__instance_cache"):
-        return False
-    if getattr(call_orig, "_mlprof_scale", False):
-        return True
-    if "get_param_values" not in _names(call_orig):
-        return False
-    values_orig = entry.__func__
-
-    @functools.wraps(call_orig)
-    def __call__(cls, *args, **kwargs):
-        cache = cls._Register__instance_cache
-        if cache is None:
-            return call_orig(cls, *args, **kwargs)
-        values = cls.get_param_values(cls.get_params(), args, kwargs)
-        key = (cls, tuple(values))
-        try:
-            hash(key)
-        except TypeError:
-            return call_orig(cls, *args, **kwargs)  # luigi's way: no cache, computed again
-        if key not in cache:
-            _MAKING.append((cls, args, kwargs, values))
-            try:
-                cache[key] = super(Register, cls).__call__(*args, **kwargs)
-            finally:
-                _MAKING.pop()
-        return cache[key]
-
-    def get_param_values(cls, params, args, kwargs):
-        if _MAKING:
-            made, margs, mkwargs, values = _MAKING[-1]
-            if made is cls and len(args) == len(margs) and kwargs.keys() == mkwargs.keys() \
-                    and all(a is b for a, b in zip(args, margs, strict=True)) \
-                    and all(kwargs[k] is mkwargs[k] for k in kwargs):
-                _MAKING[-1] = (None, (), {}, values)  # taken: a second call computes
-                return list(values)
-        return values_orig(cls, params, args, kwargs)
-
-    get_param_values.__doc__ = values_orig.__doc__
-    get_param_values._mlprof_scale = True  # type: ignore[attr-defined]
-    __call__._mlprof_scale = True  # type: ignore[attr-defined]
-    setattr(Register, "__call__", __call__)  # noqa: B010
-    setattr(law.task.base.BaseTask, "get_param_values", classmethod(get_param_values))  # noqa
-    return True
-
-
-def _patch_parse_once() -> bool:
-    """Let luigi's ``CmdlineParser`` build one argparse parser instead of two (start-up).
-
-    luigi's ``CmdlineParser.__init__`` builds a parser of every registered task's every parameter
-    without a root task (only to find the root task and ``--module``), parses, builds it again for
-    the root task and parses twice more. :mod:`mlprof.tasks.framework.cmdline` already keeps each
-    built parser, but the two builds stay: 2 x ~860 ``add_argument`` calls, ~24 ms each here, 0.05
-    of the ~0.45 s a no-op ``law run PlotRuntimes`` takes (issue 38). Under ``law run`` the first
-    argument is the task family (``law/cli/run.py``), so when it names a registered task the root
-    task's parser answers the first parse as well: the same root task, the same ``--module`` and
-    ``--help`` values (the root parser only knows more flags). Anything else (no task first,
-    ``--module``, ``--help-all``, another root task found) goes the original way, unchanged.
-    """
-    import luigi.cmdline_parser as lcp
-    from luigi.task_register import Register
-
-    cls = lcp.CmdlineParser
-    init_prev = cls.__init__
-    if getattr(init_prev, "_mlprof_scale", False):
-        return True
-    needed = ("_build_parser", "_attempt_load_module", "_possibly_exit_with_help")
-    if not all(hasattr(cls, name) for name in needed):
-        return False
-
-    @functools.wraps(init_prev)
-    def __init__(self, cmdline_args):
-        args = list(cmdline_args)
-        root = args[0] if args and isinstance(args[0], str) and not args[0].startswith("-") \
-            else None
-        try:
-            registered = root is not None and Register.get_task_cls(root) is not None
-        except Exception:  # noqa: BLE001  (unknown or ambiguous: luigi's own way says so)
-            registered = False
-        if not registered:
-            return init_prev(self, cmdline_args)
-        parser = self._build_parser(root_task=root, help_all=False)
-        known, _ = parser.parse_known_args(args=args)
-        if known.root_task != root or known.core_module or known.core_help_all:
-            return init_prev(self, cmdline_args)
-        self._possibly_exit_with_help(parser, known)
-        self.known_args = parser.parse_args(args=args)
-        self.cmdline_args = cmdline_args  # what law's own patch of __init__ adds
-        return None
-
-    __init__._mlprof_scale = True  # type: ignore[attr-defined]
-    setattr(cls, "__init__", __init__)  # noqa: B010
-    return True
-
-
 def apply() -> dict[str, Any]:
     """Apply the patches (once; no-op when ``$MLP_NO_SCALE_PATCH`` is set). Returns :func:`status`.
 
@@ -604,6 +456,7 @@ def apply() -> dict[str, Any]:
         return status()
     _status["add_task_history"] = _patch_add_task_history()
     _status["make_unique"] = _patch_make_unique()
+    _status["flatten"] = _patch_flatten()
     _status["parse_once"] = _patch_parse_once()
     _status["get_params"] = _patch_get_params()
     _status["multi_match"] = _patch_multi_match()
@@ -611,9 +464,11 @@ def apply() -> dict[str, Any]:
     _status["csv_serialize"] = _patch_csv_serialize()
     _status["proxy_getattribute"] = _patch_proxy_getattribute()
     _status["param_values_once"] = _patch_param_values_once()
+    _status["exc_desc"] = _patch_exc_desc()
     _status["applied"] = any(_status[k] for k in (
-        "add_task_history", "make_unique", "parse_once", "get_params", "multi_match",
-        "config_sections", "csv_serialize", "proxy_getattribute", "param_values_once"))
+        "add_task_history", "make_unique", "flatten", "parse_once", "get_params", "multi_match",
+        "config_sections", "csv_serialize", "proxy_getattribute", "param_values_once",
+        "exc_desc"))
     if _status["applied"]:
         _status["reason"] = f"offending code found in law {law.__version__}"
     else:
@@ -624,6 +479,8 @@ def apply() -> dict[str, Any]:
 
 def status() -> dict[str, Any]:
     """Which patches are active: ``applied``, one flag per patch (``add_task_history``,
-    ``make_unique``, ``parse_once``, ``get_params``, ``multi_match``, ``config_sections``,
-    ``csv_serialize``), ``law_version`` and ``reason``."""
+    ``make_unique``, ``flatten``, ``parse_once``, ``get_params``, ``multi_match``,
+    ``config_sections``, ``csv_serialize``, ``proxy_getattribute``, ``param_values_once``,
+    ``exc_desc``),
+    ``law_version`` and ``reason``."""
     return dict(_status)
