@@ -1,8 +1,8 @@
 """Progress of long work in a child process (a measurement, an export), for the terminal.
 
 The child (:func:`mlprof.measure.harness.measure`, :func:`mlprof.model.export.export_onnx`)
-reports through a :class:`Progress`: the phase it is in (``creating the session``, ``first call
-(compiling with torch.compile...)``, ``1234 calls``, ...) and, where it can tell, the seconds
+reports through a :class:`Progress`: the phase it is in (``creating the session``, ``compiling
+with torch.export + AOTInductor``, ``1234 calls``, ...) and, where it can tell, the seconds
 left. Each report goes to the parent as ``("progress", (fraction, message))`` (see
 :func:`mlprof.measure.isolate.run_isolated`), with ``message`` such as
 ``1234 calls, 12.3 s elapsed, ~3.2 s left``.

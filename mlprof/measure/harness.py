@@ -221,7 +221,7 @@ def _first_call(rt: Any, call: tuple[Callable[..., Any], tuple], s: MeasureSetti
 
     compiler = runtime_info(s.runtime).compiler
     fn, args = call
-    if compiler:
+    if compiler and not getattr(rt, "announces_compile", False):
         rep.phase(f"compiling with {compiler}")
     try:
         compiled = rt.compile(fn, args, phase=rep.phase)

@@ -168,6 +168,9 @@ class Runtime(ABC):
 
     #: set by a runtime that compiles in :meth:`load` (see :meth:`compile`)
     compile_record: Compiled | None = None
+    #: whether :meth:`compile` says itself, through ``phase``, what it does (else the harness
+    #: says ``compiling with <compiler>``)
+    announces_compile: ClassVar[bool] = False
 
     def info(self) -> dict[str, Any]:
         """Settings the runtime actually applied, for the provenance record."""

@@ -381,6 +381,10 @@ class TorchCompileRuntime(TorchRuntime):
 
     # name and aliases: from its registration in mlprof.runtimes
 
+    #: :meth:`compile` says which compile it does (AOTInductor, its package's load, or
+    #: torch.compile)
+    announces_compile = True
+
     def __init__(self, model: ResolvedTorchModel, *, device: str = "cpu",
                  threads: int = 1) -> None:
         super().__init__(model, device=device, threads=threads)
@@ -453,6 +457,7 @@ class TorchCompileRuntime(TorchRuntime):
         from torch._dynamo.utils import counters
 
         t0 = time.perf_counter()
+        fell_back = False  # from AOT to torch.compile (and said so)
         if self.mode == "aot":
             assert self._aoti is not None and self.work_dir is not None
             kwargs = dict(getattr(fn, "keywords", None) or {})
@@ -461,7 +466,8 @@ class TorchCompileRuntime(TorchRuntime):
             hit = os.path.exists(self.aot_package)
             if phase is not None:
                 phase("loading the AOTInductor package from the store" if hit else
-                      "compiling with torch.export + AOTInductor (once per store)")
+                      "compiling with torch.export + AOTInductor" +
+                      (" (once per store)" if self.cache_dir is not None else ""))
             try:
                 if not hit:
                     use_inductor_cache(os.path.join(self.work_dir, "inductor"))
@@ -476,6 +482,7 @@ class TorchCompileRuntime(TorchRuntime):
                 self.why_jit = ("torch.export failed: "
                                 + " ".join(f"{type(e).__name__}: {e}".split())[:300])
                 use_inductor_cache(self.work_dir)
+                fell_back = True
                 if phase is not None:
                     phase("compiling with torch.compile (torch.export failed)")
                 jit = self._jit(self._module)
@@ -488,6 +495,8 @@ class TorchCompileRuntime(TorchRuntime):
                 self.compile_record = Compiled(seconds, state, {"aoti_package_hit": int(hit),
                                                                 "aoti_package_miss": int(not hit)})
                 return self.compile_record
+        if phase is not None and not fell_back:  # a precision that AOT does not take
+            phase("compiling with torch.compile")
         before = {name: counters[group][name] for group, name in _CACHE_COUNTERS}
         fn(*args)
         seconds = time.perf_counter() - t0
