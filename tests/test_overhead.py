@@ -180,3 +180,70 @@ def test_the_kept_branches_stay_within_their_bound_newest_kept(tmp_path: Path, m
     os.utime(branches[2]["csv"], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert branch_problem(branches[2]["csv"], branches[2]["json"]) is None
     assert kept() == [Path(b["csv"]).name for b in branches[1:]]
+
+
+def test_the_csv_parses_back_to_the_samples_bit_for_bit(tmp_path: Path):
+    """The raw CSV's 6-decimal milliseconds parse back to ``samples_ns / 1e6`` exactly, over
+    the whole range a sample may take (1 ns to an hour), and the text is what a formatted line
+    per row gave: what lets :func:`write_branch` remember the samples it wrote."""
+    from mlprof.measure.harness import MeasureResult
+    from mlprof.measure.results import read_samples
+
+    rng = np.random.default_rng(3)
+    ns = np.concatenate([[1, 999_999, 1_000_000, 3_600_000_000_000],
+                         np.exp(rng.uniform(0, np.log(3.6e12), 20_000)).astype(np.int64)])
+    events = np.repeat([0, 1], ns.size // 2)
+    calls = np.concatenate([np.arange(ns.size // 2)] * 2)
+    result = MeasureResult(8, ns, events, calls)
+    text = result.csv_text()
+    per_row = "".join(f"8,{e},{c},{x / 1e6:.6f}\n" for e, c, x in
+                      zip(events.tolist(), calls.tolist(), ns.tolist(), strict=True))
+    assert text == "batch_size,event,call,runtime_ms\n" + per_row
+    path = tmp_path / layout.branch_files(8)["csv"]
+    path.write_text(text)
+    read = read_samples(path, 8, ns.size)
+    assert read.tobytes() == result.samples_ms.tobytes()
+
+
+def test_a_written_branch_is_known_without_parsing_it_again(tmp_path: Path, monkeypatch):
+    """luigi's completeness check right after a branch and MergeRuntimes get the branch this
+    process wrote from memory (the CSV parsed 10-11 ms of a 27,000-sample point); a file changed
+    after the write is read and checked again."""
+    from mlprof.measure import results
+
+    paths = _branch(tmp_path, 4)
+    parsed = []
+    original = results.read_samples
+
+    def counted(*args, **kwargs):
+        parsed.append(args[0])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(results, "read_samples", counted)
+    assert branch_problem(paths["csv"], paths["json"]) is None
+    samples, prov = read_checked_branch(paths["csv"], paths["json"])
+    assert parsed == []
+    fresh, fresh_prov = read_branch(paths["csv"], paths["json"])
+    assert samples.tobytes() == fresh.tobytes() and prov == fresh_prov
+    parsed.clear()
+    text = Path(paths["csv"]).read_text().replace(",", ";", 5)  # damaged after the write
+    Path(paths["csv"]).write_text(text)
+    problem = branch_problem(paths["csv"], paths["json"])
+    assert problem is not None and parsed == [paths["csv"]]
+
+
+def test_implausible_written_samples_are_not_remembered(tmp_path: Path):
+    """What the reader would refuse (here a sample over an hour) is not taken from memory: the
+    check reads the file and names it."""
+    from mlprof.measure.harness import MeasureResult
+
+    good = measure(str(DNN), MeasureSettings(batch_size=2, n_calls=5, warmup=1,
+                                             min_duration=0))
+    ns = good.samples_ns.copy()
+    ns[2] = 4_000_000_000_000  # 4000 s
+    paths = {k: str(tmp_path / n) for k, n in layout.branch_files(2).items()}
+    write_branch(MeasureResult(2, ns, good.events, good.calls, good.provenance), paths,
+                 task={"family": "MeasureRuntime", "version": "t"})
+    problem = branch_problem(paths["csv"], paths["json"])
+    assert problem is not None and "longer than an hour" in str(problem)
+

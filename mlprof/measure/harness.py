@@ -56,12 +56,17 @@ class MeasureResult:
 
     def csv_text(self) -> str:
         """The raw samples as CSV: ``batch_size,event,call,runtime_ms``."""
-        bs = self.batch_size
-        lines = ["batch_size,event,call,runtime_ms"]
-        lines.extend(f"{bs},{e},{c},{ns / 1e6:.6f}" for e, c, ns in
-                     zip(self.events.tolist(), self.calls.tolist(), self.samples_ns.tolist(),
-                         strict=True))
-        return "\n".join(lines) + "\n"
+        n = len(self.samples_ns)
+        if len(self.events) != n or len(self.calls) != n:
+            raise ValueError(f"{n} samples, {len(self.events)} events, {len(self.calls)} calls")
+        # one %-format of all rows: half the time of a formatted line per row (7 vs 15 ms for
+        # 27,000 rows here); the same text
+        cells: list[Any] = [None] * (3 * n)
+        cells[0::3] = self.events.tolist()
+        cells[1::3] = self.calls.tolist()
+        cells[2::3] = (self.samples_ns / 1e6).tolist()
+        return "batch_size,event,call,runtime_ms\n" + \
+            (f"{int(self.batch_size)},%d,%d,%.6f\n" * n) % tuple(cells)
 
 
 #: the calls of an event run in blocks of about this many seconds; between two blocks (never

@@ -242,18 +242,28 @@ def read_samples(csv_path: str | os.PathLike, batch_size: int, n_samples: int) -
         raise CorruptResult(f"batch_size column is {table[i, 0]:g} in line {i + 2}, expected "
                             f"{batch_size}", path)
     samples = table[:, 3]
+    problem = _samples_problem(samples, path)
+    if problem is not None:
+        raise problem
+    return np.ascontiguousarray(samples)
+
+
+def _samples_problem(samples: np.ndarray, path: str) -> CorruptResult | None:
+    """What makes ``samples`` (ms, line ``i + 2`` of ``path``) implausible, or None."""
+    import numpy as np
+
     bad = ~np.isfinite(samples) | (samples <= 0)
     if bad.any():
         i = int(np.argmax(bad))
-        raise CorruptResult(f"{int(bad.sum())} of {samples.size} samples are not finite and "
-                            f"positive (line {i + 2}: {samples[i]:g} ms)", path)
+        return CorruptResult(f"{int(bad.sum())} of {samples.size} samples are not finite and "
+                             f"positive (line {i + 2}: {samples[i]:g} ms)", path)
     bad = samples > MAX_SAMPLE_MS
     if bad.any():  # a damaged file, not a call: no call runs an hour under a measurement
         i = int(np.argmax(bad))
-        raise CorruptResult(f"{int(bad.sum())} of {samples.size} samples are longer than an "
-                            f"hour per call (line {i + 2}: {samples[i]:g} ms), not plausible",
-                            path)
-    return np.ascontiguousarray(samples)
+        return CorruptResult(f"{int(bad.sum())} of {samples.size} samples are longer than an "
+                             f"hour per call (line {i + 2}: {samples[i]:g} ms), not plausible",
+                             path)
+    return None
 
 
 def events_per_call(provenance: Mapping[str, Any]) -> int:
@@ -414,7 +424,29 @@ def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, An
     write_text_atomic(paths["csv"], result.csv_text())
     prov = records.stamp(prov, "branch")
     write_json_atomic(paths["json"], prov)
+    _remember_written(paths["csv"], paths["json"], result.samples_ms)
     return prov
+
+
+def _remember_written(csv_path: str, json_path: str, samples: np.ndarray) -> None:
+    """Let :func:`branch_problem` and :func:`read_checked_branch` know the branch this process
+    has just written without parsing its CSV again: the samples are the values the CSV's rows
+    parse to (``ns / 1e6`` and its 6-decimal text are the same double, bit for bit), held to
+    the reader's checks; the provenance is read and checked as every reader does (a small
+    file). Anything the reader would refuse is not remembered, so it is read and named.
+
+    Why: luigi's completeness check after each branch parsed the CSV just written, 10-11 ms
+    of a 27,000-sample point (about 0.1 s of the default 11-point sweep here)."""
+    key = (os.fspath(csv_path), os.fspath(json_path))
+    try:
+        ident = (_identity(key[0]), _identity(key[1]))
+        prov = read_provenance(key[1])
+    except (OSError, CorruptResult):
+        return
+    if samples.size != prov["n_samples"] or _samples_problem(samples, key[0]) is not None:
+        return
+    _keep(key, ident, samples, prov)
+    _CHECKED[key] = (ident, None)
 
 
 def merge_branches(branches: Sequence[Mapping[str, str]], outputs: Mapping[str, str],
