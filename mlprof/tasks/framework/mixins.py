@@ -553,6 +553,14 @@ class PlotMixin(BaseTask):
             refuse_given(self, ("y_min", "y_max", "bs_normalized"), "applies to latency "
                          "plots only (an efficiency is a fraction of the peak per call)")
 
+    def complete(self) -> bool:
+        done = super().complete()
+        if not done:  # the sweep's server start imports the plot modules (note_pending_plot)
+            from mlprof.tasks.framework.workflow import note_pending_plot
+
+            note_pending_plot(self.file_types)
+        return done
+
     def plot_options(self) -> dict:
         """Plot options for :mod:`mlprof.plotting`."""
         return {

@@ -20,6 +20,18 @@ from mlprof.errors import MLProfError
 #: the luigi resource a measurement holds (law.cfg's [luigi_resources] gives it 1 unit)
 MEASURE_RESOURCE = "mlprof_measure"
 
+#: the file types of the plots this process found missing while scheduling (see
+#: :func:`note_pending_plot`); the plot modules are imported while the measurement server starts
+_PENDING_PLOT_TYPES: set[str] = set()
+
+
+def note_pending_plot(file_types: Sequence[str]) -> None:
+    """Say that this process will draw a plot of ``file_types`` after the measurements (a plot
+    task found incomplete). A local workflow that starts the measurement server then imports the
+    plot modules meanwhile (:func:`mlprof.plotting.backend.preload`): the server's start is a
+    wait for this process, and those imports are most of the plot's time."""
+    _PENDING_PLOT_TYPES.update(file_types)
+
 
 class MeasurementWorkflow(law.LocalWorkflow):
     """A workflow whose branches measure, one point each. A mixin beside the task's
@@ -96,6 +108,10 @@ class MeasurementWorkflow(law.LocalWorkflow):
             # remote branches measure on the workers; --print-status and friends measure nothing
             if self.effective_workflow == "local" and not inspecting():
                 prestart(torch=self.prestart_torch())
+                if _PENDING_PLOT_TYPES:  # here, while scheduling: before the branches measure
+                    from mlprof.plotting.backend import preload
+
+                    preload(sorted(_PENDING_PLOT_TYPES))
         return reqs
 
     def point_failure_file(self) -> str | None:
