@@ -200,3 +200,73 @@ def test_tfaot_cache_settings_name_threads_cpu_and_flags():
     assert one.cache_settings(none) == one.cache_settings(dict(none))
     assert one.cache_settings(flagged) != one.cache_settings(none)
     assert "_flags" in one.cache_settings(flagged)
+
+
+def _linked_store(tmp_path: Path) -> tuple[Path, Path]:
+    """A store whose ``cache/compiled`` is a link to a directory outside it."""
+    store, elsewhere = tmp_path / "store", tmp_path / "elsewhere"
+    (store / "cache").mkdir(parents=True)
+    elsewhere.mkdir()
+    (store / "cache" / "compiled").symlink_to(elsewhere)
+    return store, elsewhere
+
+
+def test_a_compile_cache_is_used_only_as_a_writable_directory_of_the_store(tmp_path):
+    """One check for every compiling runtime: made when missing; refused through a link on the
+    way from the store, as something else than a directory, and outside the store."""
+    store = tmp_path / "store"
+    directory = layout.compile_cache_dir("m", "ab" * 32, "openvino", "1", "f32_threads1",
+                                         store=str(store))
+    assert layout.compile_cache_problem(directory, str(store)) is None
+    assert Path(directory).is_dir()
+    linked, _ = _linked_store(tmp_path / "l")
+    inside = layout.compile_cache_dir("m", "ab" * 32, "openvino", "1", "f32_threads1",
+                                      store=str(linked))
+    assert layout.compile_cache_problem(inside, str(linked)) == (
+        f"{linked / 'cache' / 'compiled'} is a symbolic link")
+    file_store = tmp_path / "f"
+    taken = Path(layout.compile_cache_dir("m", "ab" * 32, "torch-compile", "2", "fp32_threads1",
+                                          store=str(file_store)))
+    taken.parent.mkdir(parents=True)
+    taken.write_text("not a directory")
+    assert layout.compile_cache_problem(str(taken), str(file_store)).startswith(str(taken))
+    assert "not below the store" in layout.compile_cache_problem(str(tmp_path / "x"),
+                                                                 str(store))
+
+
+def test_openvino_does_not_use_a_linked_cache_directory(tmp_path, monkeypatch):
+    """OpenVINO compiles without a cache reached through a link (its blobs would be loaded as
+    this model's): ``cache`` none, the reason recorded, nothing written through the link."""
+    pytest.importorskip("openvino")
+    from mlprof.runtimes import get_runtime
+    from tests.helpers import DNN
+
+    store, elsewhere = _linked_store(tmp_path)
+    monkeypatch.setenv("MLP_STORE", str(store))
+    cls = get_runtime("openvino")
+    rt = cls(cls.resolve(str(DNN)), threads=1)
+    rt.load(1)
+    compile_info = rt.info()["compile"]
+    assert rt.cache_dir is None and compile_info["cache_dir"] is None
+    assert compile_info["cache_refused"].endswith("compiled is a symbolic link")
+    assert compile_info["cache"] == "none"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_torch_compile_does_not_use_a_linked_cache_directory(tmp_path, monkeypatch):
+    """torch-compile keeps its package and inductor's caches in a new temporary directory when
+    the store's cache is reached through a link, and says why."""
+    pytest.importorskip("torch")
+    from mlprof.runtimes import get_runtime
+
+    store, elsewhere = _linked_store(tmp_path)
+    monkeypatch.setenv("MLP_STORE", str(store))
+    cls = get_runtime("torch-compile")
+    rt = cls(cls.resolve(SCRIPT), threads=1)
+    rt.load(1)
+    compile_info = rt.info()["compile"]
+    assert rt.cache_dir is None and compile_info["cache_dir"] is None
+    assert compile_info["cache_refused"].endswith("compiled is a symbolic link")
+    assert rt.work_dir is not None and Path(rt.work_dir).name.startswith("mlprof-inductor-")
+    assert not Path(rt.work_dir).is_relative_to(store)
+    assert list(elsewhere.iterdir()) == []

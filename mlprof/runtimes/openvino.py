@@ -58,6 +58,7 @@ class OpenVinoRuntime(Runtime):
         self.precision_hint = "f32"
         self._profiling = False
         self.cache_dir: str | None = None
+        self.cache_refused: str | None = None
 
     def op_profiler(self) -> OpProfiler:
         """The CPU plugin's performance counters (``PERF_COUNT``): per node of the compiled
@@ -96,11 +97,14 @@ class OpenVinoRuntime(Runtime):
             from mlprof.results import layout
 
             spec = self.model.spec
-            cache_dir = layout.compile_cache_dir(
+            directory = layout.compile_cache_dir(
                 spec.name, spec.content_hash, self.name, self.version(),
                 f"{self.precision_hint}_threads{int(self.threads)}")
-            os.makedirs(cache_dir, exist_ok=True)
-            core.set_property({"CACHE_DIR": cache_dir})
+            # a link on the way or an unwritable directory: compiled without the store's cache
+            self.cache_refused = layout.compile_cache_problem(directory)
+            if self.cache_refused is None:
+                cache_dir = directory
+                core.set_property({"CACHE_DIR": cache_dir})
         blobs = _blobs(cache_dir)
         t0 = time.perf_counter()
         try:
@@ -146,7 +150,8 @@ class OpenVinoRuntime(Runtime):
         return {"device": _DEVICES[self.device], "requested": {k: str(v) for k, v in
                                                                 self.config.items()},
                 "applied": applied, "static_batch": True, "call": "InferRequest.infer()",
-                "compile": {"cache_dir": self.cache_dir, "compile_time_is": "compile_s",
+                "compile": {"cache_dir": self.cache_dir, "cache_refused": self.cache_refused,
+                            "compile_time_is": "compile_s",
                             **({"cache": self.compile_record.cache,
                                 "counters": self.compile_record.counters}
                                if self.compile_record is not None else {})}}

@@ -379,31 +379,6 @@ def xla_entries(directory: str | None) -> set[str]:
         return set()
 
 
-def unusable_cache(directory: str, store: str) -> str | None:
-    """Why XLA must not use ``directory`` (below ``store``) as its cache, or None after making it.
-
-    Refused: a symbolic link on the way from the store (what XLA reads through it is not the
-    store's, and its entries would be counted as this model's), a path that is not a
-    directory, one that cannot be created, written or searched. XLA itself fails the compile
-    when it cannot write an entry; here the runtime compiles without the cache instead
-    (``compile_cache`` ``none``, the reason in ``runtime_settings.compile.cache_refused``)."""
-    rel = os.path.relpath(directory, store)
-    path = store
-    for part in rel.split(os.sep):
-        path = os.path.join(path, part)
-        if os.path.islink(path):
-            return f"{path} is a symbolic link"
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as e:
-        return f"{directory} cannot be created: {e.strerror or e}"
-    if not os.path.isdir(directory) or os.path.islink(directory):
-        return f"{directory} is not a directory"
-    if not os.access(directory, os.W_OK | os.X_OK):
-        return f"{directory} is not writable"
-    return None
-
-
 class TfAotRuntime(_TFRuntime):
     """MLProf's ``inference_engine: tfaot`` without CMSSW: the SavedModel's signature compiled
     with XLA (``jit_compile=True``) for each compiled batch size the batch rule uses, with a
@@ -500,7 +475,7 @@ class TfAotRuntime(_TFRuntime):
             return
         directory = layout.compile_cache_dir(spec.name, spec.content_hash, self.name,
                                              self.version(), self.cache_settings(self.flags))
-        self.cache_refused = unusable_cache(directory, layout.store_base())
+        self.cache_refused = layout.compile_cache_problem(directory)
         if self.cache_refused is None:
             self.cache_dir = directory
             os.environ["TF_XLA_FLAGS"] = " ".join(filter(None, [

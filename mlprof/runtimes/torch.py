@@ -389,6 +389,7 @@ class TorchCompileRuntime(TorchRuntime):
                  threads: int = 1) -> None:
         super().__init__(model, device=device, threads=threads)
         self.cache_dir: str | None = None
+        self.cache_refused: str | None = None
         self.work_dir: str | None = None
         self.mode = "aot"
         self.why_jit: str | None = None
@@ -408,15 +409,18 @@ class TorchCompileRuntime(TorchRuntime):
 
     def load(self, batch_size: int) -> None:
         """As :class:`TorchRuntime`, with the compiled code in the store (or, with
-        ``MLP_COMPILE_CACHE=0``, in a new temporary directory)."""
+        ``MLP_COMPILE_CACHE=0`` or a store's cache it must not use, in a new temporary
+        directory: :func:`mlprof.results.layout.compile_cache_problem`)."""
         from mlprof.results import layout
 
         spec = self.model.spec
         if compile_cache_enabled():
-            self.cache_dir = layout.compile_cache_dir(spec.name, spec.content_hash, self.name,
-                                                      self.version(), self.cache_settings())
-            self.work_dir = self.cache_dir
-        else:
+            directory = layout.compile_cache_dir(spec.name, spec.content_hash, self.name,
+                                                 self.version(), self.cache_settings())
+            self.cache_refused = layout.compile_cache_problem(directory)
+            if self.cache_refused is None:
+                self.cache_dir = self.work_dir = directory
+        if self.work_dir is None:
             import atexit
             import shutil
             import tempfile
@@ -522,7 +526,7 @@ class TorchCompileRuntime(TorchRuntime):
             "backend": "inductor", "dynamic": False, "compile_time_is": "compile_s",
             "mode": ("aot (torch.export + AOTInductor package)" if self.mode == "aot"
                      else "jit (torch.compile)"),
-            "cache_dir": self.cache_dir}
+            "cache_dir": self.cache_dir, "cache_refused": self.cache_refused}
         if self.aot_package is not None:
             compile_info["package"] = self.aot_package
         if self.why_jit is not None:

@@ -127,6 +127,37 @@ def compile_cache_dir(model_name: str, content_hash: str, runtime: str, runtime_
                         check_segment(settings, "compile cache settings"))
 
 
+def compile_cache_problem(directory: str, store: str | None = None) -> str | None:
+    """Why a compiler must not keep its artifacts in ``directory`` (a :func:`compile_cache_dir`
+    below ``store``), or None after making it.
+
+    Refused: a symbolic link on the way from the store (what a compiler loads through it is not
+    the store's: another user's or another machine's code would run as this model's, and its
+    entries would be counted as this model's hits), a path that is not a directory, one that
+    cannot be created, written or searched. The compiling runtimes then compile without the
+    store's cache (``compile_cache`` ``none``, the reason in
+    ``runtime_settings.compile.cache_refused``)."""
+    store = os.path.abspath(store or store_base())
+    directory = os.path.abspath(directory)
+    rel = os.path.relpath(directory, store)
+    if rel == os.curdir or rel.split(os.sep)[0] == os.pardir:
+        return f"{directory} is not below the store {store}"
+    path = store
+    for part in rel.split(os.sep):
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            return f"{path} is a symbolic link"
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        return f"{directory} cannot be created: {e.strerror or e}"
+    if not os.path.isdir(directory) or os.path.islink(directory):
+        return f"{directory} is not a directory"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return f"{directory} is not writable"
+    return None
+
+
 #: where remote workflows keep their job files: ``<store>/jobs/<result path>/<bs>/<system>``
 JOBS_DIR = "jobs"
 
