@@ -226,7 +226,7 @@ def _first_call(rt: Any, call: tuple[Callable[..., Any], tuple], s: MeasureSetti
 
     compiler = runtime_info(s.runtime).compiler
     fn, args = call
-    if compiler and not getattr(rt, "announces_compile", False):
+    if compiler and not rt.announces_compile:
         rep.phase(f"compiling with {compiler}")
     try:
         compiled = rt.compile(fn, args, phase=rep.phase)
