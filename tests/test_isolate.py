@@ -343,3 +343,37 @@ def test_a_measurement_ends_with_the_process_that_started_it(tmp_path, sig):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+_COUNTED_SCRIPT = """
+import os, sys
+with open(sys.argv[1] if __name__ == "__main__" else os.environ["COUNT_FILE"], "a") as f:
+    f.write(f"{os.getpid()} {__name__}\\n")
+
+def pid(progress=None):
+    return os.getpid()
+
+if __name__ == "__main__":
+    os.environ["COUNT_FILE"] = sys.argv[1]
+    from mlprof.measure.isolate import run_isolated
+    print(" ".join(str(run_isolated(pid, {}, timeout=120)) for _ in range(3)))
+"""
+
+
+def test_the_main_script_runs_once_in_the_server_not_in_every_child(tmp_path):
+    """The measurement server runs the main script (as ``__mp_main__``) once; its children find
+    it loaded. Python 3.11/3.12's forkserver never did (CPython gh-126631): each child ran the
+    script's top level again, here the line it writes to the count file."""
+    import subprocess
+    import sys
+
+    script, count = tmp_path / "counted.py", tmp_path / "count.txt"
+    script.write_text(_COUNTED_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), str(count)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    workers = proc.stdout.split()
+    runs = count.read_text().splitlines()
+    assert len(workers) == 3 and len(set(workers)) == 3
+    assert [name for _, name in (r.split() for r in runs)] == ["__main__", "__mp_main__"], runs
+    assert not {pid for pid, _ in (r.split() for r in runs)} & set(workers)

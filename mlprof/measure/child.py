@@ -26,6 +26,7 @@ import yaml  # noqa: F401
 import mlprof.ingest
 import mlprof.measure.causes  # noqa: F401
 import mlprof.measure.contention  # noqa: F401
+import mlprof.measure.forkserver
 import mlprof.measure.harness  # noqa: F401
 import mlprof.measure.inputs  # noqa: F401
 import mlprof.measure.provenance
@@ -50,6 +51,8 @@ mlprof.sysinfo.system_info()
 mlprof.measure.quiet.quiet_torch_logs()
 # onnx builds its operator-schema registry on first use (by the checker): do it once here
 onnx.defs.get_schema("Relu")
+# the main script (``law``, a user's script calling mlprof): once here, not in every child
+mlprof.measure.forkserver.import_main()
 
 
 # the server itself (not its children, which leave through os._exit) skips interpreter teardown:

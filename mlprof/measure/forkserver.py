@@ -33,6 +33,34 @@ PRELOAD_TORCH = ["mlprof.measure.child_torch"]
 
 _ctx_pid: int | None = None
 
+#: the main script's path, in the server's environment only (see :func:`import_main`)
+MAIN_ENV = "MLP_SERVER_MAIN"
+
+
+def import_main() -> None:
+    """In the server, while it preloads: run the main script once as ``__mp_main__``, as the
+    children's start (``multiprocessing.spawn.prepare``) would, so that every child forked
+    after it finds the script loaded and skips it.
+
+    Why: ``"__main__"`` in a forkserver's preload list means exactly this, but up to Python 3.12
+    the server never gets the script's path (CPython gh-126631, gh-137996; fixed in 3.13), so
+    every child ran the script again: runpy and pkgutil, the script's directory searched, its
+    source compiled (no bytecode for a script), its top level executed. A script that fails
+    here is left to the children, which run it and report the error as before."""
+    path = os.environ.pop(MAIN_ENV, None)
+    if not path or getattr(sys.modules.get("__main__"), "__file__", None) == path:
+        return
+    from multiprocessing import process, spawn
+
+    current: Any = process.current_process()
+    current._inheriting = True  # what forkserver.main sets around the same call
+    try:
+        spawn.import_main_path(path)
+    except BaseException:  # noqa: BLE001  (the children meet it again and say what it is)
+        pass
+    finally:
+        del current._inheriting
+
 
 def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
     """The forkserver context, valid in this process (also after a fork, e.g. luigi workers).
@@ -58,14 +86,20 @@ def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
     if fs._forkserver_pid is None:
         preload = list(PRELOAD) + (PRELOAD_TORCH if torch else [])
         main = getattr(__import__("__main__"), "__file__", None)
+        main_path = None
         if main and os.path.exists(main):
-            # import the main script once in the server, not in every child
+            # import the main script once in the server, not in every child (import_main)
             preload.insert(0, "__main__")
+            from multiprocessing import spawn
+
+            main_path = spawn.get_preparation_data("ignore").get("init_main_from_path")
         ctx.set_forkserver_preload(preload)
         # start it now, without the current directory on its sys.path (python -c puts it
         # first, so a stray onnx.py or an old mlprof/ there would shadow the installed ones)
         old = os.environ.get("PYTHONSAFEPATH")
         os.environ["PYTHONSAFEPATH"] = "1"
+        if main_path:  # for the server only: import_main takes it out of its environment
+            os.environ[MAIN_ENV] = main_path
         # the server inherits SIGINT ignored: it shares the terminal's process group, and a
         # Ctrl-C during its preload imports (seconds on a busy machine; the server ignores
         # SIGINT only once they are done) printed its KeyboardInterrupt traceback under the
@@ -85,6 +119,7 @@ def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
         finally:
             if ignore:
                 signal.signal(signal.SIGINT, int_handler)
+            os.environ.pop(MAIN_ENV, None)
             if old is None:
                 os.environ.pop("PYTHONSAFEPATH", None)
             else:
