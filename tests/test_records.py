@@ -339,7 +339,8 @@ _FMT = records.FORMAT_VERSION
 _BRANCH = {**_HEADER, "format_version": _FMT, "record": "branch",
            "settings": {"batch_size": 4, "threads": 1, "n_calls": 10}, "n_samples": 10,
            "session_creation_ms": 3.0, "first_call_ms": 0.5, "compile_s": 1.2,
-           "compile_cache": "hit", "rounds": 1}
+           "compile_cache": "hit", "rounds": 1,
+           "runtime_settings": {"compile": {"mode": "aot (torch.export + AOTInductor package)"}}}
 _PROFILE = {**_HEADER, "format_version": _FMT, "record": "profile", "runtime": "onnxruntime",
             "runtime_version": "1.32.0", "profiler": "onnxruntime", "batch_size": 4,
             "n_profiled_calls": 2, "wall_ms": [0.1, 0.2], "wall_ms_per_call": 0.15,
@@ -385,6 +386,25 @@ def test_a_damaged_typed_record_is_refused_naming_its_field(cls, good, field, va
     with pytest.raises(CorruptResult) as e:
         cls.from_json(bad, "f.json")
     assert e.value.field == field and e.value.file == "f.json", str(e.value)
+
+
+def test_a_branch_names_how_it_compiled_checked_on_read():
+    """``runtime_settings.compile.mode`` is a typed field of the branch (reports and event
+    lines show it): one printable line of at most 100 characters, else the record is damaged,
+    named at that field; a runtime that records no compile has none."""
+    assert records.BranchRecord.from_json(_BRANCH).compile_mode.startswith("aot (")
+    plain = {k: v for k, v in _BRANCH.items() if k != "runtime_settings"}
+    assert records.BranchRecord.from_json(plain).compile_mode is None
+    no_mode = {**_BRANCH, "runtime_settings": {"compile": {"cache_dir": None}}}
+    assert records.BranchRecord.from_json(no_mode).compile_mode is None
+    for mode in ("x" * 101, "", "aot\njit", 7):
+        bad = {**_BRANCH, "runtime_settings": {"compile": {"mode": mode}}}
+        with pytest.raises(CorruptResult) as e:
+            records.BranchRecord.from_json(bad, "f.json")
+        assert e.value.field == "runtime_settings.compile.mode" and e.value.file == "f.json"
+    with pytest.raises(CorruptResult) as e:
+        records.BranchRecord.from_json({**_BRANCH, "runtime_settings": {"compile": "aot"}})
+    assert e.value.field == "runtime_settings.compile"
 
 
 def test_a_profile_without_its_environment_reads_as_not_contended():

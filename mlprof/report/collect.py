@@ -157,7 +157,7 @@ def _branch_row(js: Path, store: Path) -> dict:
         min_duration=s.get("min_duration"), input_data=s.get("input_data"),
         session_creation_ms=rec.session_creation_ms,
         first_call_ms=rec.first_call_ms, compile_s=rec.compile_s,
-        compile_cache=rec.compile_cache, compile_mode=_compile_mode(h),
+        compile_cache=rec.compile_cache, compile_mode=rec.compile_mode,
         peak_rss_mb=h.peak_rss_mb,
         other_cpu_cores=env.get("other_cpu_cores"),
         # what disturbed a contended point (mlprof.measure.causes), comma-separated
@@ -166,18 +166,6 @@ def _branch_row(js: Path, store: Path) -> dict:
         mlprof_version=h.mlprof_version if records.MLPROF_VERSION in prov else None,
         store=str(store), path=str(js), stage="measure", **_precision_fields(h))
     return row
-
-
-def _compile_mode(header: records.Header) -> str | None:
-    """How a compiling runtime compiled (``runtime_settings.compile.mode``; None for the
-    others and for records from before the mode was recorded)."""
-    from collections.abc import Mapping
-
-    compiled = (header.runtime_settings or {}).get("compile")
-    mode = compiled.get("mode") if isinstance(compiled, Mapping) else None
-    # a text from the record, shown in event lines: one short line or nothing
-    return mode if isinstance(mode, str) and 0 < len(mode) <= 100 and mode.isprintable() \
-        else None
 
 
 def _precision_fields(header: records.Header) -> dict:

@@ -43,6 +43,10 @@ class BranchRecord(_Record):
     compile_s: float | None = None
     #: ``hit``, ``miss`` or ``none`` (:data:`mlprof.runtimes.COMPILE_CACHE_STATES`)
     compile_cache: str | None = None
+    #: how it compiled (``runtime_settings.compile.mode``: torch-compile's ``aot ...`` package or
+    #: ``jit ...``): one printable line of at most :data:`MAX_COMPILE_MODE` characters, since
+    #: reports and event lines show it (None for other runtimes and older records)
+    compile_mode: str | None = None
     warmup_ms: float | None = None
     rounds: int | None = None
     loop_wall_s: float | None = None
@@ -76,11 +80,30 @@ class BranchRecord(_Record):
             first_call_ms=f.number("first_call_ms", none=True),
             compile_s=f.number("compile_s", none=True),
             compile_cache=f.text("compile_cache", COMPILE_CACHE_STATES),
+            compile_mode=_compile_mode(f),
             warmup_ms=f.number("warmup_ms", none=True),
             rounds=f.integer("rounds", none=True),
             loop_wall_s=f.number("loop_wall_s", none=True),
             timed_sum_s=f.number("timed_sum_s", none=True),
             lock_wait_s=f.number("lock_wait_s", none=True), format=fmt, data=obj)
+
+
+#: the longest ``runtime_settings.compile.mode`` a branch record may hold
+MAX_COMPILE_MODE = 100
+
+
+def _compile_mode(f: _Fields) -> str | None:
+    """``runtime_settings.compile.mode`` of a branch, checked (see ``BranchRecord.compile_mode``);
+    None where a runtime records no compile."""
+    settings = f.sub("runtime_settings")
+    compiled = settings.sub("compile") if settings is not None else None
+    if compiled is None:
+        return None
+    mode = compiled.text("mode")
+    if mode is not None and not (0 < len(mode) <= MAX_COMPILE_MODE and mode.isprintable()):
+        raise CorruptResult(f"not one printable line of 1 to {MAX_COMPILE_MODE} characters: "
+                            f"{mode[:40]!r}", f.file, "runtime_settings.compile.mode")
+    return mode
 
 
 @dataclass(frozen=True)
