@@ -246,6 +246,11 @@ def test_implausible_written_samples_are_not_remembered(tmp_path: Path):
                  task={"family": "MeasureRuntime", "version": "t"})
     problem = branch_problem(paths["csv"], paths["json"])
     assert problem is not None and "longer than an hour" in str(problem)
+    # a batch size 2 result written under batch size 4's names: read, and named
+    other = {k: str(tmp_path / n) for k, n in layout.branch_files(4).items()}
+    write_branch(good, other, task={"family": "MeasureRuntime", "version": "t"})
+    problem = branch_problem(other["csv"], other["json"])
+    assert problem is not None and "batch size" in str(problem)
 
 
 _PRELOAD = """

@@ -424,11 +424,12 @@ def write_branch(result: Any, paths: Mapping[str, str], *, task: Mapping[str, An
     write_text_atomic(paths["csv"], result.csv_text())
     prov = records.stamp(prov, "branch")
     write_json_atomic(paths["json"], prov)
-    _remember_written(paths["csv"], paths["json"], result.samples_ms)
+    _remember_written(paths["csv"], paths["json"], result.samples_ms, int(result.batch_size))
     return prov
 
 
-def _remember_written(csv_path: str, json_path: str, samples: np.ndarray) -> None:
+def _remember_written(csv_path: str, json_path: str, samples: np.ndarray,
+                      batch_size: int) -> None:
     """Let :func:`branch_problem` and :func:`read_checked_branch` know the branch this process
     has just written without parsing its CSV again: the samples are the values the CSV's rows
     parse to (``ns / 1e6`` and its 6-decimal text are the same double, bit for bit), held to
@@ -441,9 +442,14 @@ def _remember_written(csv_path: str, json_path: str, samples: np.ndarray) -> Non
     try:
         ident = (_identity(key[0]), _identity(key[1]))
         prov = read_provenance(key[1])
+        name_bs = file_batch_size(key[0], "csv")
     except (OSError, CorruptResult):
         return
-    if samples.size != prov["n_samples"] or _samples_problem(samples, key[0]) is not None:
+    # what read_samples checks besides the text: the batch size (column, file name, record),
+    # the number of samples and their values
+    bs = prov["settings"]["batch_size"]
+    if batch_size != bs or name_bs != bs or samples.size != prov["n_samples"] \
+            or _samples_problem(samples, key[0]) is not None:
         return
     _keep(key, ident, samples, prov)
     _CHECKED[key] = (ident, None)
