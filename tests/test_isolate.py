@@ -377,3 +377,20 @@ def test_the_main_script_runs_once_in_the_server_not_in_every_child(tmp_path):
     assert len(workers) == 3 and len(set(workers)) == 3
     assert [name for _, name in (r.split() for r in runs)] == ["__main__", "__mp_main__"], runs
     assert not {pid for pid, _ in (r.split() for r in runs)} & set(workers)
+
+
+def test_the_server_runs_no_main_script_named_from_outside(tmp_path):
+    """Without a main script (``python -c``), an inherited ``MLP_SERVER_MAIN`` naming a script
+    does not make the measurement server run it."""
+    import subprocess
+    import sys
+
+    planted, mark = tmp_path / "planted.py", tmp_path / "ran.txt"
+    planted.write_text(f"open({str(mark)!r}, 'w').write('ran')\n")
+    code = ("from mlprof.measure.isolate import run_isolated\n"
+            "print(run_isolated('ok'.format, {}, timeout=120))\n")
+    env = dict(os.environ, MLP_SERVER_MAIN=str(planted))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok" and not mark.exists()

@@ -98,7 +98,10 @@ def _context(torch: bool = False) -> multiprocessing.context.ForkServerContext:
         # first, so a stray onnx.py or an old mlprof/ there would shadow the installed ones)
         old = os.environ.get("PYTHONSAFEPATH")
         os.environ["PYTHONSAFEPATH"] = "1"
-        if main_path:  # for the server only: import_main takes it out of its environment
+        # for the server only (import_main takes it out of its environment); never a value
+        # inherited from elsewhere, which would make the server run that script
+        os.environ.pop(MAIN_ENV, None)
+        if main_path:
             os.environ[MAIN_ENV] = main_path
         # the server inherits SIGINT ignored: it shares the terminal's process group, and a
         # Ctrl-C during its preload imports (seconds on a busy machine; the server ignores
