@@ -17,11 +17,11 @@ once, one after the other, and which one goes first alternates from round to rou
   fresh cache. The wall time is the script's own ``wall_s``, measured around the ``turnkey``
   command only (the wrapper's JSON post-processing is not included).
 
-It prints one line per run with a breakdown of the wall time (mlprof: from luigi's log lines,
-time-stamped as they arrive; turnkey: its ``tool_duration`` figures), the medians per tool, and
-last::
+It prints one line per run with a breakdown of the wall time (mlprof: from its console lines,
+time-stamped as they arrive, see :func:`mlprof_phases`; turnkey: its ``tool_duration``
+figures), the medians per tool, and last::
 
-    ratio vs turnkey: X        (mlprof median wall / turnkey median wall; target <= 0.5)
+    ratio vs turnkey: X        (mlprof median wall / turnkey median wall; target <= 0.4)
 
 Usage (after ``source setup.sh``; the first TurnkeyML run sets up ``/tmp/peer-turnkey``, ~95 s)::
 
@@ -58,9 +58,6 @@ TURNKEY_BENCH = os.path.join(PEERS, "turnkey_bench.sh")
 #: TurnkeyML's tools in the order they run, as named in its ``tool_duration`` keys
 TURNKEY_TOOLS = ("discover", "export-pytorch", "optimize-ort", "benchmark")
 
-#: luigi's worker lines: "... running   DiscoverModels(...)" and "... done ..."
-_TASK_LINE = re.compile(r"\) (running|done|failed)\s+(\w+)\((.*)\)\s*$")
-_BRANCH = re.compile(r"\bbranch=(-?\d+)")
 
 
 class BenchmarkError(RuntimeError):
@@ -95,44 +92,39 @@ class Run:
         return f"round {self.round} {self.tool:<7}: wall {self.wall_s:6.3f} s ({ph}){lat}{closed}"
 
 
-def _task_marks(events: list[tuple[float, str]]) -> list[tuple[float, str, str, int | None]]:
-    """``(time, running|done|failed, task family, branch)`` of luigi's worker log lines."""
-    marks = []
-    for t, line in events:
-        m = _TASK_LINE.search(line)
-        if m:
-            b = _BRANCH.search(m.group(3))
-            marks.append((t, m.group(1), m.group(2), int(b.group(1)) if b else None))
-    return marks
+#: mlprof's own console lines that end a phase of a script point: the discovery's line per
+#: model ("INFO: mlprof - NAME  CLASS (line N, P parameters, C call(s))"), the export's, the
+#: point's "measuring ..." and luigi's summary at the end
+_PHASE_ENDS = (
+    ("start-up + discovery", re.compile(r"^INFO: mlprof - \S+\s+\S+ \(line \d+, ")),
+    ("export", re.compile(r"^INFO: mlprof - exported ")),
+    ("scheduling", re.compile(r"^measuring ")),
+    ("measure", re.compile(r"^luigi: \d+ ran")),
+)
 
 
 def mlprof_phases(events: list[tuple[float, str]], wall_s: float) -> list[tuple[str, float]]:
-    """Split mlprof's wall time with the time-stamped log lines.
+    """Split mlprof's wall time with its time-stamped console lines.
 
-    Phases: ``start-up`` (law/luigi imports, parameters, completeness checks, scheduling) until
-    the first task runs, each task from "running" to "done" (the MeasureRuntime workflow itself
-    spans its branch and is left out), ``gaps`` between tasks (scheduler, workflow bookkeeping)
-    and ``exit``, from the last "done" line until the process ended.
+    Phases: ``start-up + discovery`` (law's start, the parameters, the measurement server's
+    imports and the script's discovery, until its line per model), ``export`` (until the
+    "exported" line), ``scheduling`` (until "measuring ..."), ``measure`` (the point, until
+    luigi's summary line) and ``exit``. A phase whose line is missing is left out (and its time
+    counts in the next one found); no line at all gives no breakdown.
     """
-    marks = _task_marks(events)
-    if not marks:
-        return []
-    names = {"DiscoverModels": "discover", "ExportOnnx": "export", "MeasureRuntime": "measure"}
-    out = [("start-up", marks[0][0])]
-    started: dict[tuple[str, int | None], float] = {}
-    in_tasks = 0.0
-    for t, kind, task, branch in marks:
-        if task == "MeasureRuntime" and (branch is None or branch < 0):
-            continue  # the workflow: its "running" ... "done" spans the branch
-        if kind == "running":
-            started[(task, branch)] = t
-        elif (task, branch) in started:
-            dur = t - started.pop((task, branch))
-            out.append((names.get(task, task), dur))
-            in_tasks += dur
-    exit_s = wall_s - marks[-1][0]
-    out.append(("gaps", wall_s - marks[0][0] - in_tasks - exit_s))
-    out.append(("exit", exit_s))
+    out: list[tuple[str, float]] = []
+    last, phases = 0.0, iter(_PHASE_ENDS)
+    name, pattern = next(phases)
+    for t, line in events:
+        if pattern.search(line):
+            out.append((name, t - last))
+            last = t
+            try:
+                name, pattern = next(phases)
+            except StopIteration:
+                break
+    if out:
+        out.append(("exit", wall_s - last))
     return out
 
 
