@@ -394,3 +394,52 @@ def test_the_server_runs_no_main_script_named_from_outside(tmp_path):
                           timeout=300, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok" and not mark.exists()
+
+
+_GATED_SCRIPT = """
+import sys
+import time
+
+
+def loaded(progress=None):
+    return ",".join(m for m in ("onnxruntime", "torch") if m in sys.modules)
+
+
+if __name__ == "__main__":
+    import multiprocessing.forkserver
+
+    from mlprof.measure import forkserver
+    from mlprof.measure.isolate import run_isolated
+
+    forkserver.start_early()
+    pid = forkserver._gated
+    if sys.argv[1] == "wait":
+        time.sleep(3)  # past its light imports on an idle machine; what it checks holds anyway
+        with open(f"/proc/{pid}/maps") as f:
+            maps = f.read()
+        print("waiting", "libtorch" in maps or "onnxruntime" in maps)
+    # "now": the go comes at once, before the server can have reached its gate
+    print("child", run_isolated(loaded, {}, timeout=300))
+    print("same", multiprocessing.forkserver._forkserver._forkserver_pid == pid)
+"""
+
+
+@pytest.mark.parametrize("when", ["now", "wait"])
+def test_a_server_started_early_waits_at_its_gate_and_goes_on_when_asked(tmp_path, when):
+    """:func:`~mlprof.measure.forkserver.start_early`: the server loads no runtime until the
+    first use asks for it; then the child comes from that same server, with torch preloaded.
+    A go sent before the server reached its gate (``now``) waits for it instead of killing the
+    server (SIGUSR1's default action): it is blocked from the server's start."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "gated.py"
+    script.write_text(_GATED_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), when], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("\n")
+    if when == "wait":
+        assert "waiting False" in lines, proc.stdout
+    assert "child onnxruntime,torch" in lines, proc.stdout
+    assert "same True" in lines, proc.stdout

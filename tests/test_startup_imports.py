@@ -1,6 +1,8 @@
 """Start-up stays light (issue 38, item 2): a ``law run`` that only looks (``--print-status``,
 ``--print-output``, ``--remove-output``, ``--help``), a bad parameter, an unknown task and a
-no-op rerun import no runtime, no matplotlib and no pandas, and start no measurement server.
+no-op rerun import no runtime, no matplotlib and no pandas, and start no measurement server
+(with a model script, a bad parameter finds the server that ``law`` started early still at its
+gate, with no runtime loaded, and it leaves after ``law``).
 
 Each command runs as ``law`` runs it, in a fresh interpreter (not the tests' zygote, which has
 those modules loaded already): ``bin/law``'s own entry, :func:`mlprof.lawcli.main`, with
@@ -15,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,9 +33,20 @@ def _report(out=sys.argv.pop(1)):
     import multiprocessing.forkserver as fs
     heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})
     also = sorted(m for m in {also!r} if m in sys.modules)
+    pid = fs._forkserver._forkserver_pid
+    mod = sys.modules.get('mlprof.measure.forkserver')
+    maps = ''
+    if pid is not None:
+        try:
+            with open(f'/proc/{{pid}}/maps') as f:
+                maps = f.read()
+        except OSError:
+            pass
     with open(out, 'w') as f:
-        json.dump({{'heavy': heavy, 'also': also,
-                   'server': fs._forkserver._forkserver_pid is not None}}, f)
+        json.dump({{'heavy': heavy, 'also': also, 'server': pid is not None, 'pid': pid,
+                   'gated': mod is not None and mod._gated is not None,
+                   'server_runtimes': [lib for lib in ('libtorch', 'onnxruntime')
+                                       if lib in maps]}}, f)
 atexit.register(_report)
 sys.argv[0] = {law!r}
 from mlprof.lawcli import main
@@ -75,12 +89,34 @@ LOOKS = [
 ]
 
 
+def _gone(pid: int, seconds: float = 5.0) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @pytest.mark.parametrize("args, rc", LOOKS, ids=[" ".join(a[1:]) for a, _ in LOOKS])
 def test_looking_imports_nothing_heavy(store, tmp_path, args, rc):
     code, probe, out = run_probed(args, store, tmp_path)
     assert code == rc, out[-2000:]
     assert probe["heavy"] == [], (probe["heavy"], out[-1000:])
-    assert not probe["server"], "a measurement server was started for a command that only looks"
+    if not any(a.endswith(".py") for a in args) or "--print-status" in args:
+        assert not probe["server"], \
+            "a measurement server was started for a command that only looks"
+        return
+    # a bad parameter with a model script: the server started early (mlprof.lawcli) is still
+    # at its gate, has loaded no runtime, and leaves by itself
+    assert probe["server"] and probe["gated"], probe
+    assert probe["server_runtimes"] == [], probe
+    assert _gone(probe["pid"]), f"the gated server {probe['pid']} outlived law"
 
 
 #: what a no-op rerun needs no more (0.06-0.2 s each): numpy came with the precision checks,

@@ -8,49 +8,25 @@ does not change during a run (the libraries' versions, the machine's description
 fingerprint, the git commit): each child is a fresh fork of this server and lost them when it
 exited, so each point paid for them again. Measured on the default 11-point sweep (2 vCPUs,
 load ~2): a forked child spent ~140 ms of non-timed work per point (numpy.ma 30 ms, package
-metadata 27 ms, the host fingerprint 14 ms, imports), ~15 ms with them done here.
+metadata 27 ms, the host fingerprint 14 ms, imports), ~15 ms with them done here. The part
+that imports no runtime is :mod:`mlprof.measure.child_light` (a server started early loads it
+before its gate, :mod:`mlprof.measure.gate`).
 """
 
 import atexit
 import gc
 import os
 
-import numpy  # noqa: F401
-import numpy.ma  # noqa: F401  (np.median's NaN check imports it: 30 ms in every child)
-import numpy.random  # noqa: F401  (imported lazily by numpy otherwise)
-import onnx  # noqa: F401
-import onnx.defs
 import onnxruntime  # noqa: F401
-import yaml  # noqa: F401
 
-import mlprof.ingest
-import mlprof.measure.causes  # noqa: F401
-import mlprof.measure.contention  # noqa: F401
+import mlprof.measure.child_light  # noqa: F401  (numpy, onnx, the caches: no runtime)
 import mlprof.measure.forkserver
-import mlprof.measure.harness  # noqa: F401
-import mlprof.measure.inputs  # noqa: F401
-import mlprof.measure.provenance
 import mlprof.measure.quiet
-import mlprof.model.onnx_graph  # noqa: F401
-import mlprof.progress  # noqa: F401
 import mlprof.runtimes.onnxruntime  # noqa: F401
-import mlprof.sysinfo
-import mlprof.util
 
-# resolved once here, inherited by every child (saves two git calls per measurement)
-mlprof.util.git_commit()
-# the model YAML's strict loader (a class and two regular expressions) and PyYAML's own
-# patterns: built once here, not by every child reading its model (15 -> ~10 ms a point)
-mlprof.ingest.parse_yaml("a: [1, 2.5, x]\nb: {c: d}\n", "<measurement server warm-up>")
-# the libraries' versions (package metadata), the machine and its fingerprint: once here
-mlprof.measure.provenance.library_versions()
-mlprof.sysinfo.fingerprint_id()
-mlprof.sysinfo.system_info()
 # torch's known harmless lines are dropped in every child (the C++ loggers' levels are in the
 # server's environment, see mlprof.measure.forkserver._context)
 mlprof.measure.quiet.quiet_torch_logs()
-# onnx builds its operator-schema registry on first use (by the checker): do it once here
-onnx.defs.get_schema("Relu")
 # the main script (``law``, a user's script calling mlprof): once here, not in every child
 mlprof.measure.forkserver.import_main()
 

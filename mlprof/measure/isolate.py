@@ -378,6 +378,7 @@ def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # dies with its supervisor (a time-out kill)
     if os.getppid() != supervisor:  # it was gone before the signal was armed
         os._exit(1)
+    signal.signal(signal.SIGUSR1, signal.SIG_DFL)  # a gated server ignores it (measure.gate)
     from mlprof.measure.quiet import StderrFilter, verbose
 
     # TensorFlow's oneDNN notice reaches fd 2 past TF_CPP_MIN_LOG_LEVEL (mlprof.measure.quiet)

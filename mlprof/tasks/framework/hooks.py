@@ -144,11 +144,13 @@ def _prestart_after_checks() -> None:
 
 
 def _prestart_for_scripts() -> None:
-    """Under ``law run`` with a model script argument, start the measurement server now.
+    """Under ``law run`` with a model script argument, start the measurement server now (or
+    open the gate of the one ``bin/law`` started before law's imports, :mod:`mlprof.lawcli`).
 
-    It imports torch (~2.5 s); started before scheduling, that overlaps with the scheduling
+    It imports torch (~1.2-2.5 s); started before scheduling, that overlaps with the scheduling
     and the completeness checks instead of delaying the first discovery (measured at import:
-    -0.3 to -0.5 s per run).
+    -0.3 to -0.5 s per run). When the script's discovery is not in the store yet, the task's
+    construction already asked for the server (the discovery runs in it).
     """
     argv = sys.argv
     if not argv or not os.path.basename(argv[0]).startswith("law"):
