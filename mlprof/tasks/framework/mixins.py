@@ -106,7 +106,9 @@ class ModelMixin(BaseTask):
         if isinstance(self, ScriptMixin) and self.names_single_model:
             self.model_spec = self.single_model(
                 self.model_spec, None if self.model_name == law.NO_STR else self.model_name)
-        if not checked_before(self.model_spec):  # onnx (and numpy) only for a new file
+        # onnx (and numpy: 0.1 s, on a model script's way to its discovery) only for a new
+        # ONNX model file: the only kind checked up front
+        if self.model_spec.model_kind == "onnx" and not checked_before(self.model_spec):
             from mlprof.model.onnx_graph import check_up_front
 
             check_up_front(self.model_spec)
