@@ -28,6 +28,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from mlprof.errors import MLProfError
 from mlprof.util import did_you_mean
@@ -71,6 +72,34 @@ def measures_a_script(args: Sequence[str]) -> bool:
     return any(a.endswith(".py") or ".py::" in a for a in args[2:])
 
 
+#: modules that law's start-up imports but a ``law run`` with luigi's local scheduler never uses:
+#: ``requests`` (with urllib3 and charset_normalizer, 35-40 ms here) is imported by
+#: ``luigi.rpc`` for the central scheduler's client, which luigi imports unconditionally
+DEFERRED = ("requests",)
+
+
+class _DeferredFinder:
+    """A meta path finder that gives :data:`DEFERRED` modules a lazy loader
+    (:class:`importlib.util.LazyLoader`): the module object exists, its code runs at the first
+    attribute access (e.g. when a central scheduler is configured and luigi's client uses it).
+
+    Why a finder and not a lazy module put in ``sys.modules`` up front: Python 3.11's import
+    statement reads ``__spec__`` of a module it finds there, which loads a lazy one at once."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        """A lazily loading spec for a deferred module, else None (the next finder's turn)."""
+        if name not in DEFERRED:
+            return None
+        import importlib.machinery
+        import importlib.util
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        return spec
+
+
 def _retcode() -> int:
     import luigi.retcodes
 
@@ -93,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             start_early()
         except Exception as e:  # noqa: BLE001  (only a head start: the run starts it later)
             logging.getLogger("mlprof").debug("no early measurement server: %s", e)
+    if not any(isinstance(f, _DeferredFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _DeferredFinder())
     from law.cli.cli import run
     from law.config import Config
 

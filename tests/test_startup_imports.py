@@ -119,14 +119,16 @@ def test_looking_imports_nothing_heavy(store, tmp_path, args, rc):
     assert _gone(probe["pid"]), f"the gated server {probe['pid']} outlived law"
 
 
-#: what a no-op rerun needs no more (0.06-0.2 s each): numpy came with the precision checks,
+#: what a no-op rerun needs no more (0.03-0.2 s each): urllib3 comes with ``requests``, which
+#: luigi's central-scheduler client imports and ``bin/law`` defers (mlprof.lawcli.DEFERRED);
+#: numpy came with the precision checks,
 #: the statistics and provenance readers of the summary, onnx (numpy with it) with the model
 #: file's hash and its up-front check, the interleaving (numpy, the harness) with
 #: ``--interleave``'s default in the parser; the isolation module (multiprocessing's
 #: forkserver with it, 10-25 ms) with the summary's contention causes
 #: (mlprof.measure.contention); PyYAML (15-25 ms) with the model YAML, parsed once and then
 #: read from its parse cache (mlprof.ingest.yaml_cache_path)
-NOOP_LIGHT = ("numpy", "onnx", "mlprof.measure.interleave",
+NOOP_LIGHT = ("numpy", "onnx", "urllib3", "mlprof.measure.interleave",
               "mlprof.measure.harness", "mlprof.model.onnx_graph", "mlprof.measure.isolate",
               "yaml")
 
@@ -143,3 +145,31 @@ def test_a_noop_rerun_imports_nothing_heavy(store, tmp_path):
     assert probe["also"] == [], (probe["also"], out[-1000:])
     assert "median latency per batch" in out, out[-2000:]  # the summary, read without numpy
     assert not probe["server"]
+
+
+def test_a_deferred_module_loads_when_used():
+    """``requests`` (mlprof.lawcli.DEFERRED) is not run by luigi's import under ``bin/law``, and
+    works when something uses it (luigi's client of a central scheduler would)."""
+    code = ("import sys\n"
+            "from mlprof.lawcli import _DeferredFinder\n"
+            "sys.meta_path.insert(0, _DeferredFinder())\n"
+            "import luigi.rpc\n"
+            "print('urllib3' in sys.modules)\n"
+            "print(luigi.rpc.requests.Session.__name__, 'urllib3' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["False", "Session True"], proc.stdout
+
+
+def test_a_script_point_leaves_onnx_to_the_server(store, tmp_path):
+    """A measured point of a model script: the ``law`` process imports no runtime and not onnx
+    (the up-front check that needs it is for ONNX model files; importing it anyway cost 0.1 s
+    on the script's way to its discovery); the server, released from its gate, has them."""
+    args = ["run", "MeasureRuntime", "--version", "s1", "--model-file",
+            "models/selftest/linear.py", "--batch-sizes", "1", *FAST]
+    code, probe, out = run_probed(args, store, tmp_path, also=("onnx", "urllib3"))
+    assert code == 0, out[-2000:]
+    assert probe["heavy"] == [] and probe["also"] == [], probe
+    assert probe["server"] and not probe["gated"], probe
+    assert probe["server_runtimes"] == ["libtorch", "onnxruntime"], probe
