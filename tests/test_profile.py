@@ -349,5 +349,14 @@ def test_openvino_counters_name_the_operators_of_the_cnn():
     assert ops["Convolution"].ms_per_call > ops["Softmax"].ms_per_call
     prov = result.provenance
     assert prov["profiler"] == "OpenVINO performance counters"
-    assert 0.5 < prov["operator_coverage"] <= 1.05, prov["operator_coverage"]
+    # the counters are each infer request's *last* call (mlprof.runtimes.openvino._OvProfiler),
+    # the coverage divides them by the mean of all calls: a stall in that one call or in the
+    # others moves it (1.16 in one CI run on this shared host). Against the calls they can be
+    # compared with, the kernels are within a call (up to the counters' whole microseconds) and
+    # most of an undisturbed one
+    walls = prov["wall_ms"]
+    assert 0.5 * min(walls) < prov["op_ms_per_call"] <= 1.05 * max(walls), \
+        (prov["op_ms_per_call"], min(walls), max(walls))
+    assert prov["operator_coverage"] == pytest.approx(
+        prov["op_ms_per_call"] / prov["wall_ms_per_call"])
     assert prov["runtime_settings"]["requested"]["PERF_COUNT"] == "True"
