@@ -46,6 +46,7 @@ from mlprof.measure.stats import read_runtimes, throughput
 from mlprof.measure.trust import marks
 from mlprof.model.script import is_script, read_labels
 from mlprof.results.layout import check_version, store_base
+from mlprof.util import checkout_dir
 
 logger = logging.getLogger("mlprof")
 
@@ -107,8 +108,7 @@ class BenchmarkResult:
 
 def _ensure_env() -> None:
     """Point law at mlprof's configuration when ``setup.sh`` was not sourced."""
-    base = os.environ.setdefault(
-        "MLP_BASE", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    base = os.environ.setdefault("MLP_BASE", checkout_dir())
     os.environ.setdefault("LAW_CONFIG_FILE", os.path.join(base, "law.cfg"))
     os.environ.setdefault("LAW_HOME", os.path.join(base, ".law"))
 

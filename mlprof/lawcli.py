@@ -11,7 +11,7 @@ unhandled_exception``, as every error before anything ran)::
 
     ERROR: luigi-interface - mlprof error: PlotRuntime is not a task; did you mean PlotRuntimes?
 
-A ``law run`` that names a model script (:func:`measures_a_script`) also starts the
+A ``law run`` that names a model script (:func:`mlprof.util.law_run_measures_script`) starts the
 measurement server here, before law's imports: its first work, the script's discovery, waits for
 the server's imports (torch's 1.2 s above all), and law's own start-up (0.3 s) is time the
 server's light part can use. It stops at a gate before any runtime until the parameters are
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mlprof.errors import MLProfError
-from mlprof.util import did_you_mean
+from mlprof.util import checkout_dir, did_you_mean, law_run_measures_script
 
 
 def index_families(index_file: str) -> list[str]:
@@ -51,25 +51,6 @@ def unknown_task(family: str, index_file: str) -> MLProfError | None:
     hint = did_you_mean(family, families)
     listing = "" if hint else " (law index --verbose lists the tasks)"
     return MLProfError(f"{family} is not a task{hint}{listing}")
-
-
-#: the options of ``law run`` that only look (law's ``Task.interactive_params``) or ask for help:
-#: nothing is measured, no measurement server is started
-LOOKING = ("--help", "-h", "--help-all", "--print-deps", "--print-status", "--print-output",
-           "--fetch-output", "--remove-output")
-
-
-def measures_a_script(args: Sequence[str]) -> bool:
-    """Whether ``law ARGS`` is a ``law run`` that names a model script (an argument ending in
-    ``.py`` or with ``.py::``) and does not only look (:data:`LOOKING`): then its first work
-    waits for the measurement server, which :func:`main` starts before law's imports
-    (:func:`mlprof.measure.forkserver.start_early`, behind a gate until the parameters are
-    checked)."""
-    if len(args) < 2 or args[0] != "run":
-        return False
-    if any(a.split("=", 1)[0] in LOOKING for a in args[2:]):
-        return False
-    return any(a.endswith(".py") or ".py::" in a for a in args[2:])
 
 
 #: modules that law's start-up imports but a ``law run`` with luigi's local scheduler never uses:
@@ -113,9 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``law`` with ``argv`` (default ``sys.argv[1:]``); an unknown task of ``law run`` is
     one line and exit code 40."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if measures_a_script(args):
-        os.environ.setdefault("MLP_BASE", os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))))  # as mlprof.tasks sets it, for the server too
+    if len(args) >= 2 and args[0] == "run" and law_run_measures_script(args[2:]):
+        os.environ.setdefault("MLP_BASE", checkout_dir())  # as mlprof.tasks does: for the server
         from mlprof.measure.forkserver import start_early
 
         try:

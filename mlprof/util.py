@@ -15,6 +15,28 @@ from pathlib import Path
 from typing import Any
 
 
+def checkout_dir() -> str:
+    """The checkout this mlprof runs from (the directory above the package): ``MLP_BASE``'s
+    default, for a run without ``source setup.sh``."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+#: the options of ``law run`` that only look (law's ``Task.interactive_params``, named without
+#: importing law) or ask for help: nothing is measured
+LAW_LOOKING_OPTIONS = ("--help", "-h", "--help-all", "--print-deps", "--print-status",
+                       "--print-output", "--fetch-output", "--remove-output")
+
+
+def law_run_measures_script(options: Sequence[str]) -> bool:
+    """Whether ``law run TASK OPTIONS`` names a model script (an argument ending in ``.py`` or
+    with ``.py::``) and does not only look (:data:`LAW_LOOKING_OPTIONS`): then its first work
+    waits for the measurement server's torch (:mod:`mlprof.lawcli`,
+    :mod:`mlprof.tasks.framework.hooks`)."""
+    if any(a.split("=", 1)[0] in LAW_LOOKING_OPTIONS for a in options):
+        return False
+    return any(a.endswith(".py") or ".py::" in a for a in options)
+
+
 def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     """Return the hex sha256 digest of a file's content."""
     h = hashlib.sha256()

@@ -12,8 +12,9 @@ no start-up hook, and this import is the first mlprof code ``law run`` runs) and
 
 import os as _os
 
-_os.environ.setdefault(
-    "MLP_BASE", _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
+from mlprof.util import checkout_dir as _checkout_dir
+
+_os.environ.setdefault("MLP_BASE", _checkout_dir())
 
 import law as _law  # noqa: E402,F401  (law configures its loggers from law.cfg on import)
 

@@ -40,12 +40,9 @@ from collections.abc import Iterator, Sequence
 from mlprof.tasks.framework import scale as _scale
 from mlprof.tasks.framework.base import OneLineErrors, install_error_handling
 from mlprof.tasks.framework.summary import install_run_summary
+from mlprof.util import law_run_measures_script
 
 _installed = False
-
-#: law's parameters that only look (``law.Task.interactive_params``, without importing law's
-#: task module here)
-_LOOK_PARAMS = ("print_deps", "print_status", "print_output", "fetch_output", "remove_output")
 
 
 def started_by_law_run(argv: Sequence[str] | None = None) -> bool:
@@ -157,10 +154,8 @@ def _prestart_for_scripts() -> None:
         return
     if "run" not in argv[1:3] and not argv[0].endswith(" run"):
         return
-    looks = ("--help", "-h", "--help-all", *(f"--{p.replace('_', '-')}" for p in _LOOK_PARAMS))
-    if any(a.split("=", 1)[0] in looks for a in argv[2:]):
-        return  # --print-status and friends measure nothing (see mlprof.tasks.framework.preflight)
-    if any(a.endswith(".py") or ".py::" in a for a in argv[2:]):
+    # --print-status and friends measure nothing (see mlprof.tasks.framework.preflight)
+    if law_run_measures_script(argv[2:]):
         from mlprof.measure.forkserver import prestart
 
         prestart(torch=True)
