@@ -119,9 +119,33 @@ _IGNORE = shutil.ignore_patterns(".git", ".venv", "data", ".law", "__pycache__",
                                  ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules")
 
 
+def _stale_install(venv: Path) -> str | None:
+    """Why ``source setup.sh`` in the sandbox would reinstall into ``venv``, or None.
+
+    The sandbox shares this checkout's venv (a second install would take minutes and gigabytes).
+    When ``pyproject.toml`` or the extras changed since the venv was installed, the sandbox's
+    ``setup.sh`` would reinstall, pointing the venv's editable install at the sandbox, a
+    temporary directory that is deleted after the test: every later ``import mlprof`` in that
+    venv would then fail. The stamp is computed by the same shell lines as setup.sh's.
+    """
+    stamp = venv / ".mlprof-install-stamp"
+    extras = os.environ.get("MLP_EXTRAS") or "dev,style,torch,tf,openvino,genai"
+    want = subprocess.run(
+        ["bash", "-c", 'cat pyproject.toml models/requirements.txt 2>/dev/null | cksum'],
+        cwd=REPO, capture_output=True, text=True, check=True).stdout.strip() + f" {extras}"
+    have = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else "(no stamp)"
+    if have != want:
+        return (f"{stamp}: the venv was installed for another pyproject.toml or other extras "
+                f"({have!r}, this checkout wants {want!r}); source setup.sh here first")
+    return None
+
+
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory) -> Path:
     """A copy of this checkout with its own store, law home and home directory."""
+    stale = _stale_install(Path(os.environ.get("VIRTUAL_ENV") or REPO / ".venv"))
+    if stale:
+        pytest.fail(stale)
     root = tmp_path_factory.mktemp("docs") / "mlprof"
     shutil.copytree(REPO, root, ignore=_IGNORE, symlinks=True)
     (root.parent / "home").mkdir()
@@ -191,3 +215,17 @@ def test_report_times():
     for k, v in sorted(_TIMES.items(), key=lambda kv: -kv[1]):
         print(f"{v:8.1f} s  {k}")
     print(f"{sum(_TIMES.values()):8.1f} s  total, {len(_TIMES)} examples run")
+
+
+def test_a_stale_venv_stops_the_sandbox_before_it_reinstalls(tmp_path):
+    """The guard reads setup.sh's stamp: the right one passes, any other names the stamp."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    assert "(no stamp)" in (_stale_install(venv) or "")
+    (venv / ".mlprof-install-stamp").write_text("1 2 dev\n", encoding="utf-8")
+    msg = _stale_install(venv) or ""
+    assert ".mlprof-install-stamp" in msg and "source setup.sh" in msg
+    real = Path(os.environ.get("VIRTUAL_ENV") or REPO / ".venv") / ".mlprof-install-stamp"
+    if real.is_file() and os.environ.get("MLP_EXTRAS") is None:
+        shutil.copy(real, venv / ".mlprof-install-stamp")
+        assert _stale_install(venv) is None
