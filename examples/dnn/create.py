@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+if TYPE_CHECKING:
+    from mlprof.measure.quiet import StderrFilter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N_INPUTS, N_OUTPUTS = 64, 8
@@ -118,6 +122,28 @@ def main() -> None:
                     "installed)")
     args = ap.parse_args()
     with_tf = _have_tf() if args.tf is None else args.tf
+    quiet = _quiet_stderr() if with_tf else None
+    try:
+        written = _write(args, with_tf)
+    finally:
+        if quiet is not None:
+            quiet.close()
+    if written:  # one line (source setup.sh prints it on first use)
+        print(f"wrote {len(written)} example model files to {HERE}: {', '.join(written)}")
+
+
+def _quiet_stderr() -> StderrFilter | None:
+    """mlprof's filter of TensorFlow's C++ start-up notices (absl's "All log messages before
+    absl::InitializeLog()" and "oneDNN custom operations are on", which TF_CPP_MIN_LOG_LEVEL
+    does not reach: 4 lines in ``source setup.sh``'s output), when mlprof is importable."""
+    try:
+        from mlprof.measure.quiet import StderrFilter
+    except ImportError:
+        return None
+    return StderrFilter()
+
+
+def _write(args: argparse.Namespace, with_tf: bool) -> list[str]:
     written: list[str] = []
     for layers in map(int, args.layers.split(",")):
         for units in map(int, args.units.split(",")):
@@ -132,8 +158,7 @@ def main() -> None:
             if with_tf and not (args.missing and os.path.exists(pb) and os.path.isdir(sm)):
                 write_tf(make_dnn(layers, units), pb, sm)
                 written += [os.path.basename(pb), os.path.basename(sm) + "/"]
-    if written:  # one line (source setup.sh prints it on first use)
-        print(f"wrote {len(written)} example model files to {HERE}: {', '.join(written)}")
+    return written
 
 
 if __name__ == "__main__":
