@@ -472,15 +472,17 @@ def test_the_frontier_draws_every_point_not_met_hollow():
 
 # --- M/D/1 ---------------------------------------------------------------------------------------
 
-def _lindley(arrival_ns: np.ndarray, service_ns: np.ndarray, wake_ns: float = 0.0
-             ) -> np.ndarray:
+def _lindley(arrival_ns: np.ndarray, service_ns: np.ndarray,
+             wake_ns: float | np.ndarray = 0.0) -> np.ndarray:
     """The waits of a single FIFO server with these arrivals and service times, which starts
-    a request that finds it idle ``wake_ns`` after its arrival."""
+    a request that finds it idle ``wake_ns`` (one for all, or one per request) after its
+    arrival."""
     wait = np.zeros(arrival_ns.size)
     free = 0.0
-    for i, (a, s) in enumerate(zip(arrival_ns.astype(float), service_ns.astype(float),
-                                   strict=True)):
-        begin = max(a + wake_ns, free)
+    wakes = np.broadcast_to(np.asarray(wake_ns, dtype=float), arrival_ns.shape)
+    for i, (a, s, w) in enumerate(zip(arrival_ns.astype(float), service_ns.astype(float),
+                                      wakes, strict=True)):
+        begin = max(a + w, free)
         wait[i] = begin - a
         free = begin + s
     return wait
@@ -497,7 +499,15 @@ def _check_md1(arr: np.ndarray, start: np.ndarray, end: np.ndarray, rate: float
     A service time is what the queue sees: from a call's start to the next call's start where
     a request was waiting then (the call and the dispatch after it), else the call plus the
     median of those dispatch gaps. A request that finds the worker idle starts the median of
-    such requests' delays after its arrival (the wake-up: 40-80 µs on this VM after a sleep)."""
+    such requests' delays after its arrival (the wake-up: 40-80 µs on this VM after a sleep).
+
+    Except after a *stall*: an idle request that started over 10x that median and over 1 ms
+    late. The host stopped the process then (calls stall here for tens to hundreds of ms), and
+    every arrival meanwhile queued behind it: a fresh-clone CI run measured a mean wait of
+    1.936 ms against the replay's 1.836 (5.4 % above; a 50 ms stall at 250 requests/s adds
+    about that much). The replay starts such a request when it started, and at most 1 % of the
+    idle requests (at least 3) may be one, so a slow wake-up in the scheduler cannot pass as
+    stalls. The formula is compared with the replay without the stalls."""
     order = np.argsort(start, kind="stable")
     arr, start, end = arr[order], start[order], end[order]
     waiting = arr[1:] <= end[:-1]
@@ -505,15 +515,50 @@ def _check_md1(arr: np.ndarray, start: np.ndarray, end: np.ndarray, rate: float
     typical = float(np.median(gaps[waiting])) if waiting.any() else 0.0
     service = (end - start).astype(float) + np.r_[np.where(waiting, gaps, typical), typical]
     idle = np.r_[True, arr[1:] > end[:-1]]
-    wake = float(np.median((start - arr)[idle]))
+    delay = (start - arr).astype(float)
+    wake = float(np.median(delay[idle]))
+    stalled = idle & (delay > max(10 * wake, 1e6))
+    assert stalled.sum() <= max(3, 0.01 * idle.sum()), (int(stalled.sum()), int(idle.sum()))
     wait = (start - arr) / 1e6
-    replay = _lindley(arr, service, wake) / 1e6
+    replay = _lindley(arr, service, np.where(stalled, delay, wake)) / 1e6
     assert wait.mean() == pytest.approx(replay.mean(), rel=0.05)
     s_ms = service.mean() / 1e6
     rho = rate * s_ms / 1e3
     md1 = rho * s_ms / (2 * (1 - rho))
-    assert wait.mean() == pytest.approx(md1, rel=0.20), (wait.mean(), md1, rho)
+    # the formula is of a queue without stalls: these arrivals and service times, replayed
+    # with every idle request woken after the median (equal to the measured waits where no
+    # stall was, by the check above)
+    calm = _lindley(arr, service, wake) / 1e6
+    assert calm.mean() == pytest.approx(md1, rel=0.20), (calm.mean(), wait.mean(), md1, rho)
     return float(wait.mean()), md1
+
+
+def _simulated_server(arr: np.ndarray, wakes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Starts and ends of a FIFO server with 2.0 ms calls and 0.1 ms dispatch gaps, which
+    starts a request that finds it idle ``wakes[i]`` after its arrival."""
+    start = arr + _lindley(arr, np.full(arr.size, 2.1e6), wakes)
+    return start, start + 2.0e6
+
+
+def test_md1_check_replays_a_stall_and_refuses_many():
+    """The M/D/1 check with an injected host stall (one idle request started 60 ms late):
+    the replay with the median wake alone is 24 % off and the mean wait 35 % above the formula,
+    the check passes; 40 such stalls (a scheduler that wakes late now and then) fail it."""
+    arr = L.arrivals(250.0, 3000, seed=7).astype(float)
+    wakes = np.full(arr.size, 60e3)
+    start, end = _simulated_server(arr, wakes)
+    idle = np.flatnonzero(np.r_[True, arr[1:] > end[:-1]])
+    one = wakes.copy()
+    one[idle[len(idle) // 3]] = 60e6
+    start, end = _simulated_server(arr, one)
+    off = _lindley(arr, np.full(arr.size, 2.1e6), 60e3).mean() / (start - arr).mean()
+    assert off < 0.95  # what the check saw before it knew stalls
+    _check_md1(arr, start, end, 250.0)
+    many = wakes.copy()
+    many[idle[::len(idle) // 40][:40]] = 60e6
+    start, end = _simulated_server(arr, many)
+    with pytest.raises(AssertionError, match=r"\(40, \d+\)"):  # the count of stalls
+        _check_md1(arr, start, end, 250.0)
 
 
 @pytest.mark.slow  # 3,000 requests at 250/s: 12 s
