@@ -5,6 +5,8 @@
 # line every 10 s: tools/install.py) and
 # generates the larger example models. Later uses only activate the venv and refresh the law
 # task index (well under 2 s), unless pyproject.toml changed, which triggers a reinstall.
+# `bash setup.sh --check-install` changes nothing: exit code 0 when that install is current,
+# else one line naming the stamp and exit code 1.
 #
 # Variables (set them before sourcing to override the defaults):
 #   MLP_BASE         this checkout (always derived from the location of this file)
@@ -37,6 +39,22 @@ _mlp_setup() {
     export LAW_CONFIG_FILE="${LAW_CONFIG_FILE:-${MLP_BASE}/law.cfg}"
     local extras="${MLP_EXTRAS:-dev,style,torch,tf,openvino,genai}"
 
+    # what the venv's install was made for: pyproject.toml, the corpus' requirements, the extras
+    local stamp="${MLP_VENV}/.mlprof-install-stamp"
+    local want
+    want="$(cat "${MLP_BASE}/pyproject.toml" "${MLP_BASE}/models/requirements.txt" 2>/dev/null \
+        | cksum) ${extras}"
+    # `bash setup.sh --check-install`: whether `source setup.sh` would (re)install, changing
+    # nothing (tests/test_docs.py asks before its sandbox shares this venv)
+    if [ "${1:-}" = "--check-install" ]; then
+        local have="(no stamp)"
+        [ -f "${stamp}" ] && have="$(cat "${stamp}")"
+        [ "${have}" = "${want}" ] && return 0
+        echo "${stamp}: the venv was installed for another pyproject.toml or other extras" \
+            "('${have}'; this checkout wants '${want}'): source setup.sh here first"
+        return 1
+    fi
+
     # venv, created on first use
     if [ ! -x "${MLP_VENV}/bin/python" ]; then
         echo "mlprof: creating virtual environment ${MLP_VENV}"
@@ -52,10 +70,6 @@ _mlp_setup() {
     esac
 
     # (re)install when pyproject.toml or the extras changed
-    local stamp="${MLP_VENV}/.mlprof-install-stamp"
-    local want
-    want="$(cat "${MLP_BASE}/pyproject.toml" "${MLP_BASE}/models/requirements.txt" 2>/dev/null \
-        | cksum) ${extras}"
     if [ ! -f "${stamp}" ] || [ "$(cat "${stamp}")" != "${want}" ]; then
         echo "mlprof: installing mlprof[${extras}] into ${MLP_VENV} (log: ${MLP_VENV}/install.log)"
         local reqs=()
@@ -104,7 +118,7 @@ _mlp_setup() {
 _mlp_setup "$@"
 _mlp_setup_rc=$?
 unset -f _mlp_setup
-if [ "${_mlp_setup_rc}" != "0" ]; then
+if [ "${_mlp_setup_rc}" != "0" ] && [ "${1:-}" != "--check-install" ]; then
     echo "mlprof: setup failed (exit code ${_mlp_setup_rc})" >&2
 fi
 # return when sourced, exit when executed

@@ -126,18 +126,15 @@ def _stale_install(venv: Path) -> str | None:
     When ``pyproject.toml`` or the extras changed since the venv was installed, the sandbox's
     ``setup.sh`` would reinstall, pointing the venv's editable install at the sandbox, a
     temporary directory that is deleted after the test: every later ``import mlprof`` in that
-    venv would then fail. The stamp is computed by the same shell lines as setup.sh's.
+    venv would then fail. ``setup.sh --check-install`` answers with setup.sh's own stamp.
     """
-    stamp = venv / ".mlprof-install-stamp"
-    extras = os.environ.get("MLP_EXTRAS") or "dev,style,torch,tf,openvino,genai"
-    want = subprocess.run(
-        ["bash", "-c", 'cat pyproject.toml models/requirements.txt 2>/dev/null | cksum'],
-        cwd=REPO, capture_output=True, text=True, check=True).stdout.strip() + f" {extras}"
-    have = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else "(no stamp)"
-    if have != want:
-        return (f"{stamp}: the venv was installed for another pyproject.toml or other extras "
-                f"({have!r}, this checkout wants {want!r}); source setup.sh here first")
-    return None
+    env = {k: v for k, v in os.environ.items() if k != "MLP_BASE"}
+    proc = subprocess.run(["bash", str(REPO / "setup.sh"), "--check-install"], cwd=REPO,
+                          env={**env, "MLP_VENV": str(venv)}, capture_output=True, text=True)
+    if proc.returncode == 0:
+        return None
+    said = (proc.stdout + proc.stderr).strip()
+    return said or f"setup.sh --check-install: exit code {proc.returncode}"
 
 
 @pytest.fixture(scope="module")
