@@ -671,6 +671,25 @@ def test_plot_load_server_answers_in_one_line(store):
     assert not rec["points"][0]["decisive"]
 
 
+@pytest.mark.slow  # a script's discovery and export, then a search of 4-16 points of 0.5 s
+def test_plot_load_of_a_model_script_with_threads(store):
+    # docs/load.md's ResNet-18 command (a model script, ONNX Runtime on its export, two
+    # threads), on the one-layer script: the docs test skips that command, a 5-30 minute
+    # search (its rates are 6-70 requests/s, and each point in the bracket takes 1,836)
+    r = law_run("PlotLoad", "--version", "a1", "--model-file", "models/selftest/linear.py",
+                "--scenario", "server", "--latency-bound-ms", "5", "--percentile", "99",
+                "--threads", "2", store=store, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [line for line in r.stdout.splitlines() if line.startswith("max ")]
+    assert lines and " events/s at p99 <= 5 ms (measured p99 " in lines[-1], r.stdout
+    (rec_path,) = [p for p in files_in(store) if p.suffix == ".json" and "MeasureLoad" in str(p)]
+    assert "threads2" in str(rec_path) and "__onnx-" in str(rec_path), rec_path
+    rec = json.loads(rec_path.read_text())
+    assert rec["threads"] == 2 and rec["runtime"] == "onnxruntime", rec["threads"]
+    assert any(p["verdict"] == "met" for p in rec["points"]), rec["points"]
+    assert [p for p in files_in(store) if "PlotLoad" in str(p) and p.suffix == ".pdf"]
+
+
 def test_load_failure_records_name_their_point_and_count_as_failures():
     from mlprof.results import families, layout
 
