@@ -128,9 +128,9 @@ def _stale_install(venv: Path) -> str | None:
     temporary directory that is deleted after the test: every later ``import mlprof`` in that
     venv would then fail. ``setup.sh --check-install`` answers with setup.sh's own stamp.
     """
-    env = {k: v for k, v in os.environ.items() if k != "MLP_BASE"}
     proc = subprocess.run(["bash", str(REPO / "setup.sh"), "--check-install"], cwd=REPO,
-                          env={**env, "MLP_VENV": str(venv)}, capture_output=True, text=True)
+                          env={**os.environ, "MLP_VENV": str(venv)}, capture_output=True,
+                          text=True)
     if proc.returncode == 0:
         return None
     said = (proc.stdout + proc.stderr).strip()

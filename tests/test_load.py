@@ -674,7 +674,7 @@ def test_plot_load_server_answers_in_one_line(store):
 @pytest.mark.slow  # a script's discovery and export, then a search of 4-16 points of 0.5 s
 def test_plot_load_of_a_model_script_with_threads(store):
     # docs/load.md's ResNet-18 command (a model script, ONNX Runtime on its export, two
-    # threads), on the one-layer script: the docs test skips that command, a 5-30 minute
+    # threads), on the one-layer script: the docs test skips that command, a 2-30 minute
     # search (its rates are 6-70 requests/s, and each point in the bracket takes 1,836)
     r = law_run("PlotLoad", "--version", "a1", "--model-file", "models/selftest/linear.py",
                 "--scenario", "server", "--latency-bound-ms", "5", "--percentile", "99",
