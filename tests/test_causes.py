@@ -116,6 +116,47 @@ def test_busy_loops_on_our_cpu_name_cpu_wait():
     assert quiet["run_wait_share"] < busy["run_wait_share"] / 2, (quiet, busy)
 
 
+# a child process: a thread pinned to CPU ``argv[1]`` spins 0.5 s and ends between two
+# snapshots (as a load point's workers do); the environment with its ThreadLog and without
+ENDED_THREAD = """
+import json, os, sys, threading, time
+from mlprof.measure.causes import ThreadLog
+from mlprof.measure.contention import environment, snapshot
+log = ThreadLog()
+def spin():
+    with log.watch():
+        os.sched_setaffinity(0, {int(sys.argv[1])})
+        t = time.perf_counter()
+        while time.perf_counter() - t < 0.5:
+            pass
+start = snapshot()
+worker = threading.Thread(target=spin)
+worker.start()
+worker.join()
+end = snapshot()
+print(json.dumps([environment(start, end, threads=log), environment(start, end)]))
+"""
+
+
+def test_a_thread_that_ended_inside_the_window_counts_its_wait():
+    """Beside three busy loops pinned to its CPU, a thread that starts after the first snapshot
+    and ends before the last waits for most of its 0.5 s: its :class:`ThreadLog` brings that
+    wait into the record (``cpu-wait``); the snapshots alone saw only the main thread, asleep
+    in ``join`` (a load point's workers were missed so until 2026-11-29)."""
+    cpu = min(os.sched_getaffinity(0))
+    procs = [subprocess.Popen([sys.executable, "-c", BURN_ON, str(cpu)]) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        logged, unlogged = _child(ENDED_THREAD, cpu)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert logged["run_wait_s"] >= 0.2 and "cpu-wait" in logged["causes"], logged
+    assert logged["threads"] == unlogged["threads"] + 1, (logged, unlogged)
+    assert unlogged["run_wait_s"] < logged["run_wait_s"] / 4, (logged, unlogged)
+
+
 def test_more_threads_than_cpus_names_oversubscribed():
     """Three hashing threads on one CPU: 3 runnable threads on average, 1 usable CPU, each
     waiting two thirds of its time for the others (67 % measured here): ``oversubscribed``,

@@ -23,6 +23,7 @@ import pytest
 from mlprof.errors import CorruptResult, MLProfError
 from mlprof.measure import MeasureSettings
 from mlprof.measure import loadgen as L
+from mlprof.measure.contention import environment, snapshot
 from mlprof.report.load import answer, format_table, no_rate_lines, points_table
 from tests.helpers import DNN, REPO, files_in, law_run
 
@@ -488,8 +489,16 @@ def _lindley(arrival_ns: np.ndarray, service_ns: np.ndarray,
     return wait
 
 
-def _check_md1(arr: np.ndarray, start: np.ndarray, end: np.ndarray, rate: float
-               ) -> tuple[float, float]:
+def _host_s(env: dict) -> float:
+    """What the host took from a point's threads, per its ``environment`` record: their
+    run-queue wait, the CPUs' steal (all of them: an upper bound for one worker) and the
+    cgroup's throttling."""
+    steal = (env["steal_share"] or 0.0) * (env["window_s"] or 0.0) * (env["cpus"] or 0)
+    return (env["run_wait_s"] or 0.0) + steal + (env["throttled_s"] or 0.0)
+
+
+def _check_md1(arr: np.ndarray, start: np.ndarray, end: np.ndarray, rate: float,
+               host_s: float = 0.0) -> tuple[float, float]:
     """The measured mean queueing wait against (1) the same arrivals replayed through an ideal
     single FIFO server whose service times are the measured ones, within 5 %, and (2) the M/D/1
     formula ``Wq = rho S / (2 (1 - rho))`` with ``S`` the mean service time and ``rho = rate
@@ -505,9 +514,14 @@ def _check_md1(arr: np.ndarray, start: np.ndarray, end: np.ndarray, rate: float
     late. The host stopped the process then (calls stall here for tens to hundreds of ms), and
     every arrival meanwhile queued behind it: a fresh-clone CI run measured a mean wait of
     1.936 ms against the replay's 1.836 (5.4 % above; a 50 ms stall at 250 requests/s adds
-    about that much). The replay starts such a request when it started, and at most 1 % of the
-    idle requests (at least 3) may be one, so a slow wake-up in the scheduler cannot pass as
-    stalls. The formula is compared with the replay without the stalls."""
+    about that much). The replay starts such a request when it started. A stall is the host's
+    when the record shows the time: ``host_s`` (:func:`_host_s`) pays for the stalls' delays
+    beyond the median wake, smallest first. At most 1 % of the idle requests (at least 3) may
+    be stalls it does not pay for, so a slow wake-up in the scheduler cannot pass as stalls: a
+    fresh-clone CI run on a busy host counted 16 stalls in 1,380 idle requests (23 in 1,160
+    with the sleeping model) when the rule had no record. Beside two busy loops on this 2-core
+    VM, 2-9 stalls delayed their requests by 6-24 ms in all, while the worker waited 113-124 ms
+    for a CPU. The formula is compared with the replay without the stalls."""
     order = np.argsort(start, kind="stable")
     arr, start, end = arr[order], start[order], end[order]
     waiting = arr[1:] <= end[:-1]
@@ -518,7 +532,12 @@ def _check_md1(arr: np.ndarray, start: np.ndarray, end: np.ndarray, rate: float
     delay = (start - arr).astype(float)
     wake = float(np.median(delay[idle]))
     stalled = idle & (delay > max(10 * wake, 1e6))
-    assert stalled.sum() <= max(3, 0.01 * idle.sum()), (int(stalled.sum()), int(idle.sum()))
+    excess = np.sort(delay[stalled] - wake)
+    paid = int((np.cumsum(excess) <= host_s * 1e9).sum())
+    unpaid = int(stalled.sum()) - paid
+    assert unpaid <= max(3, 0.01 * idle.sum()), (
+        unpaid, int(idle.sum()), f"{int(stalled.sum())} stalls, {excess.sum() / 1e6:.1f} ms "
+        f"late in all, the host took {host_s * 1e3:.1f} ms")
     wait = (start - arr) / 1e6
     replay = _lindley(arr, service, np.where(stalled, delay, wake)) / 1e6
     assert wait.mean() == pytest.approx(replay.mean(), rel=0.05)
@@ -557,8 +576,12 @@ def test_md1_check_replays_a_stall_and_refuses_many():
     many = wakes.copy()
     many[idle[::len(idle) // 40][:40]] = 60e6
     start, end = _simulated_server(arr, many)
-    with pytest.raises(AssertionError, match=r"\(40, \d+\)"):  # the count of stalls
+    with pytest.raises(AssertionError, match=r"\(40, \d+, '40 stalls"):  # the count of stalls
         _check_md1(arr, start, end, 250.0)
+    # the host's record pays for them (40 x 60 ms), or for half of them only
+    _check_md1(arr, start, end, 250.0, host_s=2.4)
+    with pytest.raises(AssertionError, match=r"\(20, \d+, '40 stalls"):
+        _check_md1(arr, start, end, 250.0, host_s=1.2)
 
 
 @pytest.mark.slow  # 3,000 requests at 250/s: 12 s
@@ -570,9 +593,11 @@ def test_queueing_follows_md1_in_the_scheduler():
     # seed 7: these arrivals through an ideal M/D/1 server wait 0.99 of the formula (seeds 0-7:
     # 0.93-1.18), so the check is of the scheduler, not of one sample's luck
     arr = L.arrivals(rate, 3000, seed=7)
+    before = snapshot()
     served = L.serve([{1: (call, ())}], arr, 1, 0.0)
+    env = environment(before, snapshot(), threads=served.threads)
     assert (served.end >= 0).all()
-    _check_md1(arr, served.start, served.end, rate)
+    _check_md1(arr, served.start, served.end, rate, _host_s(env))
 
 
 def test_progress_lines_name_the_point_and_how_the_last_one_ended():
@@ -608,7 +633,7 @@ def test_queueing_follows_md1_with_a_sleeping_model(tmp_path):
     arr = np.array([float(r["arrival_ms"]) for r in rows]) * 1e6
     start = np.array([float(r["start_ms"]) for r in rows]) * 1e6
     end = np.array([float(r["end_ms"]) for r in rows]) * 1e6
-    wait, md1 = _check_md1(arr, start, end, 250.0)
+    wait, md1 = _check_md1(arr, start, end, 250.0, _host_s(p["environment"]))
     assert p["queue_mean_ms"] == pytest.approx(wait, rel=1e-3)
 
 

@@ -176,7 +176,8 @@ def _loadavg() -> list[float] | None:
 
 def environment(start: Snapshot | None, end: Snapshot | None,
                 planned_threads: float | None = None, short: bool = False,
-                loop_drift_pct: float | None = None) -> dict[str, Any]:
+                loop_drift_pct: float | None = None,
+                threads: _causes.ThreadLog | None = None) -> dict[str, Any]:
     """The ``environment`` record of the window between two snapshots (see the module
     docstring); its numbers are None where they could not be read. ``planned_threads``: the
     threads the measurement runs on purpose (a load point's streams x threads: more than the
@@ -189,7 +190,9 @@ def environment(start: Snapshot | None, end: Snapshot | None,
     per-second rules (major faults, throttled and GC time) over :data:`MIN_WINDOW_S`.
 
     ``loop_drift_pct``: how much the loop's own calls moved
-    (:func:`mlprof.measure.causes.loop_drift_pct`), which ``drift`` then needs too."""
+    (:func:`mlprof.measure.causes.loop_drift_pct`), which ``drift`` then needs too.
+    ``threads``: the threads that ran inside the window and may have ended before ``end``
+    (:class:`mlprof.measure.causes.ThreadLog`; a load point's workers)."""
     rec: dict[str, Any] = {
         "window_s": None, "cpus": None, "other_cpu_cores": None, "own_cpu_cores": None,
         "steal_share": None, "loadavg": _loadavg(), "cpu_mhz": None, "contended": None,
@@ -197,8 +200,10 @@ def environment(start: Snapshot | None, end: Snapshot | None,
     }
     ok = not (start is None or end is None or start.cpus != end.cpus or end.wall <= start.wall)
     wall = end.wall - start.wall if ok and start is not None and end is not None else 0.0
-    rec.update(_causes.signals(start.causes if ok and start else None,
-                               end.causes if ok and end else None, wall))
+    first, last = (start.causes if ok and start else None), (end.causes if ok and end else None)
+    if threads is not None:
+        first, last = threads.merged(first, last)
+    rec.update(_causes.signals(first, last, wall))
     rec.update(causes=None, cause_thresholds=_causes.thresholds(CONTENDED_CORES),
                planned_threads=planned_threads)
     if loop_drift_pct is not None:

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from mlprof.measure.loadgen.settings import (
 )
 from mlprof.measure.loadgen.verdict import min_requests, verdict
 from mlprof.measure.settings import MeasureSettings
+
+if TYPE_CHECKING:
+    from mlprof.measure.causes import ThreadLog
 
 
 def _rate_text(rate: float) -> str:
@@ -105,6 +108,7 @@ class _Served:
     worker: np.ndarray
     lateness: list[int]
     stopped: str
+    threads: ThreadLog
 
     def dispatch_gaps_ns(self, arrival_ns: np.ndarray) -> np.ndarray:
         """Per worker, the time from a call's end to its next call's start where a request
@@ -120,6 +124,34 @@ class _Served:
             waiting = arrival_ns[first][1:] <= ends
             out.append((starts - ends)[waiting])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def _run_workers(run: Callable[[int], None], n: int, thread_context: Callable[[], Any]
+                 ) -> ThreadLog:
+    """``run(w)`` for each ``w < n`` in its own thread, inside ``thread_context()`` and a
+    :class:`~mlprof.measure.causes.ThreadLog` (returned: the point's record counts the
+    workers' waits for a CPU, which its snapshots cannot see), until all have ended."""
+    from mlprof.measure.causes import ThreadLog
+
+    log = ThreadLog()
+
+    def worker(w: int) -> None:
+        with log.watch(), thread_context():
+            run(w)
+
+    threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(n)]
+    # a worker that ends its call while another spins for the next arrival waits for the GIL
+    # at most this long (Python's default, 5 ms, would add up to 5 ms to its latency)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return log
 
 
 def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
@@ -178,10 +210,6 @@ def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
             state["head"] = j
             return i, j
 
-    def worker(w: int) -> None:
-        with thread_context():
-            run(w)
-
     def run(w: int) -> None:
         calls = workers[w]
         try:
@@ -216,24 +244,12 @@ def serve(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
             errors.append(e)
             state["stopped"] = "error"
 
-    threads = [threading.Thread(target=worker, args=(w,), daemon=True)
-               for w in range(len(workers))]
-    # a worker that ends its call while another spins for the next arrival waits for the GIL
-    # at most this long (Python's default, 5 ms, would add up to 5 ms to its latency)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    log = _run_workers(run, len(workers), thread_context)
     if errors:
         raise MLProfError(f"a server worker's call failed: {errors[0]}")
     rel_start = np.where(start >= 0, start - t0, -1)
     rel_end = np.where(end >= 0, end - t0, -1)
-    return _Served(rel_start, rel_end, batch, who, lateness, state["stopped"])
+    return _Served(rel_start, rel_end, batch, who, lateness, state["stopped"], log)
 
 
 def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple]]],
@@ -320,7 +336,7 @@ def _server_point(workers: Sequence[Mapping[int, tuple[Callable[..., Any], tuple
         "stopped": served.stopped or "all requests served",
         # what else used the CPUs meanwhile: a p99 of a fast model misses its bound on one
         # stall, so a contended point is flagged wherever it is shown
-        "environment": environment(before, after, planned_threads=planned_threads),
+        "environment": environment(before, after, planned_threads, threads=served.threads),
     }
     if latency_bound_ms is not None:
         point.update(latency_bound_ms=latency_bound_ms, percentile=percentile, overs=overs,

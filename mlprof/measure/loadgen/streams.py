@@ -46,8 +46,12 @@ def run_streams(calls: Sequence[tuple[Callable[..., Any], tuple]], duration_s: f
     errors: list[BaseException] = []
     t0_box: list[int] = []
 
+    from mlprof.measure.causes import ThreadLog
+
+    log = ThreadLog()
+
     def worker(i: int) -> None:
-        with thread_context():
+        with log.watch(), thread_context():
             run(i)
 
     def run(i: int) -> None:
@@ -93,7 +97,8 @@ def run_streams(calls: Sequence[tuple[Callable[..., Any], tuple]], duration_s: f
     if errors:
         raise MLProfError(f"a stream's call failed: {errors[0]}")
     return _streams_summary(starts, ends, t0_box[0], events, wall_s, cpu_s,
-                            environment(before, after, planned_threads=n * threads_per_stream))
+                            environment(before, after, planned_threads=n * threads_per_stream,
+                                        threads=log))
 
 
 def _streams_summary(starts: Sequence[Sequence[int]], ends: Sequence[Sequence[int]], t0: int,
