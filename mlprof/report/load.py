@@ -109,7 +109,9 @@ def answer(df: pd.DataFrame, missing: Sequence[str] = ()) -> str:
     line = _answer(df, missing)
     if not df.empty and df["contended"].any():
         n = int(df["contended"].sum())
-        line += (f" [{n} of {len(df)} points contended: other processes used the CPUs; "
+        named = sorted({c for cs in df.loc[df["contended"], "causes"] for c in str(cs).split(",")
+                        if c})
+        line += (f" [{n} of {len(df)} points contended ({', '.join(named) or 'others'}): "
                  f"measure on a quiet machine]")
     return line
 
