@@ -148,16 +148,21 @@ def _tasks(pids: Iterable[int | str]) -> dict[int, tuple[int, int]] | None:
         except OSError:
             continue
         for tid in tids:
-            text = _read(f"/proc/{pid}/task/{tid}/schedstat")
-            if text is None:
-                continue
-            try:
-                run, wait = (int(x) for x in text.split()[:2])
-            except ValueError:
-                continue
-            out[int(tid)] = (run, wait)
-            readable = True
+            counts = _schedstat(f"/proc/{pid}/task/{tid}/schedstat")
+            if counts is not None:
+                out[int(tid)] = counts
+                readable = True
     return out if readable else None
+
+
+def _schedstat(path: str) -> tuple[int, int] | None:
+    """Run and run-queue wait ns, the first two fields of a ``schedstat`` file (None where
+    unreadable)."""
+    try:
+        run, wait = (int(x) for x in (_read(path) or "").split()[:2])
+    except ValueError:
+        return None
+    return run, wait
 
 
 def _psi(root: str = "/proc/pressure") -> dict[str, int] | None:
@@ -248,16 +253,6 @@ def gc_pause_ns() -> int | None:
     return _gc_state["ns"] if _gc_state["watching"] else None
 
 
-def _thread_schedstat() -> tuple[int, int] | None:
-    """The calling thread's run and run-queue wait ns (None where unreadable)."""
-    text = _read("/proc/thread-self/schedstat")
-    try:
-        run, wait = (int(x) for x in (text or "").split()[:2])
-    except ValueError:
-        return None
-    return run, wait
-
-
 class ThreadLog:
     """The run and run-queue wait ns of threads that may end inside a window, each read by the
     thread itself as it enters and leaves :meth:`watch`.
@@ -278,13 +273,13 @@ class ThreadLog:
         import threading
 
         tid = threading.get_native_id()
-        first = _thread_schedstat()
+        first = _schedstat("/proc/thread-self/schedstat")
         if first is not None:
             self.start[tid] = first
         try:
             yield
         finally:
-            last = _thread_schedstat()
+            last = _schedstat("/proc/thread-self/schedstat")
             if first is not None and last is not None:
                 self.end[tid] = last
 
