@@ -16,6 +16,7 @@ import mmap
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -156,6 +157,24 @@ def test_a_thread_that_ended_inside_the_window_counts_its_wait():
     assert logged["threads"] == unlogged["threads"] + 1, (logged, unlogged)
     assert unlogged["run_wait_s"] < logged["run_wait_s"] / 4, (logged, unlogged)
 
+
+def test_threads_another_process_read_count_only_when_read_at_both_ends():
+    """:meth:`ThreadLog.add` takes another process' reads of its own threads (a stream
+    process's): a thread missing from the end snapshot counts from the snapshot's start to
+    its own end read; one read at only one end is left out, as is a missing read."""
+    start = causes.Counters(tasks={1: (100, 10), 7: (50, 5)})
+    end = causes.Counters(tasks={1: (200, 20)})
+    log = causes.ThreadLog()
+    log.add({7: (60, 6), 8: (0, 0)}, {7: (90, 9), 9: (5, 5)})
+    log.add(None, {10: (1, 1)})
+    first, last = log.merged(start, end)
+    assert first is not None and last is not None
+    assert last.tasks == {1: (200, 20), 7: (90, 9)}
+    assert first.tasks == {1: (100, 10), 7: (50, 5)}  # the snapshot's start is kept
+    rec = causes.signals(first, last, 1.0)
+    assert rec["threads"] == 2 and rec["run_wait_s"] == round((10 + 4) / 1e9, 5)
+    own = causes.own_threads()
+    assert own is not None and threading.get_native_id() in own
 
 def test_more_threads_than_cpus_names_oversubscribed():
     """Three hashing threads on one CPU: 3 runnable threads on average, 1 usable CPU, each

@@ -283,6 +283,39 @@ def test_a_failing_stream_process_fails_the_point_in_one_line(tmp_path):
     assert set(_descendants(os.getpid())) <= before
 
 
+
+@pytest.mark.slow  # two stream processes start (onnxruntime's import), 0.3 s of calls
+def test_stream_processes_that_exited_before_the_end_snapshot_still_count(monkeypatch):
+    """A stream process that has exited and been reaped before the point's end snapshot is in
+    none of its ``/proc`` reads: each one reads its threads' counters itself around its timed
+    calls, so the environment still counts them. Here the end snapshot is made to find no
+    process below this one; without the processes' own counters the point counted this
+    process' sleeping thread only (``runnable_threads`` 0, ``threads`` 1)."""
+    import mlprof.measure.contention as C
+    import mlprof.measure.isolate as I
+
+    real_snapshot, real_descendants = C.snapshot, I._descendants
+    calls = []
+
+    def snapshot(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            return real_snapshot(*args, **kwargs)
+        monkeypatch.setattr(I, "_descendants", lambda pid: [])  # gone, as if reaped
+        try:
+            return real_snapshot(*args, **kwargs)
+        finally:
+            monkeypatch.setattr(I, "_descendants", real_descendants)
+
+    monkeypatch.setattr(C, "snapshot", snapshot)
+    s = MeasureSettings(batch_size=1, runtime="onnxruntime", threads=1, warmup=10,
+                        min_duration=0.3, n_calls=10)
+    _, summary = L.run_stream_processes(str(DNN), s, (), 2, 1)
+    env = summary["environment"]
+    assert len(calls) == 2
+    # two processes calling back to back: each runnable (running or waiting) all the window
+    assert env["runnable_threads"] >= 1.5, env
+    assert env["threads"] >= 3, env
 def _cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:

@@ -283,6 +283,16 @@ class ThreadLog:
             if first is not None and last is not None:
                 self.end[tid] = last
 
+    def add(self, start: dict[int, tuple[int, int]] | None,
+            end: dict[int, tuple[int, int]] | None) -> None:
+        """Log the threads another process read for itself (:func:`own_threads`) as its timed
+        calls began and ended; a thread in only one of them is left out."""
+        if start is None or end is None:
+            return
+        for tid, counts in end.items():
+            if tid in start:
+                self.start[tid], self.end[tid] = start[tid], counts
+
     def merged(self, start: Counters | None, end: Counters | None
                ) -> tuple[Counters | None, Counters | None]:
         """``start`` and ``end`` with the logged threads each lacks (a thread a snapshot saw
@@ -295,6 +305,11 @@ class ThreadLog:
                 last[tid] = counts
                 first.setdefault(tid, self.start[tid])
         return replace(start, tasks=first), replace(end, tasks=last)
+
+
+def own_threads() -> dict[int, tuple[int, int]] | None:
+    """Run and wait ns of every thread of this process (:meth:`ThreadLog.add`)."""
+    return _tasks(["self"])
 
 
 def _work(n: int) -> int:

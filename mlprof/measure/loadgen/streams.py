@@ -160,9 +160,14 @@ def _stream_child() -> None:
 
     Reads its arguments (a pickle) from stdin, opens the model, makes its first call and the
     warm-up calls, reports ``ready``; reads ``t0`` and calls back to back until
-    ``t0 + duration`` and ``min_calls``; reports its call times and the CPU time of its timed
-    calls. The protocol runs over a copy of stdout; the model's own prints go to stderr.
+    ``t0 + duration`` and ``min_calls``; reports its call times, the CPU time of its timed
+    calls and its threads' run and wait counters as they began and ended
+    (:func:`~mlprof.measure.causes.own_threads`: the parent's end snapshot misses the threads
+    of a process that has exited). The protocol runs over a copy of stdout; the model's own
+    prints go to stderr.
     """
+    from mlprof.measure.causes import own_threads
+
     if len(sys.argv) > 1:
         _die_with_parent(int(sys.argv[1]))
     out = os.fdopen(os.dup(1), "wb")
@@ -186,6 +191,7 @@ def _stream_child() -> None:
             st: list[int] = []
             en: list[int] = []
             cpu0 = _cpu_s()
+            first = own_threads()
             while len(en) < a["max_calls"]:
                 x = pc()
                 fn(*args)
@@ -195,7 +201,8 @@ def _stream_child() -> None:
                 if y >= deadline and len(en) >= a["min_calls"]:
                     break
             cpu = _cpu_s() - cpu0
-        pickle.dump(("done", (st, en, cpu)), out)
+            last = own_threads()
+        pickle.dump(("done", (st, en, cpu, first, last)), out)
     except BaseException as e:  # the parent raises it, in one line
         pickle.dump(("error", str(e) if isinstance(e, MLProfError) else
                      f"{type(e).__name__}: {e}"), out)
@@ -214,6 +221,7 @@ def run_stream_processes(model_file: str, settings: MeasureSettings,
     ended before this returns."""
     import subprocess
 
+    from mlprof.measure.causes import ThreadLog
     from mlprof.measure.contention import environment, snapshot
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -258,10 +266,16 @@ def run_stream_processes(model_file: str, settings: MeasureSettings,
             if p.poll() is None:
                 p.kill()
             p.wait()
+    # a process that exited before ``after`` took its threads' counters with it: each one
+    # read them itself around its timed calls
+    log = ThreadLog()
+    for d in done:
+        log.add(d[3], d[4])
     rows, summary = _streams_summary([d[0] for d in done], [d[1] for d in done], t0, events,
                                      wall_s, sum(d[2] for d in done),
                                      environment(before, after,
-                                                 planned_threads=streams * settings.threads))
+                                                 planned_threads=streams * settings.threads,
+                                                 threads=log))
     summary["runtime_settings"] = infos[0] if infos else {}
     return rows, summary
 
