@@ -35,7 +35,7 @@ from mlprof.measure.causes import (
     usable_cpus,
 )
 from mlprof.measure.contention import CONTENDED_CORES, Snapshot, causes_of, environment, snapshot
-from mlprof.measure.trust import cause_line
+from mlprof.measure.trust import cause_line, causes_over
 
 # a child process: pin itself to CPU ``argv[1]``, measure 0.5 s of a busy loop between two
 # snapshots, print the environment record
@@ -332,6 +332,18 @@ def test_cause_line_names_batch_sizes_per_cause():
     assert cause_line(rows) == ("contended: cpu-wait at batch size(s) 8, 32; gc at batch "
                                 "size(s) 32; unexplained at batch size(s) 64")
     assert cause_line(rows[:1]) is None
+
+
+def test_causes_over_several_points_in_the_records_order():
+    """One wording of what disturbed several points (PlotLoad's answer and legend): each cause
+    once, in the record's order, a contended point without causes as ``unexplained`` (last);
+    a point that was not contended adds nothing, whatever causes it lists."""
+    rows = [{"contended": False, "causes": ["io"]},
+            {"contended": True, "causes": "drift,cpu-wait"},
+            {"contended": "True", "causes": ["others", "zz-new"]},
+            {"contended": True, "causes": ""}]
+    assert causes_over(rows) == "others, cpu-wait, drift, zz-new, unexplained"
+    assert causes_over(rows[:1]) == ""
 
 
 def _write(root: Path, rel: str, text: str) -> None:

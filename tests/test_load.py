@@ -461,15 +461,16 @@ def test_the_answer_names_the_rate_bound_and_configuration():
     df = points_table([again])
     assert df["chosen"].tolist() == [False, False, False, True]
     assert "(measured p99 4.5 ms)" in answer(df)
-    # contended points: the answer names what disturbed them (a record with no cause: others)
+    # contended points: the answer names what disturbed them, in the record's order of causes
+    # (a record from before the causes: others)
     env = [{"contended": True, "causes": ["cpu-wait", "others"]}, {"contended": False},
            {"contended": True, "causes": ["drift"]}]
     busy = {**server, "points": [{**p, "environment": e}
                                  for p, e in zip(server["points"], env, strict=True)]}
     assert answer(points_table([busy])).endswith(
-        " [2 of 3 points contended (cpu-wait, drift, others): measure on a quiet machine]")
+        " [2 of 3 points contended (others, cpu-wait, drift): measure on a quiet machine]")
     busy["points"][2]["environment"] = {"contended": True}
-    assert answer(points_table([busy])).endswith("(cpu-wait, others): measure on a quiet machine]")
+    assert answer(points_table([busy])).endswith("(others, cpu-wait): measure on a quiet machine]")
     none = {"load": {"scenario": "server", "streams": 2, "max_batch": 8, "max_wait_ms": 2.0,
                      "percentile": 99.0, "latency_bound_ms": 5.0,
                      "search": {"best_rate": None, "ended": "none met down to 1 requests/s"}},

@@ -140,6 +140,23 @@ def marked_points(rows: Iterable[Mapping[str, Any]], limit: int = 20) -> str | N
     return with_legend(text, [m for _, m in hit])
 
 
+def causes_over(rows: Iterable[Mapping[str, Any]]) -> str:
+    """What disturbed the contended ``rows`` (each with ``contended`` and ``causes``, a list or
+    comma-separated), every cause once, in the record's order of causes
+    (:data:`mlprof.results.records.ENVIRONMENT_CAUSES`, ``others`` first), ``unexplained`` for
+    a contended row without causes: ``others, cpu-wait``. Empty when no row is contended.
+    One wording for every summary of several points (PlotLoad's answer and table legend)."""
+    from mlprof.results.records import ENVIRONMENT_CAUSES
+
+    named: set[str] = set()
+    for r in rows:
+        if _true(r.get("contended")):
+            named.update(_causes_text(r).split(", "))
+    return ", ".join(sorted(named, key=lambda c: (
+        ENVIRONMENT_CAUSES.index(c) if c in ENVIRONMENT_CAUSES else len(ENVIRONMENT_CAUSES),
+        c == UNEXPLAINED, c)))
+
+
 def cause_line(rows: Iterable[Mapping[str, Any]]) -> str | None:
     """Which cause disturbed which batch sizes, over the contended ``rows`` (each with
     ``batch_size``, ``contended`` and ``causes``, a list: see

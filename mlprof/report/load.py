@@ -12,9 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from mlprof.measure.causes import CAUSES
 from mlprof.measure.contention import causes_of, is_contended
-from mlprof.measure.trust import NOT_MEASURABLE, UNEXPLAINED, row_not_measurable
+from mlprof.measure.trust import NOT_MEASURABLE, UNEXPLAINED, causes_over, row_not_measurable
 from mlprof.plotting.labels import CONFIG_KEYS, config_label
 from mlprof.results import identity
 
@@ -108,11 +107,8 @@ def answer(df: pd.DataFrame, missing: Sequence[str] = ()) -> str:
     a p99 misses its bound on one stall, so the answer may be low."""
     line = _answer(df, missing)
     if not df.empty and df["contended"].any():
-        n = int(df["contended"].sum())
-        named = sorted({c for cs in df.loc[df["contended"], "causes"] for c in str(cs).split(",")
-                        if c})
-        line += (f" [{n} of {len(df)} points contended ({', '.join(named) or 'others'}): "
-                 f"measure on a quiet machine]")
+        n, causes = int(df["contended"].sum()), causes_over(df.to_dict("records"))
+        line += f" [{n} of {len(df)} points contended ({causes}): measure on a quiet machine]"
     return line
 
 
@@ -196,10 +192,8 @@ def format_table(df: pd.DataFrame) -> str:
     if server:
         legend.append("busy: the workers' share of the time in calls")
     if df["contended"].any():
-        named = sorted({c for v in df["causes"] for c in str(v or "").split(",") if c},
-                       key=lambda c: (CAUSES.index(c) if c in CAUSES else len(CAUSES), c))
-        legend.append("! contended: disturbed while measuring ("
-                      + (", ".join(named) or UNEXPLAINED) + ")")
+        causes = causes_over(df.to_dict("records"))
+        legend.append(f"! contended: disturbed while measuring ({causes})")
     return text + "; ".join(legend) + "\n"
 
 
