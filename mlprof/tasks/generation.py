@@ -235,6 +235,11 @@ class MeasureGeneration(GenerationMixin, MeasurementWorkflow, SlurmWorkflow, HTC
         """One failure record per point (the branches share a directory)."""
         return layout.generation_failure_file(self.branch_data[0])
 
+    def prestart_torch(self) -> bool:
+        """Every generation runtime's child is made with torch (the decoders are built with
+        it: :func:`mlprof.measure.generation.run.measure_generation_isolated`)."""
+        return True
+
     def complete(self) -> bool:
         """Complete when both files exist and the record reads (a damaged point is measured
         again)."""

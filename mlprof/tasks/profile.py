@@ -79,14 +79,9 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, MeasurementWorkflow):
     measures it; a static export per batch size where the export says so.
     """
 
-    prestarts_server = True
-
     def measurement_points(self) -> tuple[int, ...]:
         """The batch sizes, one branch each."""
         return self.batch_sizes
-
-    def prestart_torch(self) -> bool:
-        return self.is_script or self.runtime_info.needs_torch
 
     def output(self):
         return self.declared_outputs(batch_size=self.branch_data, budget=self.time_budget)

@@ -218,6 +218,12 @@ class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, Precis
             reqs["quantize"] = self.reqs.QuantizeModel.req(self)
         return reqs
 
+    def prestart_torch(self) -> bool:
+        """The measurement server imports torch for a model script (its discovery runs the
+        script there) and for the runtimes that need it (MeasureRuntime, ProfileRuntime,
+        MeasureLoad: :meth:`MeasurementWorkflow.prestart_torch`)."""
+        return self.is_script or self.runtime_info.needs_torch
+
 
 class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCondorWorkflow):
     """Measure the inference latency of one model, one branch per batch size.
@@ -235,8 +241,6 @@ class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCond
     fixed_result_dir = True  # store_parts: parameters, the model's content, the runtime version
     # a branch whose files exist but do not validate is missing (see BranchOutputs)
     output_collection_cls = BranchOutputs
-    prestarts_server = True
-
     def jobs_tag(self) -> str:
         """Remote jobs of other batch-size lists keep apart (see RemoteJobsMixin)."""
         return self.bs_tag
@@ -244,9 +248,6 @@ class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCond
     def measurement_points(self) -> tuple[int, ...]:
         """The batch sizes, one branch each."""
         return self.batch_sizes
-
-    def prestart_torch(self) -> bool:
-        return self.is_script or self.runtime_info.needs_torch
 
     def static_export(self) -> ExportOnnx | None:
         """The static graph this branch measures, when the model has them: its export says

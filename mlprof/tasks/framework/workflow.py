@@ -5,7 +5,7 @@ and why law's workflow parameters do not change a result.
 
 The concrete task says only what differs: its points (:meth:`measurement_points`), its files
 (``output``), where a branch's failure is recorded (:meth:`point_failure_file`) and whether the
-measurement server is started while scheduling (:attr:`prestarts_server`).
+measurement server it starts while scheduling imports torch (:meth:`prestart_torch`).
 """
 
 from __future__ import annotations
@@ -46,8 +46,10 @@ class MeasurementWorkflow(law.LocalWorkflow):
     local_workflow_require_branches = True
 
     #: whether scheduling a local run starts the measurement server early (its imports then
-    #: overlap with scheduling instead of delaying the first branch)
-    prestarts_server: ClassVar[bool] = False
+    #: overlap with scheduling, and a plot's imports with them, instead of delaying the first
+    #: branch): every measurement kind measures in the server (PlotLoad of two stream points:
+    #: 4.9 s started in the first branch, 4.0 s started here; benchmarks/README.md)
+    prestarts_server: ClassVar[bool] = True
 
     param_reasons: ClassVar[dict[str, str]] = {
         "workflow": "where the branches run (local, slurm, htcondor): the same measurement "
@@ -95,7 +97,9 @@ class MeasurementWorkflow(law.LocalWorkflow):
         return self.model_requirements()
 
     def prestart_torch(self) -> bool:
-        """Whether the early measurement server imports torch too."""
+        """Whether the early measurement server imports torch too: as the branches' own
+        children would ask for it (a child that needs torch from a server without it imports
+        torch itself, 1.2 s here, in every branch). False here; the task kinds say."""
         return False
 
     def workflow_requires(self):
