@@ -107,7 +107,8 @@ def test_a_search_longer_than_the_timeout_lives_and_speaks(store, env):
                 env={**env, "MLP_TIMEOUT": "8", "MLP_TEST_SLOW_PHASE": "point =3"})
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
-    seen = spoken(out, r"model_onnx_l10u128\.yaml under load \(server\)", "point ")
+    # named as a sweep's points are: the model and the runtime
+    seen = spoken(out, r"dnn_l10u128 on onnxruntime under load \(server\)", "point ")
     # more than one MLP_TIMEOUT in all (the search has at least 3 points: a bracket, or
     # halving down to "none met" on a busy machine), and its answer printed
     assert seen[-1] > 8, out[-3000:]

@@ -122,10 +122,15 @@ class MeasureLoad(LoadMixin, MeasurementTask, MeasurementWorkflow, SlurmWorkflow
         tag, bs, point = self.branch_data
         label = f"{self.resolved_model_name} on {self.runtime}, {tag}"
         self.publish_message(f"load: {label}")
+        # its progress lines as a sweep's: the model, the runtime, which configuration
+        which = point.scenario + (f", configuration {self.branch + 1} of {len(self.branch_map)}"
+                                  if len(self.branch_map) > 1 else "")
+        progress = self.progress_reporter(f"{self.resolved_model_name} on {self.runtime} under "
+                                          f"load ({which})")
         measured = self.measured_model_file()
         result = measure_load_isolated(measured, self.measure_settings(
             bs, self.runtime, self.device, self.precision), point,
-            script_args=self.script_argv)
+            script_args=self.script_argv, progress=progress)
         out = self.output()
         write_load(result, {k: t.path for k, t in out.items()}, task={
             "family": self.task_family, "version": self.version,

@@ -37,11 +37,13 @@ def load_timeout(load: LoadSettings, timeout: float | None = None) -> float:
 
 def measure_load_isolated(model_file: str, settings: MeasureSettings, load: LoadSettings, *,
                           script_args: tuple[str, ...] = (),
-                          timeout: float | None = None) -> LoadResult:
+                          timeout: float | None = None,
+                          progress: Callable[[float, str], None] | None = None) -> LoadResult:
     """One MeasureLoad branch (``load``: one point's settings, see
     :meth:`~mlprof.measure.loadgen.settings.LoadSettings.points`) in a child process, under the
     machine-wide measurement lock, killed when a point (or the start) runs past ``timeout``
-    (default :func:`load_timeout`)."""
+    (default :func:`load_timeout`). ``progress`` hears the child's reports (default: a log
+    line at most every few seconds, :func:`~mlprof.measure.isolate.run_isolated`)."""
     from mlprof.measure.harness import _needs_torch
     from mlprof.measure.isolate import run_isolated
     from mlprof.measure.lock import measurement_lock
@@ -51,6 +53,7 @@ def measure_load_isolated(model_file: str, settings: MeasureSettings, load: Load
         result = run_isolated(_measure, {"model_file": model_file, "settings": settings,
                                          "load": load, "script_args": tuple(script_args)},
                               timeout=load_timeout(load, timeout), label=label,
+                              progress=progress,
                               torch=_needs_torch(model_file, settings.runtime))
     result.provenance["lock_wait_s"] = lock.wait_s
     return result
