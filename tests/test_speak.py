@@ -102,8 +102,11 @@ def test_a_hung_search_point_is_killed_after_one_timeout_naming_it(store, env):
 
 @pytest.mark.slow  # a search of at least 3 points of 3 s each, each inside MLP_TIMEOUT (8 s)
 def test_a_search_longer_than_the_timeout_lives_and_speaks(store, env):
+    # p50: a point plans at least 28 requests (4 x 7), not p99's 1,836, which at the low rates
+    # a noisy machine's search reaches (445/s) took 4 s besides the injected 3 s: one such point
+    # timed out in 2 of 9 runs here
     r = law_run("PlotLoad", "--version", "v1", "--scenario", "server", "--latency-bound-ms",
-                "1", "--percentile", "99", "--min-duration", "0.3", store=store,
+                "1", "--percentile", "50", "--min-duration", "0.3", store=store,
                 env={**env, "MLP_TIMEOUT": "8", "MLP_TEST_SLOW_PHASE": "point =3"})
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
