@@ -968,3 +968,32 @@ def test_a_server_search_gets_one_timeout_per_point(monkeypatch) -> None:
     streams = LoadSettings(scenario="streams")
     assert load_timeout(search) == load_timeout(point) == load_timeout(streams) == 100.0
     assert load_timeout(search, 7.0) == 7.0
+
+
+@pytest.mark.slow  # two law runs of one 0.2 s stream point and the plot
+def test_a_damaged_load_record_is_measured_again(store):
+    """A load point whose record no longer reads is missing, as a damaged MeasureRuntime branch
+    is: the branch, the workflow and ``--print-status`` say so, and the next ``law run PlotLoad``
+    measures that point again, saying why once (before, it counted as complete and every
+    PlotLoad failed on it until the file was removed by hand)."""
+    from mlprof.tasks.load import MeasureLoad
+
+    args = ("--version", "v1", "--scenario", "streams", "--streams", "1", "--min-duration",
+            "0.2")
+    r = law_run("PlotLoad", *args, store=store)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (record,) = [p for p in files_in(store) if p.suffix == ".json" and "MeasureLoad" in str(p)]
+    record.write_text('{"format_version": 2, "points": "torn')
+    wf = MeasureLoad(version="v1", model_file=str(DNN), scenario="streams", streams=(1,),
+                     min_duration=0.2)
+    (branch,) = wf.get_branch_tasks().values()
+    assert not branch.complete() and not wf.complete()
+    status = law_run("MeasureLoad", *args, "--print-status", "0", store=store)
+    assert "absent (0/1)" in status.stdout, status.stdout + status.stderr
+    plot = next(p for p in files_in(store) if p.suffix == ".pdf")
+    plot.unlink()
+    again = law_run("PlotLoad", *args, store=store)
+    log = again.stdout + again.stderr
+    assert again.returncode == 0, log[-3000:]
+    assert log.count("re-measuring") == 1 and f"re-measuring {record}: " in log, log[-3000:]
+    assert L.read_load(str(record))["points"] and branch.complete()

@@ -240,26 +240,21 @@ class MeasureGeneration(GenerationMixin, MeasurementWorkflow, SlurmWorkflow, HTC
         it: :func:`mlprof.measure.generation.run.measure_generation_isolated`)."""
         return True
 
-    def complete(self) -> bool:
-        """Complete when both files exist and the record reads (a damaged point is measured
-        again)."""
-        if not self.is_branch():
-            return super().complete()
-        out = self.output()
-        if not (out["csv"].exists() and out["json"].exists()):
-            return False
+    @staticmethod
+    def record_damage(json_path: str) -> str | None:
+        """What :func:`mlprof.measure.generation.run.read_generation` refuses in the record."""
         from mlprof.measure.generation.run import read_generation
 
         try:
-            read_generation(out["json"].path)
+            read_generation(json_path)
         except MLProfError as e:
-            logger.warning("re-measuring: %s", e)
-            return False
-        return True
+            return str(e)
+        return None
 
     def run(self):
         from mlprof.measure.generation.run import measure_generation_isolated, write_generation
 
+        self.replace_damaged()
         tag, point = self.branch_data
         label = (f"{self.decoder_name} on {','.join(point.runtimes)}, prompt "
                  f"{point.prompt_length}, batch {point.batch_size} (point {self.branch + 1} of "

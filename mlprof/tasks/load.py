@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import luigi
 
+from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.tasks.framework.base import BaseTask, Requirements
 from mlprof.tasks.framework.mixins import PlotMixin
@@ -116,9 +117,21 @@ class MeasureLoad(LoadMixin, MeasurementTask, MeasurementWorkflow, SlurmWorkflow
         record for all, a point that succeeded after another failed dropped its record)."""
         return layout.load_failure_file(self.branch_data[0])
 
+    @staticmethod
+    def record_damage(json_path: str) -> str | None:
+        """What :func:`mlprof.measure.loadgen.read_load` refuses in the record."""
+        from mlprof.measure.loadgen import read_load
+
+        try:
+            read_load(json_path)
+        except MLProfError as e:
+            return str(e)
+        return None
+
     def run(self):
         from mlprof.measure.loadgen import measure_load_isolated, write_load
 
+        self.replace_damaged()
         tag, bs, point = self.branch_data
         label = f"{self.resolved_model_name} on {self.runtime}, {tag}"
         self.publish_message(f"load: {label}")

@@ -103,11 +103,23 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, MeasurementWorkflow):
         return self.measured_model_file(self.profiled_export() if self.measures_export
                                         else None)
 
+    @staticmethod
+    def record_damage(json_path: str) -> str | None:
+        """What :func:`mlprof.measure.profile.read_profile` refuses in the profile."""
+        from mlprof.measure.profile import read_profile
+
+        try:
+            read_profile(json_path[:-5] + ".csv", json_path)
+        except MLProfError as e:
+            return str(e)
+        return None
+
     def run(self):
         from mlprof.measure.profile import profile_isolated, write_profile
 
         if self.measures_export and not self.profiled_export().complete():
             yield self.profiled_export()  # a static graph: known once the export has run
+        self.replace_damaged()
         bs = self.branch_data
         label = f"{self.resolved_model_name} on {self.runtime} at batch size {bs}"
         self.publish_message(f"profiling {label}")

@@ -7,8 +7,6 @@ import functools
 import logging
 import os
 
-import law
-
 from mlprof.errors import MLProfError
 from mlprof.measure.quiet import verbose
 from mlprof.model.plan import (
@@ -54,29 +52,6 @@ def branch_problem(csv_path: str, json_path: str):
     from mlprof.measure.results import branch_problem as problem
 
     return problem(csv_path, json_path)
-
-
-def _valid_output(target) -> bool:
-    """A branch output exists: the CSV exists; the JSON exists and the branch validates."""
-    if not target.exists():
-        return False
-    parsed = layout.parse_branch_file(target.path)
-    if parsed is None or parsed[1] != "json":
-        return True
-    csv_path = os.path.join(os.path.dirname(target.path), layout.branch_files(parsed[0])["csv"])
-    return os.path.exists(csv_path) and branch_problem(csv_path, target.path) is None
-
-
-class BranchOutputs(law.TargetCollection):
-    """MeasureRuntime's collection of branch outputs: a branch counts as there only when its
-    files validate (:func:`mlprof.measure.results.read_branch`), so that the workflow's
-    completeness, ``--print-status`` and the remote workflows' choice of jobs to submit all
-    see a damaged branch as missing."""
-
-    def _iter_state(self, *args, **kwargs):
-        if len(args) < 5 and kwargs.get("exists_func") is None:
-            kwargs["exists_func"] = _valid_output
-        return super()._iter_state(*args, **kwargs)
 
 
 class MeasurementTask(ModelMixin, ScriptMixin, ExportMixin, RuntimeMixin, PrecisionMixin,
@@ -239,8 +214,7 @@ class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCond
     """
 
     fixed_result_dir = True  # store_parts: parameters, the model's content, the runtime version
-    # a branch whose files exist but do not validate is missing (see BranchOutputs)
-    output_collection_cls = BranchOutputs
+
     def jobs_tag(self) -> str:
         """Remote jobs of other batch-size lists keep apart (see RemoteJobsMixin)."""
         return self.bs_tag
@@ -291,25 +265,13 @@ class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCond
     def output(self):
         return self.declared_outputs(batch_size=self.branch_data)
 
-    def complete(self) -> bool:
-        """A branch is complete when both files exist and validate (a damaged branch is
-        measured again); the workflow's check goes through :class:`BranchOutputs`. The files
-        are read once per process and file state (about 0.15 ms for 1000 samples)."""
-        out = self.output()
-        csv_path, json_path = out["csv"].path, out["json"].path
-        return (os.path.exists(json_path) and os.path.exists(csv_path)
-                and branch_problem(csv_path, json_path) is None)
-
-    def replace_damaged(self) -> None:
-        """Before measuring: a damaged earlier result of this branch is logged (once) and
-        removed, so that a failed re-measurement leaves its failure record, not the damage."""
-        out = self.output()
-        problem = branch_problem(out["csv"].path, out["json"].path)
-        if problem is None:
-            return
-        logger.warning("re-measuring %s", problem)
-        for target in out.values():
-            target.remove(silent=True)
+    @staticmethod
+    def record_damage(json_path: str) -> str | None:
+        """What :func:`mlprof.measure.results.branch_problem` finds wrong with the branch (its
+        samples too), read once per process and file state (about 0.15 ms for 1000
+        samples)."""
+        problem = branch_problem(json_path[:-5] + ".csv", json_path)
+        return None if problem is None else str(problem)
 
     def run(self):
         import numpy as np

@@ -10,12 +10,17 @@ measurement server it starts while scheduling imports torch (:meth:`prestart_tor
 
 from __future__ import annotations
 
+import functools
+import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import law
 
 from mlprof.errors import MLProfError
+
+logger = logging.getLogger("mlprof")
 
 #: the luigi resource a measurement holds (law.cfg's [luigi_resources] gives it 1 unit)
 MEASURE_RESOURCE = "mlprof_measure"
@@ -31,6 +36,33 @@ def note_pending_plot(file_types: Sequence[str]) -> None:
     plot modules meanwhile (:func:`mlprof.plotting.backend.preload`): the server's start is a
     wait for this process, and those imports are most of the plot's time."""
     _PENDING_PLOT_TYPES.update(file_types)
+
+
+def _whole(target: Any, damage: Callable[[str], str | None]) -> bool:
+    """Whether a branch's output ``target`` is there: a record (``.json``) only with the CSV
+    beside it and ``damage`` None for it; any other file when it exists."""
+    if not target.exists():
+        return False
+    path = str(target.path)
+    if not path.endswith(".json"):
+        return True
+    return os.path.exists(path[:-5] + ".csv") and damage(path) is None
+
+
+@functools.cache
+def checked_outputs(damage: Callable[[str], str | None]) -> type:
+    """The workflow's collection of its branches' outputs in which a branch whose record is
+    damaged (``damage(json_path)`` not None) is missing: the workflow's completeness,
+    ``--print-status`` and the remote workflows' choice of jobs to submit then all measure it
+    again, as the branch itself does (:meth:`MeasurementWorkflow.complete`)."""
+
+    class CheckedOutputs(law.TargetCollection):
+        def _iter_state(self, *args, **kwargs):
+            if len(args) < 5 and kwargs.get("exists_func") is None:
+                kwargs["exists_func"] = functools.partial(_whole, damage=damage)
+            return super()._iter_state(*args, **kwargs)
+
+    return CheckedOutputs
 
 
 class MeasurementWorkflow(law.LocalWorkflow):
@@ -117,6 +149,41 @@ class MeasurementWorkflow(law.LocalWorkflow):
 
                     preload(sorted(_PENDING_PLOT_TYPES))
         return reqs
+
+    @staticmethod
+    def record_damage(json_path: str) -> str | None:
+        """Why the branch record at ``json_path`` (its CSV beside it) does not read as a whole
+        result of this kind, in one line naming the file and field; None when it does. Each
+        kind answers with its own reader; this default reads nothing."""
+        return None
+
+    @property
+    def output_collection_cls(self) -> type:
+        """law's collection of the branches' outputs: a damaged branch is missing
+        (:func:`checked_outputs` with :meth:`record_damage`)."""
+        return checked_outputs(type(self).record_damage)
+
+    def complete(self) -> bool:
+        """A branch is complete when its files exist and its record reads
+        (:meth:`record_damage`): a damaged one is measured again (:meth:`replace_damaged`);
+        the workflow's check goes through :meth:`output_collection_cls`."""
+        if not self.is_branch():
+            return super().complete()
+        return all(_whole(t, type(self).record_damage)
+                   for t in law.util.flatten(self.output()))
+
+    def replace_damaged(self) -> None:
+        """Before measuring a branch: a damaged earlier result is logged and removed, so that a
+        failed measurement leaves its failure record, not the damage."""
+        for t in law.util.flatten(self.output()):
+            path = str(t.path)
+            problem = (type(self).record_damage(path) if path.endswith(".json")
+                       and os.path.exists(path) else None)
+            if problem is not None:
+                logger.warning("re-measuring %s", problem)
+                for target in law.util.flatten(self.output()):
+                    target.remove(silent=True)
+                return
 
     def point_failure_file(self) -> str | None:
         """The file name of this branch's failure record (the branches share a directory);
