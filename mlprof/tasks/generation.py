@@ -29,7 +29,7 @@ from mlprof.tasks.framework.parameters import (
     settings_parameter,
 )
 from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
-from mlprof.tasks.framework.workflow import MeasurementWorkflow
+from mlprof.tasks.framework.workflow import MeasurementWorkflow, refused
 from mlprof.util import write_text_atomic
 
 if TYPE_CHECKING:
@@ -245,11 +245,7 @@ class MeasureGeneration(GenerationMixin, MeasurementWorkflow, SlurmWorkflow, HTC
         """What :func:`mlprof.measure.generation.run.read_generation` refuses in the record."""
         from mlprof.measure.generation.run import read_generation
 
-        try:
-            read_generation(json_path)
-        except MLProfError as e:
-            return str(e)
-        return None
+        return refused(read_generation, json_path)
 
     def run(self):
         from mlprof.measure.generation.run import measure_generation_isolated, write_generation

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import luigi
 
-from mlprof.errors import MLProfError
 from mlprof.results import layout
 from mlprof.tasks.framework.base import BaseTask, Requirements
 from mlprof.tasks.framework.mixins import PlotMixin
@@ -23,7 +22,7 @@ from mlprof.tasks.framework.parameters import (
     settings_parameter,
 )
 from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
-from mlprof.tasks.framework.workflow import MeasurementWorkflow
+from mlprof.tasks.framework.workflow import MeasurementWorkflow, refused
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
 
@@ -122,11 +121,7 @@ class MeasureLoad(LoadMixin, MeasurementTask, MeasurementWorkflow, SlurmWorkflow
         """What :func:`mlprof.measure.loadgen.read_load` refuses in the record."""
         from mlprof.measure.loadgen import read_load
 
-        try:
-            read_load(json_path)
-        except MLProfError as e:
-            return str(e)
-        return None
+        return refused(read_load, json_path)
 
     def run(self):
         from mlprof.measure.loadgen import measure_load_isolated, write_load

@@ -20,7 +20,7 @@ from mlprof.runtimes import runtime_version
 from mlprof.tasks.export import ExportOnnx
 from mlprof.tasks.framework.base import BaseTask, Requirements
 from mlprof.tasks.framework.mixins import PlotMixin
-from mlprof.tasks.framework.workflow import MeasurementWorkflow
+from mlprof.tasks.framework.workflow import MeasurementWorkflow, refused
 from mlprof.tasks.runtime import MeasurementTask
 from mlprof.util import write_text_atomic
 
@@ -108,11 +108,7 @@ class ProfileRuntime(ProfileMixin, MeasurementTask, MeasurementWorkflow):
         """What :func:`mlprof.measure.profile.read_profile` refuses in the profile."""
         from mlprof.measure.profile import read_profile
 
-        try:
-            read_profile(json_path[:-5] + ".csv", json_path)
-        except MLProfError as e:
-            return str(e)
-        return None
+        return refused(read_profile, json_path[:-5] + ".csv", json_path)
 
     def run(self):
         from mlprof.measure.profile import profile_isolated, write_profile

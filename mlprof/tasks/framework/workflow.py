@@ -49,6 +49,16 @@ def _whole(target: Any, damage: Callable[[str], str | None]) -> bool:
     return os.path.exists(path[:-5] + ".csv") and damage(path) is None
 
 
+def refused(read: Callable[..., object], *paths: str) -> str | None:
+    """What ``read(*paths)``, a record's reader, refuses in its one line (None: it reads):
+    a kind's :meth:`MeasurementWorkflow.record_damage`."""
+    try:
+        read(*paths)
+    except MLProfError as e:
+        return str(e)
+    return None
+
+
 @functools.cache
 def checked_outputs(damage: Callable[[str], str | None]) -> type:
     """The workflow's collection of its branches' outputs in which a branch whose record is
