@@ -45,7 +45,7 @@ def test_an_unknown_task_names_the_closest(store, task, fragments):
     ("PlotRuntimes", ["--device", "cpuu"],
      ["--device: device 'cpuu' is not supported by onnxruntime; did you mean cpu? supported: cpu"]),
     ("PlotRuntimes", ["--precision", "fp61"],
-     ["--precision: unknown precision 'fp61'; one of", "(did you mean fp16?)"]),
+     ["--precision: unknown precision 'fp61'; did you mean fp16? one of fp32, fp16"]),
     ("PlotLoad", ["--scenario", "strams"], ["--scenario", "did you mean streams?"]),
 ])
 def test_an_unknown_choice_names_the_closest(store, task, args, fragments):

@@ -55,14 +55,11 @@ def check_precision(value: object, field: str = "--precision") -> str:
     text = str(value).strip().lower().replace("_", "-")
     if text in PRECISIONS:
         return text
+    # worded as an unknown runtime or device is: the suggestion first, then the valid names
     hint = _PRECISION_HINTS.get(text)
-    if hint:
-        close = f" (did you mean {hint}?)"
-    else:
-        found = did_you_mean(text, PRECISIONS)  # "; did you mean fp16?" or ""
-        close = f" ({found[2:]})" if found else ""
-    raise MLProfError(f"unknown precision {str(value)[:40]!r}; one of {', '.join(PRECISIONS)}"
-                      f"{close}", field=field)
+    close = f"; did you mean {hint}?" if hint else did_you_mean(text, PRECISIONS)
+    raise MLProfError(f"unknown precision {str(value)[:40]!r}{close}{' ' if close else '; '}"
+                      f"one of {', '.join(PRECISIONS)}", field=field)
 
 
 _IS_TEXT = {ONNX_MODEL: "an ONNX/YAML model", SCRIPT_MODEL: "a Python model script",
