@@ -16,8 +16,9 @@ When reports are sent:
   (or a compilation, an export) that takes longer. The watcher sleeps otherwise; it wakes about
   once a second, which costs a few microseconds.
 
-The parent logs a line at most every :data:`LOG_EVERY` seconds (:func:`progress_logger`), so a
-line appears at least every ``LOG_EVERY + STALL`` = 5 s of wall time, whatever the call takes.
+The parent logs a line when the process has said nothing for :data:`LOG_EVERY` seconds
+(:func:`progress_logger`, :func:`said`), so a line appears at least every ``LOG_EVERY + STALL``
+= 5 s of wall time while a child works, whatever the call takes and whichever step spoke last.
 
 Tests make a phase slow on purpose, deterministically, with ``$MLP_TEST_SLOW_PHASE`` =
 ``<text>=<seconds>``: a phase whose head contains ``<text>`` sleeps that long in the working
@@ -151,24 +152,55 @@ def slow_phase(head: str) -> None:
         time.sleep(float(seconds))
 
 
+#: when this process last put a line on the terminal (:func:`said`), time.monotonic()
+_last_said = time.monotonic()
+
+
+def said() -> None:
+    """Note that this process just put a line on the terminal: a progress line is due when the
+    *process* has been silent :data:`LOG_EVERY` s (:func:`progress_logger`). Called for every
+    record of the ``mlprof`` logger (a filter on it, :class:`_Said`) and by the tasks'
+    announcements (``publish_message``)."""
+    global _last_said
+    _last_said = time.monotonic()
+
+
+class _Said(logging.Filter):
+    """On the ``mlprof`` logger: every record it passes on is a line said (:func:`said`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said()
+        return True
+
+
+_MLPROF_LOGGER = logging.getLogger("mlprof")
+if not any(isinstance(f, _Said) for f in _MLPROF_LOGGER.filters):
+    _MLPROF_LOGGER.addFilter(_Said())
+
+
 def progress_logger(label: str, logger: logging.Logger | None = None,
                     every: float = LOG_EVERY) -> ProgressFn:
-    """A progress callback for the parent: logs ``<label>: <message>`` at most every ``every``
-    seconds (the first ``every`` seconds after the child's first report: short work logs
-    nothing), to ``logger`` (default: ``mlprof``).
+    """A progress callback for the parent: logs ``<label>: <message>`` when the process has
+    said nothing for ``every`` seconds (:func:`said`; short work after a line logs nothing), to
+    ``logger`` (default: ``mlprof``).
 
-    The clock starts with the first report, not with the call: a measurement server that took
-    longer than ``every`` to start (importing torch on a busy machine) made the first report
-    a line of its own, ``running the script, 0.0 s elapsed``."""
-    log = logger or logging.getLogger("mlprof")
-    last: list[float | None] = [None]
+    Why the process's clock, not the step's: each step kept its own 5 s, but the silences of
+    consecutive steps added up (a load search logged nothing for 3.5 s after its child's first
+    report, then the plot followed: 5.7 s without a line in a 6.3 s run). Now a line comes
+    at most ``every`` s plus one report interval (1.5 s, :data:`STALL`) after the last one,
+    whichever step said it.
+
+    A step's first report only starts its own clock: a measurement server that took longer
+    than ``every`` to start (importing torch on a busy machine) made it a line of its own,
+    ``running the script, 0.0 s elapsed``."""
+    log = logger or _MLPROF_LOGGER
+    started = [False]
 
     def progress(fraction: float, message: str) -> None:
-        now = time.monotonic()
-        if last[0] is None:
-            last[0] = now
-        elif now - last[0] >= every:
-            last[0] = now
+        if not started[0]:
+            started[0] = True
+        elif time.monotonic() - _last_said >= every:
             log.info("%s: %s", label, message)
+            said()
 
     return progress

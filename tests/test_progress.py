@@ -3,6 +3,8 @@ line at least every 5 s), whatever a call takes, on real ONNX Runtime sessions."
 
 from __future__ import annotations
 
+import io
+import logging
 import re
 import time
 
@@ -10,7 +12,7 @@ import numpy as np
 import pytest
 
 from mlprof.measure import MeasureSettings, measure, measure_isolated
-from mlprof.progress import LOG_EVERY, STALL, Progress
+from mlprof.progress import LOG_EVERY, STALL, Progress, progress_logger
 from tests.helpers import DNN, law_run
 from tests.onnx_factory import slow_model
 
@@ -151,3 +153,61 @@ def test_torch_compile_says_it_is_compiling(tmp_path):
     # one report per STALL seconds of compiling, after the one when it began
     assert len(compiling) >= 1 + int(r.provenance["compile_s"] / (STALL + 0.5))
     assert "measuring" in heads and heads[-1] == "5 calls measured"
+
+
+class _Lines(logging.Handler):
+    """The messages logged to a logger, with the (fake) time they came at."""
+
+    def __init__(self, clock: list[float]) -> None:
+        super().__init__()
+        self.clock, self.lines = clock, []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append((self.clock[0], record.getMessage()))
+
+
+def test_a_progress_line_is_due_when_the_process_not_the_step_was_silent(monkeypatch):
+    """Two steps without an announcement between them (a load search, then its next point):
+    the second speaks 3.5 s after the first's last line, not 3.5 s after its own first report
+    (which gave 6.1 s without a line here); a line of the mlprof logger or a task's
+    announcement counts as said; a step's first report is never a line (``0.0 s elapsed``)."""
+    import types
+
+    import mlprof.progress as progress
+    from mlprof.tasks.runtime import MergeRuntimes
+
+    clock = [100.0]
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    out = logging.getLogger("mlprof-test-progress")
+    out.propagate = False
+    handler = _Lines(clock)
+    out.addHandler(handler)
+    out.setLevel(logging.INFO)
+
+    def report(step, *times: float) -> None:
+        for t in times:
+            clock[0] = t
+            step(0.5, f"at {t}")
+
+    try:
+        progress.said()  # the announcement of step A, at 100
+        a, b = progress_logger("A", out), progress_logger("B", out)
+        report(a, 100.2, 101.2, 102.2, 103.2, 104.2, 105.2, 106.2)
+        report(b, 106.8, 107.8)
+        assert handler.lines == [(104.2, "A: at 104.2"), (107.8, "B: at 107.8")]
+        gaps = np.diff([100.0] + [t for t, _ in handler.lines])
+        assert gaps.max() <= LOG_EVERY + STALL
+        # a warning of mlprof's logger is a line said: B waits 3.5 s from it
+        clock[0] = 108.8
+        logging.getLogger("mlprof").warning("a warning in between")
+        report(b, 109.8, 110.8, 111.8, 112.8)
+        assert handler.lines[2:] == [(112.8, "B: at 112.8")]
+        # so is a task's announcement (law's publish_message, to stdout)
+        clock[0] = 113.0
+        MergeRuntimes(version="t1").publish_message("measuring C", stdout=io.StringIO(),
+                                                    scheduler=False)
+        c = progress_logger("C", out)
+        report(c, 117.0, 118.0)  # silent 4 s at its first report: a line at the second only
+        assert handler.lines[3:] == [(118.0, "C: at 118.0")]
+    finally:
+        out.removeHandler(handler)

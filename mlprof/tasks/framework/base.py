@@ -12,6 +12,7 @@ import law
 import luigi
 
 from mlprof.errors import INTERRUPTED, MeasurementFailed, MLProfError
+from mlprof.progress import said
 from mlprof.results import families, layout
 from mlprof.tasks.framework import cmdline
 from mlprof.util import write_json_atomic
@@ -116,6 +117,13 @@ class BaseTask(law.Task):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         layout.check_version(self.version)
+
+    def publish_message(self, msg: Any, *args: Any, **kwargs: Any) -> None:
+        """law's message (to stdout and luigi's scheduler), noted as a line said: a progress
+        line is due only after the process has been silent 3.5 s
+        (:func:`mlprof.progress.said`)."""
+        super().publish_message(msg, *args, **kwargs)
+        said()
 
     def _print_output(self, args):
         """``law run ... --print-output N``: law's list of output paths, without its header
