@@ -163,3 +163,34 @@ def test_a_lock_wait_says_so_at_least_every_5_s(tmp_path):
     assert all("still waiting" in ln for ln in lines[1:]), lines
     # the first at once (within the 1 s the new holder gets to write its record), then every 5 s
     assert said[0] < 1.5 and np.diff(said).max() <= 5.5, lines
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory) -> Path:
+    """Three nights of two models, written as MeasureRuntime writes them
+    (benchmarks/dashboard_scale.py)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import dashboard_scale
+
+    store = tmp_path_factory.mktemp("nights") / "store"
+    dashboard_scale.write_store(store, dashboard_scale.Scenario(
+        models=2, nights=3, batch_sizes=(1, 8), runtimes=dashboard_scale.RUNTIMES[:2],
+        samples=20, regressions=1, improvements=0, unstable=0, contended=0, failing_model=1,
+        script_model=None))
+    return store
+
+
+@pytest.mark.slow  # each step with one phase 12 s longer
+@pytest.mark.parametrize("task, label, phase", [
+    ("Dashboard", "dashboard v1", "writing the model pages"),
+    ("Report", "report v1", "writing the tables and the summary"),
+    ("PlotHistory", "history v1", "drawing the history plots"),
+])
+def test_the_reports_of_the_stores_name_their_phase_every_5_s(nights, env, task, label, phase):
+    """The steps that read whole stores work in the law process itself, without a child to
+    report (a dashboard over a corpus's nights: 52 s without a line before)."""
+    r = law_run(task, "--version", "v1", store=nights,
+                env={**env, "MLP_TEST_SLOW_PHASE": f"{phase}=12"})
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    seen = spoken(r.stdout + r.stderr, label, phase)
+    assert len(seen) >= 2, r.stdout[-3000:] + r.stderr[-3000:]

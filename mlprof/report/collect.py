@@ -37,6 +37,7 @@ from mlprof.measure.results import (
     read_failure,
 )
 from mlprof.measure.stats import ERROR_COLUMNS, STAT_COLUMNS, summarize
+from mlprof.progress import Progress
 from mlprof.results import layout, records
 
 logger = logging.getLogger("mlprof")
@@ -248,14 +249,20 @@ def unique_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
-def collect(stores: Iterable[str | os.PathLike]) -> list[dict]:
+def collect(stores: Iterable[str | os.PathLike],
+            progress: Progress | None = None) -> list[dict]:
     """All measurement rows of ``stores`` (each a $MLP_STORE directory); never raises on a
-    damaged record (it becomes a ``corrupt`` row)."""
+    damaged record (it becomes a ``corrupt`` row). ``progress`` hears ``reading the stores:
+    k of n records`` (:func:`mlprof.progress.speaking`)."""
+    rep = progress or Progress(None)
     rows: list[dict] = []
     for store in unique_stores(stores):
         rows.extend(_upstream_failures(store))
-        for js in _result_files(store, "MeasureRuntime", layout.BRANCH_JSON_GLOB):
+        files = _result_files(store, "MeasureRuntime", layout.BRANCH_JSON_GLOB)
+        rep.phase(f"reading the store {store}")
+        for k, js in enumerate(files, 1):
             rows.append(_branch_row(js, store))
+            rep.update(f"reading the store {store}: {k:,} of {len(files):,} records")
         for fail in _result_files(store, "MeasureRuntime", layout.BRANCH_FAILURE_GLOB):
             row = _failure_row(fail, store)
             if row is not None:

@@ -98,6 +98,7 @@ class Dashboard(StoresMixin):
         return self.declared_outputs()["dashboard"]
 
     def run(self):
+        from mlprof.progress import speaking
         from mlprof.report import collect, to_frame
         from mlprof.report.collect import collect_generations, collect_loads, collect_precisions
         from mlprof.report.history import NoiseFloors
@@ -109,17 +110,21 @@ class Dashboard(StoresMixin):
             experiments = ingest.load_json(self.experiments_file)
         target = self.output().path
         root = os.path.join(layout.store_base(), ARCHIVE_DIR)
-        report = to_frame(collect(self.resolved_stores()))
-        with atomic_dir(target) as tmp:  # the whole site appears at once, or not at all
-            summary = build_dashboard(report, tmp, current_versions=self.current_versions,
-                                      experiments=experiments,
-                                      reference_runtime=self.reference_runtime,
-                                      statistic=self.statistic, title=self.title,
-                                      precisions=collect_precisions(self.resolved_stores()),
-                                      loads=collect_loads(self.resolved_stores()),
-                                      generations=collect_generations(
-                                          self.resolved_stores()),
-                                      floors=NoiseFloors(self.resolved_stores()))
+        stores = self.resolved_stores()
+        # a corpus's nights take a minute here (benchmarks/dashboard_scale.py): said every 5 s
+        with speaking(f"dashboard {self.version}") as rep:
+            report = to_frame(collect(stores, rep))
+            rep.phase("reading the precision, load and generation records")
+            precisions, loads = collect_precisions(stores), collect_loads(stores)
+            generations = collect_generations(stores)
+            with atomic_dir(target) as tmp:  # the whole site appears at once, or not at all
+                summary = build_dashboard(report, tmp, current_versions=self.current_versions,
+                                          experiments=experiments,
+                                          reference_runtime=self.reference_runtime,
+                                          statistic=self.statistic, title=self.title,
+                                          precisions=precisions, loads=loads,
+                                          generations=generations,
+                                          floors=NoiseFloors(stores), progress=rep)
         record = {k: summary[k] for k in ("results", "failures", "failure_groups",
                                           "regressions", "improvements", "new_regressions",
                                           "new_improvements", "counts", "generated",

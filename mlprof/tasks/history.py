@@ -89,44 +89,51 @@ class PlotHistory(StoresMixin):
 
     def run(self):
         from mlprof.plotting.history import drawable, plot_history, save_history
+        from mlprof.progress import speaking
         from mlprof.report import collect, to_frame
         from mlprof.report.collect import collect_loads
         from mlprof.report.history import NoiseFloors, alerts_table, history_groups
         from mlprof.report.load import load_history_groups
 
-        report = to_frame(collect(self.resolved_stores()))
-        floors = NoiseFloors(self.resolved_stores())
-        alerts = alerts_table(report, self.statistic, floors=floors)
-        out = self.output()
-        groups = history_groups(report, alerts.to_dict("records"), self.statistic)
-        drawn = loads_drawn = 0
-        with atomic_dir(out["plots"].path) as tmp:
-            for g, lines, marks in groups:
-                if not drawable(lines):  # no series with two nights: a point is no history
-                    continue
-                fig = plot_history(lines, statistic=self.statistic, alerts=marks,
-                                   view=self.view, events=g["events"],
-                                   title=f"{g['model']} on {g['runtime']} "
-                                   f"{g['runtime_version']}", top_right_label=machine_text(g),
-                                   caption=f"settings: {g['settings_key']}")
-                name = history_file_name(g)
-                save_history(fig, [os.path.join(tmp, f"{name}.pdf"),
-                                   os.path.join(tmp, f"{name}.png")])
-                drawn += 1
-            load_groups = load_history_groups(collect_loads(self.resolved_stores()))
-            for g, lines, events in load_groups:
-                if not drawable(lines):
-                    continue
-                fig = plot_history(lines, statistic="throughput", events=events,
-                                   title=f"{g['model']} under load on {g['runtime']} "
-                                   f"{g['runtime_version']}",
-                                   top_right_label=f"{g['runtime']} {g['runtime_version']} | "
-                                   f"{g['device']} | host {g['host']}",
-                                   caption=f"settings: {g['settings_key']}")
-                name = load_history_file_name(g)
-                save_history(fig, [os.path.join(tmp, f"{name}.pdf"),
-                                   os.path.join(tmp, f"{name}.png")])
-                loads_drawn += 1
+        with speaking(f"history {self.version}") as rep:  # a corpus's nights: said every 5 s
+            report = to_frame(collect(self.resolved_stores(), rep))
+            rep.phase("history and alerts")
+            floors = NoiseFloors(self.resolved_stores())
+            alerts = alerts_table(report, self.statistic, floors=floors)
+            out = self.output()
+            groups = history_groups(report, alerts.to_dict("records"), self.statistic)
+            drawn = loads_drawn = 0
+            rep.phase(f"drawing the history plots (0 of {len(groups)})")
+            with atomic_dir(out["plots"].path) as tmp:
+                for k, (g, lines, marks) in enumerate(groups, 1):
+                    rep.update(f"drawing the history plots ({k} of {len(groups)})")
+                    if not drawable(lines):  # no series with two nights: a point is no history
+                        continue
+                    fig = plot_history(lines, statistic=self.statistic, alerts=marks,
+                                       view=self.view, events=g["events"],
+                                       title=f"{g['model']} on {g['runtime']} "
+                                       f"{g['runtime_version']}",
+                                       top_right_label=machine_text(g),
+                                       caption=f"settings: {g['settings_key']}")
+                    name = history_file_name(g)
+                    save_history(fig, [os.path.join(tmp, f"{name}.pdf"),
+                                       os.path.join(tmp, f"{name}.png")])
+                    drawn += 1
+                load_groups = load_history_groups(collect_loads(self.resolved_stores()))
+                for g, lines, events in load_groups:
+                    if not drawable(lines):
+                        continue
+                    fig = plot_history(lines, statistic="throughput", events=events,
+                                       title=f"{g['model']} under load on {g['runtime']} "
+                                       f"{g['runtime_version']}",
+                                       top_right_label=f"{g['runtime']} "
+                                       f"{g['runtime_version']} | {g['device']} | "
+                                       f"host {g['host']}",
+                                       caption=f"settings: {g['settings_key']}")
+                    name = load_history_file_name(g)
+                    save_history(fig, [os.path.join(tmp, f"{name}.pdf"),
+                                       os.path.join(tmp, f"{name}.png")])
+                    loads_drawn += 1
         with atomic_path(out["alerts"].path) as t:
             alerts.to_csv(t, index=False)
         self.publish_message(

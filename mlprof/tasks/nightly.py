@@ -280,7 +280,10 @@ class ConfirmResults(_ExperimentsMixin):
         return self.declared_outputs()["confirm"]
 
     def run(self):
-        report = to_frame(collect([layout.store_base()]))
+        from mlprof.progress import speaking
+
+        with speaking(f"nightly {self.version}: results to confirm") as rep:
+            report = to_frame(collect([layout.store_base()], rep))
         found, tasks = [], []
         for c in candidates(report, self.version):
             params = rerun_params(c, confirm_version(self.version))

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mlprof.progress import Progress
 from mlprof.report.alerts import AlertRule
 from mlprof.report.history import NoiseFloors
 from mlprof.report.site.context import Site, prepare
@@ -30,7 +31,8 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
                     plots: bool = True, precisions: Sequence[Mapping[str, Any]] = (),
                     loads: Sequence[Mapping[str, Any]] = (),
                     generations: Sequence[Mapping[str, Any]] = (),
-                    floors: NoiseFloors | None = None) -> dict[str, Any]:
+                    floors: NoiseFloors | None = None,
+                    progress: Progress | None = None) -> dict[str, Any]:
     """Write the dashboard for ``report`` (a DataFrame of :func:`mlprof.report.to_frame`).
 
     ``experiments`` are status dicts (title, file, status, errors, ...) as written by the
@@ -44,21 +46,30 @@ def build_dashboard(report, out_dir: str | os.PathLike, *,
     (:class:`mlprof.report.history.NoiseFloors`; the configured store by default): every
     page's header states the minimum detectable change of the results' hosts, and alerts fire
     only above 2 x their floor. Returns a summary: counts of results, failures and alerts, the
-    pages and what the archive (:mod:`mlprof.report.site.archive`) lists.
+    pages and what the archive (:mod:`mlprof.report.site.archive`) lists. ``progress`` hears
+    the phases and the pages written (:func:`mlprof.progress.speaking`).
     """
+    rep = progress or Progress(None)
     out_dir = os.fspath(out_dir)
     os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
     os.makedirs(os.path.join(out_dir, "img"), exist_ok=True)
+    rep.phase(f"history, alerts and series of {len(report):,} rows")
     site = prepare(report, out_dir, current_versions=current_versions, experiments=experiments,
                    statistic=statistic, rule=rule or AlertRule(), title=title, plots=plots,
                    precisions=precisions, loads=loads, generations=generations, floors=floors)
+    rep.phase("writing the CSVs")
     _write_csvs(site)
+    rep.phase("writing the front page")
     _write(site, "index.html", html_page(title, site.meta, index_body(site, experiments
                                                                       is not None)))
-    for key, page in site.model_pages.items():
+    n_pages = len(site.model_pages) + len(site.gen_pages)
+    rep.phase(f"writing the model pages (0 of {n_pages})")
+    for k, (key, page) in enumerate(site.model_pages.items(), 1):
         _write(site, page, model_page(site, key, page, reference_runtime))
-    for key, page in site.gen_pages.items():
+        rep.update(f"writing the model pages ({k} of {n_pages})")
+    for k, (key, page) in enumerate(site.gen_pages.items(), len(site.model_pages) + 1):
         _write(site, page, generation_page(site, key))
+        rep.update(f"writing the model pages ({k} of {n_pages})")
     return {"results": len(site.cur), "failures": len(site.failures) + len(site.exp_failures),
             "failure_groups": len(site.groups) + len(site.exp_failures), **site.kind_counts(),
             "counts": flag_counts(site.cur), "generated": site.now,
