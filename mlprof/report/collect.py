@@ -252,8 +252,8 @@ def unique_rows(rows: list[dict]) -> list[dict]:
 def collect(stores: Iterable[str | os.PathLike],
             progress: Progress | None = None) -> list[dict]:
     """All measurement rows of ``stores`` (each a $MLP_STORE directory); never raises on a
-    damaged record (it becomes a ``corrupt`` row). ``progress`` hears ``reading the stores:
-    k of n records`` (:func:`mlprof.progress.speaking`)."""
+    damaged record (it becomes a ``corrupt`` row). ``progress`` hears ``reading the store
+    <store>: k of n records`` (:func:`mlprof.progress.speaking`)."""
     rep = progress or Progress(None)
     rows: list[dict] = []
     for store in unique_stores(stores):

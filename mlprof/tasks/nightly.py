@@ -284,8 +284,11 @@ class ConfirmResults(_ExperimentsMixin):
 
         with speaking(f"nightly {self.version}: results to confirm") as rep:
             report = to_frame(collect([layout.store_base()], rep))
+            # the series and alerts of a corpus's nights: 5.7 s after 7.9 s of reading here
+            rep.phase(f"series and alerts of {len(report):,} rows")
+            beyond = candidates(report, self.version)
         found, tasks = [], []
-        for c in candidates(report, self.version):
+        for c in beyond:
             params = rerun_params(c, confirm_version(self.version))
             if params is None:
                 continue  # measured before the parameters were recorded
