@@ -88,6 +88,19 @@ def test_the_noise_calibration_names_its_class_every_5_s(store, env):
     assert len(seen) >= 2, r.stdout + r.stderr
 
 
+@pytest.mark.slow  # a measurement whose server takes 12 s longer to start
+def test_the_wait_for_the_measurement_server_is_named_every_5_s(store, env):
+    # the server's preload (torch's import on a loaded machine: tens of seconds) blocks the
+    # parent in Process.start(), before the child exists that would report anything
+    r = law_run("MeasureRuntime", "--version", "v1", "--batch-sizes", "1", "--branch", "0",
+                store=store, env={**env, "MLP_TEST_SLOW_PHASE": "measurement server preload=12"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = spoken(r.stdout + r.stderr,
+                  r"dnn_l10u128 on onnxruntime at batch size 1 \(point 1 of 1\)",
+                  "starting the measurement server (importing onnxruntime)")
+    assert len(seen) >= 2, r.stdout + r.stderr
+
+
 @pytest.mark.slow  # a search whose third point hangs, killed after MLP_TIMEOUT (8 s)
 def test_a_hung_search_point_is_killed_after_one_timeout_naming_it(store, env):
     r = law_run("PlotLoad", "--version", "v1", "--scenario", "server", "--latency-bound-ms",

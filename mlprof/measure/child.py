@@ -22,6 +22,7 @@ import onnxruntime  # noqa: F401
 import mlprof.measure.child_light  # noqa: F401  (numpy, onnx, the caches: no runtime)
 import mlprof.measure.forkserver
 import mlprof.measure.quiet
+import mlprof.progress
 import mlprof.runtimes.onnxruntime  # noqa: F401
 
 # torch's known harmless lines are dropped in every child (the C++ loggers' levels are in the
@@ -29,6 +30,8 @@ import mlprof.runtimes.onnxruntime  # noqa: F401
 mlprof.measure.quiet.quiet_torch_logs()
 # the main script (``law``, a user's script calling mlprof): once here, not in every child
 mlprof.measure.forkserver.import_main()
+# the tests' slow server start (a loaded machine's imports), deterministically
+mlprof.progress.slow_phase(mlprof.measure.forkserver.SLOW_START)
 
 
 # the server itself (not its children, which leave through os._exit) skips interpreter teardown:

@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mlprof.errors import MLProfError
@@ -33,6 +34,14 @@ PRELOAD = ["mlprof.measure.child"]
 PRELOAD_TORCH = ["mlprof.measure.child_torch"]
 
 _ctx_pid: int | None = None
+#: the server that has forked a child already (its start is over), by pid: later children
+#: start in milliseconds and :func:`waiting_for_start` watches nothing
+_serving: int | None = None
+#: what the server of this process imports before it forks its first child (its start's phase)
+_imports = "onnxruntime"
+#: in the server, at the end of its preload: ``$MLP_TEST_SLOW_PHASE`` with this text makes the
+#: server's start that much longer (the tests' deterministic loaded machine)
+SLOW_START = "measurement server preload"
 #: the server started early behind its gate (:func:`start_early`), until :func:`release_early`
 _gated: int | None = None
 
@@ -92,6 +101,8 @@ def _context(torch: bool = False, gate: bool = False
                 _forget_server(fs)
         _ctx_pid = pid
     if fs._forkserver_pid is None:
+        global _imports
+        _imports = "onnxruntime and torch" if torch else "onnxruntime"
         preload = (["mlprof.measure.child_light", "mlprof.measure.gate"] if gate else []) \
             + list(PRELOAD) + (PRELOAD_TORCH if torch else [])
         main = getattr(__import__("__main__"), "__file__", None)
@@ -137,6 +148,31 @@ def _context(torch: bool = False, gate: bool = False
             else:
                 os.environ["PYTHONSAFEPATH"] = old
     return ctx
+
+
+@contextlib.contextmanager
+def waiting_for_start(progress: Callable[[float, str], None] | None) -> Iterator[None]:
+    """Around a child's start (``Process.start()``): while it waits for a server that has not
+    forked a child yet, report ``starting the measurement server (importing ...)`` to
+    ``progress`` (a :class:`~mlprof.progress.Progress`, whose watcher repeats it after 1.5 s
+    of silence). Nothing is watched once the server has forked a child.
+
+    Why: ``start()`` blocks until the server has finished its preload imports (torch's among
+    them: 1.2-2.3 s on an idle machine here, longer on a loaded one) and nobody spoke
+    meanwhile: the parent was blocked and the child did not exist yet.
+    """
+    global _serving
+    fs: Any = multiprocessing.forkserver._forkserver
+    pid = fs._forkserver_pid
+    if pid is None or pid == _serving or progress is None:
+        yield
+    else:
+        from mlprof.progress import Progress
+
+        with Progress(progress) as rep:
+            rep.phase(f"starting the measurement server (importing {_imports})")
+            yield
+    _serving = fs._forkserver_pid
 
 
 def _server_alive(pid: int) -> bool:

@@ -32,7 +32,13 @@ from typing import Any
 
 from mlprof.errors import MeasurementFailed, MLProfError, is_out_of_memory, out_of_memory_text
 from mlprof.ingest import ascii_float
-from mlprof.measure.forkserver import _context, _forget_server, _server_alive, check_main_guard
+from mlprof.measure.forkserver import (
+    _context,
+    _forget_server,
+    _server_alive,
+    check_main_guard,
+    waiting_for_start,
+)
 
 DEFAULT_TIMEOUT = 600.0
 #: default memory limit: this fraction of the machine's (or the cgroup's) memory
@@ -430,7 +436,9 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
 
     Without ``progress``, what the child reports (see :mod:`mlprof.progress`) is logged
     as ``<label>: <message>`` to the ``mlprof`` logger, at most every 3.5 s and only once the
-    child has run that long (:func:`~mlprof.progress.progress_logger`).
+    child has run that long (:func:`~mlprof.progress.progress_logger`). While the child's
+    start waits for a measurement server that is still importing, ``progress`` also gets the
+    parent's ``starting the measurement server (...)`` (:func:`waiting_for_start`).
     """
     check_main_guard()
     if progress is None:
@@ -443,7 +451,8 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     recv_conn, send_conn = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(send_conn, func, kwargs),
                        name=f"mlprof-measure-{label}", daemon=True)
-    proc.start()  # returns once the server has forked the child (after its preloads)
+    with waiting_for_start(progress):  # the server's first child: it says what it waits for
+        proc.start()  # returns once the server has forked the child (after its preloads)
     send_conn.close()
     pid = proc.pid
     assert pid is not None  # set by start()
