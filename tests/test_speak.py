@@ -97,7 +97,24 @@ def test_the_wait_for_the_measurement_server_is_named_every_5_s(store, env):
     assert r.returncode == 0, r.stdout + r.stderr
     seen = spoken(r.stdout + r.stderr,
                   r"dnn_l10u128 on onnxruntime at batch size 1 \(point 1 of 1\)",
-                  "starting the measurement server (importing onnxruntime)")
+                  "starting the measurement server (importing the measurement libraries)")
+    assert len(seen) >= 2, r.stdout + r.stderr
+
+
+@pytest.mark.slow  # a law run whose start (imports, checks or scheduling) is 12 s longer
+@pytest.mark.parametrize("phase, zygote", [
+    ("importing law, luigi and the task modules", False),  # before law set up its logging
+    ("checking the parameters", True),
+    ("scheduling: checking which tasks are complete", True),
+])
+def test_the_start_of_law_run_names_its_phase_every_5_s(store, env, phase, zygote):
+    # on a busy machine the start took 24-88 s without a line (issue 38): the imports of law,
+    # luigi and the task modules, the parameter checks, the completeness checks
+    r = law_run("PlotRuntimes", "--version", "v1", "--batch-sizes", "1", "--min-duration",
+                "0.05", store=store, env={**env, "MLP_TEST_SLOW_PHASE": f"{phase}=12",
+                                         **({} if zygote else {"MLP_TEST_NO_ZYGOTE": "1"})})
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = spoken(r.stdout + r.stderr, "law run PlotRuntimes", phase)
     assert len(seen) >= 2, r.stdout + r.stderr
 
 

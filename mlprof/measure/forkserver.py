@@ -38,7 +38,7 @@ _ctx_pid: int | None = None
 #: start in milliseconds and :func:`waiting_for_start` watches nothing
 _serving: int | None = None
 #: what the server of this process imports before it forks its first child (its start's phase)
-_imports = "onnxruntime"
+_imports = "the measurement libraries"
 #: in the server, at the end of its preload: ``$MLP_TEST_SLOW_PHASE`` with this text makes the
 #: server's start that much longer (the tests' deterministic loaded machine)
 SLOW_START = "measurement server preload"
@@ -102,7 +102,7 @@ def _context(torch: bool = False, gate: bool = False
         _ctx_pid = pid
     if fs._forkserver_pid is None:
         global _imports
-        _imports = "onnxruntime and torch" if torch else "onnxruntime"
+        _imports = "the measurement libraries" + (" and PyTorch" if torch else "")
         preload = (["mlprof.measure.child_light", "mlprof.measure.gate"] if gate else []) \
             + list(PRELOAD) + (PRELOAD_TORCH if torch else [])
         main = getattr(__import__("__main__"), "__file__", None)
