@@ -217,3 +217,64 @@ def speaking(label: str) -> Iterator[Progress]:
     the work holds the interpreter (the watcher gets it at the switch interval, 5 ms)."""
     with Progress(progress_logger(label)) as rep:
         yield rep
+
+
+#: the process's own start (a ``law run`` before its tasks run), see :func:`watch_start`
+_start: Progress | None = None
+
+
+def _start_line(label: str) -> ProgressFn:
+    """:func:`progress_logger` for the start of a process: before law is imported (it sets up
+    the ``mlprof`` logger) the line goes to stderr as law would format it."""
+    started = [False]
+
+    def progress(fraction: float, message: str) -> None:
+        if not started[0]:
+            started[0] = True
+        elif time.monotonic() - _last_said >= LOG_EVERY:
+            if _MLPROF_LOGGER.hasHandlers():
+                _MLPROF_LOGGER.info("%s: %s", label, message)
+            else:
+                import sys
+
+                sys.stderr.write(f"INFO: mlprof - {label}: {message}\n")
+                sys.stderr.flush()
+            said()
+
+    return progress
+
+
+def watch_start(label: str, head: str) -> None:
+    """Watch the start of this process (``law run``: its imports, the parameter checks, the
+    scheduling) as a step of its own, in phase ``head`` (:func:`start_phase` moves it on,
+    :func:`end_start` ends it once the tasks run and speak for themselves).
+
+    Why: on an idle machine that start takes 0.3-0.6 s, but on a busy one it took 24-88 s
+    (issue 38: a no-op rerun 88 s, a bad parameter 24-65 s) without a line. Its first line
+    comes after 3.5 s of silence, as every step's (:func:`progress_logger`); a start that is
+    quick prints nothing."""
+    global _start
+    end_start()
+    said()  # the process starts now (a fork of a process that started long ago, too)
+    _start = Progress(_start_line(label))
+    _start.__enter__()
+    _start.phase(head)
+
+
+def start_phase(head: str, fraction: float | None = None, *, now: bool = True) -> None:
+    """The start of this process moves to phase ``head`` (nothing when it is not watched);
+    ``now=False``: a count within the phase, reported with the next report."""
+    rep = _start
+    if rep is not None:
+        if now:
+            rep.phase(head, fraction)
+        else:
+            rep.update(head, fraction=fraction)
+
+
+def end_start() -> None:
+    """The start of this process is over (its tasks run): stop watching it."""
+    global _start
+    rep, _start = _start, None
+    if rep is not None:
+        rep.__exit__(None, None, None)
