@@ -17,9 +17,10 @@ the server's imports (torch's 1.2 s above all), and law's own start-up (0.3 s) i
 server's light part can use. It stops at a gate before any runtime until the parameters are
 checked (:func:`mlprof.measure.forkserver.start_early`).
 
-For every ``law run``, the start itself is watched as a step (:func:`mlprof.progress.watch_start`):
-the imports, the parameter checks and the scheduling say their phase after 3.5 s of silence
-(on an idle machine they take 0.3-0.6 s and print nothing; on a busy one they took 24-88 s).
+Every ``law run`` is watched as a step of its own (:func:`mlprof.progress.watch_run`): its
+start (the imports, the parameter checks, the scheduling: 0.3-0.6 s on an idle machine, 24-88 s
+on a busy one) and the law process's own work between the steps that speak for themselves say
+their phase after 3.5 s of silence.
 
 Everything else goes to law unchanged (``law.cli.cli.run``). The check reads the index file
 (~40 lines) after law's import, which law's own start-up does anyway: it adds no measurable
@@ -99,9 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     one line and exit code 40."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) >= 2 and args[0] == "run":
-        from mlprof.progress import watch_start
+        from mlprof.progress import watch_run
 
-        watch_start(f"law run {args[1]}", "importing law, luigi and the task modules")
+        watch_run(f"law run {args[1]}", "importing law, luigi and the task modules")
     if len(args) >= 2 and args[0] == "run" and law_run_measures_script(args[2:]):
         os.environ.setdefault("MLP_BASE", checkout_dir())  # as mlprof.tasks does: for the server
         from mlprof.measure.forkserver import start_early

@@ -20,6 +20,10 @@ The parent logs a line when the process has said nothing for :data:`LOG_EVERY` s
 (:func:`progress_logger`, :func:`said`), so a line appears at least every ``LOG_EVERY + STALL``
 = 5 s of wall time while a child works, whatever the call takes and whichever step spoke last.
 
+``law run`` itself is watched the same way (:func:`watch_run`, started by ``bin/law``): its
+start and the law process's own work between the steps say their phase after 3.5 s of silence,
+except while a step reports for itself (:func:`own_voice`).
+
 Tests make a phase slow on purpose, deterministically, with ``$MLP_TEST_SLOW_PHASE`` =
 ``<text>=<seconds>``: a phase whose head contains ``<text>`` sleeps that long in the working
 thread after it is reported (a silent phase, as a quantizer's calibration on a loaded machine
@@ -215,23 +219,63 @@ def speaking(label: str) -> Iterator[Progress]:
     :func:`progress_logger` (``<label>: <phase>, 12.3 s elapsed``). Its watcher thread
     reports the phase after 1.5 s of silence, so the step speaks at least every 5 s while
     the work holds the interpreter (the watcher gets it at the switch interval, 5 ms)."""
-    with Progress(progress_logger(label)) as rep:
+    with own_voice(), Progress(progress_logger(label)) as rep:
         yield rep
 
 
-#: the process's own start (a ``law run`` before its tasks run), see :func:`watch_start`
-_start: Progress | None = None
+#: the ``law run`` of this process, watched between its steps (:func:`watch_run`)
+_run: Progress | None = None
+#: the process that watches it (a luigi worker forked from it has no watcher thread)
+_run_pid: int | None = None
+#: steps that speak for themselves now (:func:`own_voice`): the run's watcher is quiet meanwhile
+_voices = 0
+_voices_lock = threading.Lock()
 
 
-def _start_line(label: str) -> ProgressFn:
-    """:func:`progress_logger` for the start of a process: before law is imported (it sets up
-    the ``mlprof`` logger) the line goes to stderr as law would format it."""
+@contextlib.contextmanager
+def own_voice() -> Iterator[None]:
+    """A step that reports for itself (a child's progress, :func:`speaking`, a lock wait) runs
+    in the block: the run's watcher (:func:`watch_run`) says nothing meanwhile, so that the
+    step's own line (``1234 calls, ...``) is the one printed, not ``running MeasureRuntime``."""
+    global _voices
+    with _voices_lock:
+        _voices += 1
+    try:
+        yield
+    finally:
+        with _voices_lock:
+            _voices -= 1
+
+
+def speaks_for_itself(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` runs as a step that reports for itself (:func:`own_voice`)."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with own_voice():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def counts_as_said(logger: logging.Logger) -> None:
+    """Every record ``logger`` passes on is a line said (:func:`said`): luigi's and law's lines
+    reach the terminal as mlprof's do."""
+    if not any(isinstance(f, _Said) for f in logger.filters):
+        logger.addFilter(_Said())
+
+
+def _run_line(label: str) -> ProgressFn:
+    """:func:`progress_logger` for the run's watcher: quiet while a step speaks for itself
+    (:func:`own_voice`); before law is imported (it sets up the ``mlprof`` logger) the line
+    goes to stderr as law would format it."""
     started = [False]
 
     def progress(fraction: float, message: str) -> None:
         if not started[0]:
             started[0] = True
-        elif time.monotonic() - _last_said >= LOG_EVERY:
+        elif _voices == 0 and time.monotonic() - _last_said >= LOG_EVERY:
             if _MLPROF_LOGGER.hasHandlers():
                 _MLPROF_LOGGER.info("%s: %s", label, message)
             else:
@@ -244,37 +288,39 @@ def _start_line(label: str) -> ProgressFn:
     return progress
 
 
-def watch_start(label: str, head: str) -> None:
-    """Watch the start of this process (``law run``: its imports, the parameter checks, the
-    scheduling) as a step of its own, in phase ``head`` (:func:`start_phase` moves it on,
-    :func:`end_start` ends it once the tasks run and speak for themselves).
+def watch_run(label: str, head: str) -> None:
+    """Watch this process's ``law run`` as a step of its own, in phase ``head``
+    (:func:`run_phase` moves it on, :func:`end_run` ends it): its start (the imports, the
+    parameter checks, the scheduling) and, between the steps that speak for themselves
+    (:func:`own_voice`), the work of the law process itself (a merge, a plot).
 
-    Why: on an idle machine that start takes 0.3-0.6 s, but on a busy one it took 24-88 s
-    (issue 38: a no-op rerun 88 s, a bad parameter 24-65 s) without a line. Its first line
-    comes after 3.5 s of silence, as every step's (:func:`progress_logger`); a start that is
-    quick prints nothing."""
-    global _start
-    end_start()
+    Why: on an idle machine the start takes 0.3-0.6 s, but on a busy one it took 24-88 s
+    (issue 38: a no-op rerun 88 s, a bad parameter 24-65 s) without a line. A line comes after
+    3.5 s of silence, as every step's (:func:`progress_logger`); work that is quick prints
+    nothing."""
+    global _run, _run_pid
+    end_run()
     said()  # the process starts now (a fork of a process that started long ago, too)
-    _start = Progress(_start_line(label))
-    _start.__enter__()
-    _start.phase(head)
+    _run, _run_pid = Progress(_run_line(label)), os.getpid()
+    _run.__enter__()
+    _run.phase(head)
 
 
-def start_phase(head: str, fraction: float | None = None, *, now: bool = True) -> None:
-    """The start of this process moves to phase ``head`` (nothing when it is not watched);
-    ``now=False``: a count within the phase, reported with the next report."""
-    rep = _start
-    if rep is not None:
+def run_phase(head: str, fraction: float | None = None, *, now: bool = True) -> None:
+    """The watched run (:func:`watch_run`) moves to phase ``head``; ``now=False``: a count
+    within the phase, reported with the next report. Nothing when the run is not watched in
+    this process."""
+    rep = _run
+    if rep is not None and _run_pid == os.getpid():
         if now:
             rep.phase(head, fraction)
         else:
             rep.update(head, fraction=fraction)
 
 
-def end_start() -> None:
-    """The start of this process is over (its tasks run): stop watching it."""
-    global _start
-    rep, _start = _start, None
-    if rep is not None:
+def end_run() -> None:
+    """Stop watching the run (it is over, or law prints from here on)."""
+    global _run
+    rep, _run = _run, None
+    if rep is not None and _run_pid == os.getpid():
         rep.__exit__(None, None, None)

@@ -211,3 +211,34 @@ def test_a_progress_line_is_due_when_the_process_not_the_step_was_silent(monkeyp
         assert handler.lines[3:] == [(118.0, "C: at 118.0")]
     finally:
         out.removeHandler(handler)
+
+
+def test_the_runs_watcher_is_quiet_while_a_step_speaks_for_itself(monkeypatch):
+    """``law run``'s own watcher (progress.watch_run) speaks after 3.5 s of silence, but not
+    while a step reports for itself (own_voice: a child's progress, a lock wait), whose line
+    is the one to print (``1234 calls, ...``, not ``running MeasureRuntime``)."""
+    import types
+
+    import mlprof.progress as progress
+
+    clock = [100.0]
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    mlprof_log = logging.getLogger("mlprof")
+    handler = _Lines(clock)
+    mlprof_log.addHandler(handler)
+    monkeypatch.setattr(mlprof_log, "level", logging.INFO)
+    try:
+        line = progress._run_line("law run X")
+        progress.said()
+        line(0.0, "importing")  # a first report is never a line
+        clock[0] = 104.0
+        with progress.own_voice():
+            line(0.0, "running X")  # silent 4 s, but a step speaks for itself
+            assert handler.lines == []
+        line(0.0, "running X")
+        assert handler.lines == [(104.0, "law run X: running X")]
+        clock[0] = 106.0
+        line(0.0, "running X")  # 2 s after that line: not yet
+        assert len(handler.lines) == 1
+    finally:
+        mlprof_log.removeHandler(handler)

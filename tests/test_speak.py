@@ -101,13 +101,14 @@ def test_the_wait_for_the_measurement_server_is_named_every_5_s(store, env):
     assert len(seen) >= 2, r.stdout + r.stderr
 
 
-@pytest.mark.slow  # a law run whose start (imports, checks or scheduling) is 12 s longer
+@pytest.mark.slow  # a law run whose own work (imports, checks, scheduling, a plot) is 12 s longer
 @pytest.mark.parametrize("phase, zygote", [
     ("importing law, luigi and the task modules", False),  # before law set up its logging
     ("checking the parameters", True),
     ("scheduling: checking which tasks are complete", True),
+    ("running PlotRuntimes", True),  # the law process's own work between the children
 ])
-def test_the_start_of_law_run_names_its_phase_every_5_s(store, env, phase, zygote):
+def test_law_run_names_its_own_phase_every_5_s(store, env, phase, zygote):
     # on a busy machine the start took 24-88 s without a line (issue 38): the imports of law,
     # luigi and the task modules, the parameter checks, the completeness checks
     r = law_run("PlotRuntimes", "--version", "v1", "--batch-sizes", "1", "--min-duration",

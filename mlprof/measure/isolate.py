@@ -39,6 +39,7 @@ from mlprof.measure.forkserver import (
     check_main_guard,
     waiting_for_start,
 )
+from mlprof.progress import speaks_for_itself
 
 DEFAULT_TIMEOUT = 600.0
 #: default memory limit: this fraction of the machine's (or the cgroup's) memory
@@ -418,6 +419,7 @@ def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
         os._exit(0)
 
 
+@speaks_for_itself  # the child reports (progress): the run's own watcher is quiet meanwhile
 def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                  timeout: float | None = None,
                  progress: Callable[[float, str], None] | None = None,

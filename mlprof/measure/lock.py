@@ -79,6 +79,7 @@ from typing import Any
 from mlprof.errors import MLProfError
 from mlprof.ingest import file_kind, printable, read_bytes
 from mlprof.measure.settings import env_switch
+from mlprof.progress import own_voice
 
 LOCK_NAME = "mlprof-measure.lock"
 DEFAULT_LOCK_DIR = "/tmp"
@@ -407,6 +408,9 @@ class _Announcer:
         self.path, self.label, self.emit = path, label, emit
         self.t0 = time.monotonic()
         self.stop = threading.Event()
+        # it speaks for itself: the run's own watcher is quiet meanwhile (mlprof.progress)
+        self.voice: contextlib.AbstractContextManager | None = own_voice()
+        self.voice.__enter__()
         self.thread = threading.Thread(target=self._run, name="mlprof-lock-wait", daemon=True)
         self.thread.start()
 
@@ -440,6 +444,9 @@ class _Announcer:
     def close(self) -> None:
         self.stop.set()
         self.thread.join()
+        voice, self.voice = self.voice, None
+        if voice is not None:
+            voice.__exit__(None, None, None)
 
 
 def _flock(fd: int, start_announcer: Callable[[], None]) -> None:

@@ -354,14 +354,14 @@ def install() -> None:
     @functools.wraps(get_task_obj_orig)
     def get_task_obj(self):
         check_values(self)
-        from mlprof.progress import end_start, start_phase
+        from mlprof.progress import end_run, run_phase
         from mlprof.tasks.framework.preflight import inspects_only, mark_inspecting, preflight
 
         mark_inspecting(inspects_only(self.known_args))
         if inspects_only(self.known_args):  # law prints what it finds from here on
-            end_start()
+            end_run()
         else:  # --print-status of a read-only store works
-            start_phase("checking the parameters")
+            run_phase("checking the parameters")
             preflight()  # a read-only or full store, an unusable lock: once, before anything
         try:
             task = get_task_obj_orig(self)

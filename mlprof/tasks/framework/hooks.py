@@ -105,37 +105,61 @@ def install_run_hooks() -> None:
     install_run_summary()
     atexit.register(gc.freeze)
     _prestart_after_checks()
-    _watch_scheduling()
+    _watch_run()
 
 
-def _watch_scheduling() -> None:
-    """The start of ``law run`` (:func:`mlprof.progress.watch_start`, begun by ``bin/law``)
-    goes on while luigi schedules: ``scheduling: 1,234 task(s) checked`` (one per
-    ``Worker._add``, each asks whether a task is complete: 1.5-3 ms here, a minute for a
-    corpus's 13,000 branches on a loaded machine), and ends when the tasks run (law's
-    ``before_run``), which speak for themselves."""
-    import law.patches
+def _watch_run() -> None:
+    """The watch of ``law run`` (:func:`mlprof.progress.watch_run`, begun by ``bin/law``) goes
+    on while luigi schedules, ``scheduling: 1,234 tasks checked`` (one per ``Worker._add``,
+    each asks whether a task is complete: 1.5-3 ms here, more on a loaded machine), then names
+    the task the law process runs (``running MergeRuntimes``): between the steps that speak
+    for themselves, its own work (a merge, a plot) speaks after 3.5 s of silence too. With
+    ``--workers N`` > 1 the tasks run in forked processes and speak there: the watch ends
+    when they start. Every record of luigi's and law's loggers is a line said."""
     import luigi.worker
 
-    from mlprof.progress import end_start, start_phase
+    from mlprof.progress import counts_as_said, end_run, run_phase
 
     add_orig = luigi.worker.Worker._add
     if getattr(add_orig, "_mlprof", False):
         return
+    for name in ("luigi-interface", "law"):
+        counts_as_said(logging.getLogger(name))
     checked = [0]
 
     @functools.wraps(add_orig)
     def _add(self, task, *args, **kwargs):
         checked[0] += 1
         if checked[0] == 1:
-            start_phase("scheduling: checking which tasks are complete")
+            run_phase("scheduling: checking which tasks are complete")
         else:
-            start_phase(f"scheduling: {checked[0]:,} tasks checked", now=False)
+            run_phase(f"scheduling: {checked[0]:,} tasks checked", now=False)
         return add_orig(self, task, *args, **kwargs)
+
+    run_orig = luigi.worker.Worker.run
+
+    @functools.wraps(run_orig)
+    def run(self):
+        if getattr(self, "worker_processes", 1) > 1:
+            end_run()
+        else:
+            run_phase("running the tasks", now=False)
+        return run_orig(self)
+
+    task_run_orig = luigi.worker.TaskProcess.run
+
+    @functools.wraps(task_run_orig)
+    def task_run(self):
+        run_phase(f"running {self.task.task_family}")
+        try:
+            return task_run_orig(self)
+        finally:
+            run_phase("running the tasks", now=False)
 
     _add._mlprof = True  # type: ignore[attr-defined]
     luigi.worker.Worker._add = _add  # type: ignore[method-assign]
-    law.patches.before_run(end_start)
+    luigi.worker.Worker.run = run  # type: ignore[method-assign]
+    luigi.worker.TaskProcess.run = task_run  # type: ignore[method-assign]
 
 
 def _prestart_after_checks() -> None:
@@ -155,13 +179,13 @@ def _prestart_after_checks() -> None:
         return
 
     def schedule_and_run(tasks, *args, **kwargs):
-        from mlprof.progress import end_start
+        from mlprof.progress import end_run
 
         _prestart_for_scripts()
         try:
             result = original(tasks, *args, **kwargs)
         finally:
-            end_start()
+            end_run()
         if "mlprof.model.onnx_graph" in sys.modules:  # it checked a model file up front
             from luigi.execution_summary import LuigiStatusCode
 
