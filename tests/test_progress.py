@@ -242,3 +242,14 @@ def test_the_runs_watcher_is_quiet_while_a_step_speaks_for_itself(monkeypatch):
         assert len(handler.lines) == 1
     finally:
         mlprof_log.removeHandler(handler)
+
+
+def test_the_runs_watcher_names_a_workflow_waiting_for_its_jobs():
+    """Between law's polls of a Slurm/HTCondor workflow (30 s by default) the run's watcher
+    says what the law process waits for, not only which task runs."""
+    from mlprof.tasks.runtime import MeasureRuntime
+
+    remote = MeasureRuntime(version="t1", workflow="slurm", poll_interval=0.25)
+    assert remote.watch_phase() == \
+        "MeasureRuntime: waiting for its slurm jobs (law polls every 15 s)"
+    assert MeasureRuntime(version="t1").watch_phase() == "running MeasureRuntime"

@@ -125,6 +125,11 @@ class BaseTask(law.Task):
         super().publish_message(msg, *args, **kwargs)
         said()
 
+    def watch_phase(self) -> str:
+        """What ``law run``'s own watcher says while this task runs in the law process and is
+        silent (:func:`mlprof.progress.watch_run`)."""
+        return f"running {self.task_family}"
+
     def _print_output(self, args):
         """``law run ... --print-output N``: law's list of output paths, without its header
         (``print task output with max_depth 0, showing schemes`` and a blank line: the command

@@ -150,7 +150,8 @@ def _watch_run() -> None:
 
     @functools.wraps(task_run_orig)
     def task_run(self):
-        run_phase(f"running {self.task.task_family}")
+        phase = getattr(self.task, "watch_phase", None)  # mlprof's tasks (BaseTask)
+        run_phase(phase() if callable(phase) else f"running {self.task.task_family}")
         try:
             return task_run_orig(self)
         finally:

@@ -329,6 +329,15 @@ class RemoteJobsMixin(BaseTask):
             for hook, method in _law_job_hooks(cls, system).items():
                 setattr(cls, f"{system}_{hook}", method)
 
+    def watch_phase(self) -> str:
+        """While the workflow waits for its jobs between law's polls (30 s by default), the
+        run's watcher says so (:meth:`BaseTask.watch_phase`)."""
+        workflow = getattr(self, "effective_workflow", "local")
+        if workflow == "local" or not self.is_workflow():
+            return super().watch_phase()
+        return (f"{self.task_family}: waiting for its {workflow} jobs (law polls every "
+                f"{float(self.poll_interval) * 60:g} s)")
+
     def jobs_tag(self) -> str:
         """What tells this workflow's job directory apart from other workflows writing into the
         same result directory (MeasureRuntime: its batch sizes)."""
