@@ -150,8 +150,11 @@ def _watch_run() -> None:
 
     @functools.wraps(task_run_orig)
     def task_run(self):
+        text = f"running {self.task.task_family}"
         phase = getattr(self.task, "watch_phase", None)  # mlprof's tasks (BaseTask)
-        run_phase(phase() if callable(phase) else f"running {self.task.task_family}")
+        with contextlib.suppress(Exception):  # what it says must never stop the task
+            text = phase() if callable(phase) else text
+        run_phase(text)
         try:
             return task_run_orig(self)
         finally:
