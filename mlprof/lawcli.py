@@ -99,11 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``law`` with ``argv`` (default ``sys.argv[1:]``); an unknown task of ``law run`` is
     one line and exit code 40."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) >= 2 and args[0] == "run":
+    running = len(args) >= 2 and args[0] == "run"
+    if running:
         from mlprof.progress import watch_run
 
         watch_run(f"law run {args[1]}", "importing law, luigi and the task modules")
-    if len(args) >= 2 and args[0] == "run" and law_run_measures_script(args[2:]):
+    if running and law_run_measures_script(args[2:]):
         os.environ.setdefault("MLP_BASE", checkout_dir())  # as mlprof.tasks does: for the server
         from mlprof.measure.forkserver import start_early
 
@@ -116,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from law.cli.cli import run
     from law.config import Config
 
-    if len(args) >= 2 and args[0] == "run":
+    if running:
         err = unknown_task(args[1], Config.instance().get_expanded("core", "index_file"))
         if err is not None:
             logger = logging.getLogger("luigi-interface")

@@ -178,13 +178,20 @@ class _Said(logging.Filter):
         return True
 
 
+def counts_as_said(logger: logging.Logger) -> None:
+    """Every record ``logger`` passes on is a line said (:func:`said`): mlprof's, and under
+    ``law run`` luigi's and law's, reach the terminal."""
+    if not any(isinstance(f, _Said) for f in logger.filters):
+        logger.addFilter(_Said())
+
+
 _MLPROF_LOGGER = logging.getLogger("mlprof")
-if not any(isinstance(f, _Said) for f in _MLPROF_LOGGER.filters):
-    _MLPROF_LOGGER.addFilter(_Said())
+counts_as_said(_MLPROF_LOGGER)
 
 
 def progress_logger(label: str, logger: logging.Logger | None = None,
-                    every: float = LOG_EVERY) -> ProgressFn:
+                    every: float = LOG_EVERY, *, quiet: Callable[[], bool] | None = None,
+                    write: Callable[[str], None] | None = None) -> ProgressFn:
     """A progress callback for the parent: logs ``<label>: <message>`` when the process has
     said nothing for ``every`` seconds (:func:`said`; short work after a line logs nothing), to
     ``logger`` (default: ``mlprof``).
@@ -197,15 +204,21 @@ def progress_logger(label: str, logger: logging.Logger | None = None,
 
     A step's first report only starts its own clock: a measurement server that took longer
     than ``every`` to start (importing torch on a busy machine) made it a line of its own,
-    ``running the script, 0.0 s elapsed``."""
+    ``running the script, 0.0 s elapsed``.
+
+    ``quiet``: no line while it returns True (the run's watcher, :func:`own_voice`); ``write``:
+    puts the line ``<label>: <message>`` out instead of ``logger``."""
     log = logger or _MLPROF_LOGGER
     started = [False]
 
     def progress(fraction: float, message: str) -> None:
         if not started[0]:
             started[0] = True
-        elif time.monotonic() - _last_said >= every:
-            log.info("%s: %s", label, message)
+        elif time.monotonic() - _last_said >= every and not (quiet and quiet()):
+            if write is None:
+                log.info("%s: %s", label, message)
+            else:
+                write(f"{label}: {message}")
             said()
 
     return progress
@@ -259,33 +272,22 @@ def speaks_for_itself(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def counts_as_said(logger: logging.Logger) -> None:
-    """Every record ``logger`` passes on is a line said (:func:`said`): luigi's and law's lines
-    reach the terminal as mlprof's do."""
-    if not any(isinstance(f, _Said) for f in logger.filters):
-        logger.addFilter(_Said())
+def _write_run_line(line: str) -> None:
+    """A line of the run's watcher: to the ``mlprof`` logger, or, before law is imported (it
+    sets up that logger), to stderr as law would format it."""
+    if _MLPROF_LOGGER.hasHandlers():
+        _MLPROF_LOGGER.info("%s", line)
+    else:
+        import sys
+
+        sys.stderr.write(f"INFO: mlprof - {line}\n")
+        sys.stderr.flush()
 
 
 def _run_line(label: str) -> ProgressFn:
-    """:func:`progress_logger` for the run's watcher: quiet while a step speaks for itself
-    (:func:`own_voice`); before law is imported (it sets up the ``mlprof`` logger) the line
-    goes to stderr as law would format it."""
-    started = [False]
-
-    def progress(fraction: float, message: str) -> None:
-        if not started[0]:
-            started[0] = True
-        elif _voices == 0 and time.monotonic() - _last_said >= LOG_EVERY:
-            if _MLPROF_LOGGER.hasHandlers():
-                _MLPROF_LOGGER.info("%s: %s", label, message)
-            else:
-                import sys
-
-                sys.stderr.write(f"INFO: mlprof - {label}: {message}\n")
-                sys.stderr.flush()
-            said()
-
-    return progress
+    """The run watcher's reports (:func:`progress_logger`): quiet while a step speaks for
+    itself (:func:`own_voice`), written by :func:`_write_run_line`."""
+    return progress_logger(label, quiet=lambda: _voices > 0, write=_write_run_line)
 
 
 def watch_run(label: str, head: str) -> None:

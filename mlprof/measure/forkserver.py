@@ -37,8 +37,6 @@ _ctx_pid: int | None = None
 #: the server that has forked a child already (its start is over), by pid: later children
 #: start in milliseconds and :func:`waiting_for_start` watches nothing
 _serving: int | None = None
-#: what the server of this process imports before it forks its first child (its start's phase)
-_imports = "the measurement libraries"
 #: in the server, at the end of its preload: ``$MLP_TEST_SLOW_PHASE`` with this text makes the
 #: server's start that much longer (the tests' deterministic loaded machine)
 SLOW_START = "measurement server preload"
@@ -101,8 +99,6 @@ def _context(torch: bool = False, gate: bool = False
                 _forget_server(fs)
         _ctx_pid = pid
     if fs._forkserver_pid is None:
-        global _imports
-        _imports = "the measurement libraries" + (" and PyTorch" if torch else "")
         preload = (["mlprof.measure.child_light", "mlprof.measure.gate"] if gate else []) \
             + list(PRELOAD) + (PRELOAD_TORCH if torch else [])
         main = getattr(__import__("__main__"), "__file__", None)
@@ -169,8 +165,10 @@ def waiting_for_start(progress: Callable[[float, str], None] | None) -> Iterator
     else:
         from mlprof.progress import Progress
 
+        torch = PRELOAD_TORCH[0] in (getattr(fs, "_preload_modules", None) or ())
+        imports = "the measurement libraries" + (" and PyTorch" if torch else "")
         with Progress(progress) as rep:
-            rep.phase(f"starting the measurement server (importing {_imports})")
+            rep.phase(f"starting the measurement server (importing {imports})")
             yield
     _serving = fs._forkserver_pid
 
