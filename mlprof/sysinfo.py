@@ -144,7 +144,16 @@ def usable_cpus(affinity: int | None, dirs: Iterable[str]) -> float | None:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process in MiB."""
+    """Peak resident set size of this process in MiB: ``VmHWM`` on Linux, which a measurement
+    process that runs several measurements restarts between them (``/proc/self/clear_refs``,
+    :func:`mlprof.measure.isolate.run_isolated`'s ``reuse``), else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes
     return round(rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024, 1)

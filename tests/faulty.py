@@ -114,3 +114,22 @@ def steps(n: int, seconds: float, hang_at: int = 0, progress=None):
             hang()
         time.sleep(seconds)
     return n
+
+
+def allocate(mb: int, progress=None):
+    """Touch ``mb`` MB, free them; return this process's pid and its peak resident memory
+    (:func:`mlprof.sysinfo.peak_rss_mb`)."""
+    from mlprof.sysinfo import peak_rss_mb
+
+    block = bytearray(mb * 2**20)
+    block[::4096] = b"\1" * len(block[::4096])
+    del block
+    return os.getpid(), peak_rss_mb()
+
+
+def thread_and_return(progress=None):
+    """Leave a thread running and return this process's pid."""
+    import threading
+
+    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+    return os.getpid()

@@ -270,17 +270,17 @@ def test_events_counted_equal_the_calls_made_across_streams():
 def test_a_failing_stream_process_fails_the_point_in_one_line(tmp_path):
     """A stream process that cannot open its model fails the point in one line naming the
     model, and no stream process is left running."""
-    from mlprof.measure.isolate import _descendants
+    from mlprof.measure.proctree import descendants
 
     missing = str(tmp_path / "missing.onnx")
     s = MeasureSettings(batch_size=1, runtime="onnxruntime", threads=1, warmup=1,
                         min_duration=0.1)
-    before = set(_descendants(os.getpid()))
+    before = set(descendants(os.getpid()))
     with pytest.raises(MLProfError) as e:
         L.run_stream_processes(missing, s, (), 2, 1)
     assert "a stream's process failed" in str(e.value) and missing in str(e.value)
     assert "\n" not in str(e.value)
-    assert set(_descendants(os.getpid())) <= before
+    assert set(descendants(os.getpid())) <= before
 
 
 
@@ -292,20 +292,20 @@ def test_stream_processes_that_exited_before_the_end_snapshot_still_count(monkey
     process below this one; without the processes' own counters the point counted this
     process' sleeping thread only (``runnable_threads`` 0, ``threads`` 1)."""
     import mlprof.measure.contention as C
-    import mlprof.measure.isolate as I
+    import mlprof.measure.proctree as I
 
-    real_snapshot, real_descendants = C.snapshot, I._descendants
+    real_snapshot, real_descendants = C.snapshot, I.descendants
     calls = []
 
     def snapshot(*args, **kwargs):
         calls.append(1)
         if len(calls) == 1:
             return real_snapshot(*args, **kwargs)
-        monkeypatch.setattr(I, "_descendants", lambda pid: [])  # gone, as if reaped
+        monkeypatch.setattr(I, "descendants", lambda pid: [])  # gone, as if reaped
         try:
             return real_snapshot(*args, **kwargs)
         finally:
-            monkeypatch.setattr(I, "_descendants", real_descendants)
+            monkeypatch.setattr(I, "descendants", real_descendants)
 
     monkeypatch.setattr(C, "snapshot", snapshot)
     s = MeasureSettings(batch_size=1, runtime="onnxruntime", threads=1, warmup=10,
@@ -333,7 +333,7 @@ def test_stream_processes_die_when_law_run_is_killed(store):
     import signal
     import subprocess
 
-    from mlprof.measure.isolate import _descendants, _server_alive, _start_time
+    from mlprof.measure.proctree import alive, descendants, start_time
 
     env = dict(os.environ, MLP_STORE=str(store), MLP_BASE=str(REPO))
     env.setdefault("LAW_HOME", str(REPO / ".law"))
@@ -349,21 +349,21 @@ def test_stream_processes_die_when_law_run_is_killed(store):
         streams: list[int] = []
         while len(streams) < 2 and law.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-            kids = _descendants(law.pid)
+            kids = descendants(law.pid)
             streams = [k for k in kids if "_stream_child" in _cmdline(k)]
         assert len(streams) == 2, f"no stream processes (law run exit {law.poll()})"
         time.sleep(1.0)  # into their timed calls
-        seen = {k: _start_time(k) for k in _descendants(law.pid)}
+        seen = {k: start_time(k) for k in descendants(law.pid)}
         os.kill(law.pid, signal.SIGKILL)
         law.wait()
         time.sleep(10)
-        alive = [f"{k}: {_cmdline(k)}" for k, st in seen.items()
-                 if _server_alive(k) and _start_time(k) == st]
-        assert not alive, alive
+        left = [f"{k}: {_cmdline(k)}" for k, st in seen.items()
+                if alive(k) and start_time(k) == st]
+        assert not left, left
         # and nothing else of this run: no process names this store or a stream's parent
         parents = {str(k) for k in seen}
         strays = [p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
-                  if _server_alive(p) and (str(store) in _cmdline(p) or (
+                  if alive(p) and (str(store) in _cmdline(p) or (
                       "_stream_child" in _cmdline(p) and _cmdline(p).split()[-1] in parents))]
         assert not strays, [_cmdline(p) for p in strays]
     finally:
@@ -371,7 +371,7 @@ def test_stream_processes_die_when_law_run_is_killed(store):
             law.kill()
             law.wait()
         for k, st in seen.items():  # whatever failed above, nothing is left running
-            if _server_alive(k) and _start_time(k) == st:
+            if alive(k) and start_time(k) == st:
                 with contextlib.suppress(OSError):
                     os.kill(k, signal.SIGKILL)
 

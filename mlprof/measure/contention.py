@@ -152,10 +152,10 @@ def snapshot(probe: bool = True) -> Snapshot | None:
     """
     # here, not at the top: the summary of a no-op ``law run`` reads causes_of/is_contended and
     # needs none of isolate's multiprocessing (-10 to -25 ms per start-up, issue 38)
-    from mlprof.measure.isolate import _descendants
+    from mlprof.measure.proctree import descendants
 
     affinity = _affinity()
-    kids = _descendants(os.getpid())
+    kids = descendants(os.getpid())
     extra = _causes.counters([os.getpid(), *kids], len(affinity) if affinity else None, probe)
     read = _cpu_jiffies(affinity)
     if read is None:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mlprof.errors import MLProfError
+from mlprof.measure.proctree import alive
 from mlprof.measure.quiet import quiet_children
 
 #: modules imported once by the forkserver, inherited by every measurement child
@@ -93,7 +94,7 @@ def _context(torch: bool = False, gate: bool = False
             # we were forked (a luigi worker process) from a process whose server runs: share
             # it instead of starting (and importing torch in) one per task; the standard
             # liveness check (waitpid) only works in the process that started the server
-            if _server_alive(fs._forkserver_pid):
+            if alive(fs._forkserver_pid):
                 fs.ensure_running = types.MethodType(_ensure_running_inherited, fs)
             else:
                 _forget_server(fs)
@@ -173,15 +174,6 @@ def waiting_for_start(progress: Callable[[float, str], None] | None) -> Iterator
     _serving = fs._forkserver_pid
 
 
-def _server_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not a zombie), from any process."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
-
-
 def _forget_server(fs: Any) -> None:
     """Drop an inherited forkserver, so that the next child starts this process's own."""
     global _gated
@@ -197,7 +189,7 @@ def _ensure_running_inherited(fs: Any) -> None:
     from multiprocessing import resource_tracker
 
     resource_tracker.ensure_running()
-    if fs._forkserver_pid is not None and _server_alive(fs._forkserver_pid):
+    if fs._forkserver_pid is not None and alive(fs._forkserver_pid):
         return
     _forget_server(fs)  # it is gone: start our own
     _context(torch=False)

@@ -380,7 +380,7 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
                      script_args: tuple[str, ...] = (), timeout: float | None = None,
                      progress: ProgressFn | None = None,
                      memory_limit: float | None = None,
-                     reference_file: str | None = None) -> MeasureResult:
+                     reference_file: str | None = None, reuse: bool = False) -> MeasureResult:
     """Like :func:`measure`, in a child process that is killed after ``timeout`` seconds or
     above ``memory_limit`` MB of resident memory.
 
@@ -393,18 +393,29 @@ def measure_isolated(model_file: str, settings: MeasureSettings, *,
     (:func:`mlprof.measure.lock.measurement_lock`): it first waits, saying so in the log, while
     another mlprof process measures; the time waited is recorded as ``lock_wait_s`` in the
     provenance (None with ``MLP_NO_LOCK=1``) and is not part of ``timeout``.
+
+    ``reuse``: where the runtime allows it (:attr:`RuntimeInfo.reuses_process
+    <mlprof.runtimes.RuntimeInfo.reuses_process>`) and ``MLP_FRESH_PROCESS`` does not forbid
+    it, the next call for the same model, runtime and settings but the batch size runs in
+    the same measurement process (:func:`~mlprof.measure.isolate.run_isolated`'s ``reuse``;
+    ``earlier_in_process`` in the provenance counts the measurements it ran before).
     """
     from mlprof.measure.isolate import run_isolated
     from mlprof.measure.lock import measurement_lock
 
     label = f"{os.path.basename(model_file)} at batch size {settings.batch_size}"
+    torch = _needs_torch(model_file, settings.runtime)
+    key = None
+    if reuse and reuses_process(settings.runtime):
+        s = settings
+        key = ("measure", model_file, tuple(script_args), reference_file, torch, s.runtime,
+               s.device, s.threads, s.precision)
     with measurement_lock(label) as lock:
         result = run_isolated(measure, {"model_file": model_file, "settings": settings,
                                         "script_args": tuple(script_args),
                                         "reference_file": reference_file},
-                              timeout=timeout, progress=progress, label=label,
-                              torch=_needs_torch(model_file, settings.runtime),
-                              memory_limit=memory_limit)
+                              timeout=timeout, progress=progress, label=label, torch=torch,
+                              memory_limit=memory_limit, reuse=key)
     result.provenance["lock_wait_s"] = lock.wait_s
     return result
 
@@ -414,6 +425,16 @@ def events_in_call(batch_size: int, inputs: Any) -> int:
     (every batch size then measures the model's own shapes); throughputs and times per event
     divide by it. ``inputs``: the resolved model's input specs (their ``batched`` flags)."""
     return batch_size if any(i.batched for i in inputs) else 1
+
+
+def reuses_process(runtime: str) -> bool:
+    """Whether measurements on ``runtime`` may share a measurement process (its
+    :attr:`~mlprof.runtimes.RuntimeInfo.reuses_process`), unless ``MLP_FRESH_PROCESS`` asks
+    for a new process for every measurement (``1``, ``true``, ``yes``, ``on``)."""
+    from mlprof.measure.settings import fresh_process
+    from mlprof.runtimes import runtime_info
+
+    return runtime_info(runtime).reuses_process and not fresh_process()
 
 
 def _needs_torch(model_file: str, runtime: str) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from mlprof.measure.isolate import starter_pid
+from mlprof.measure.isolate import earlier_in_process, starter_pid
 from mlprof.results.records import Header, ModelIdentity
 from mlprof.sysinfo import fingerprint_id, peak_rss_mb, system_info
 from mlprof.util import git_commit
@@ -54,7 +54,8 @@ def measurement_header(*, settings: Any = None, runtime: str | None = None,
                        timestamp: str | None = None) -> Header:
     """The header of a measurement made in this process, now: the versions (mlprof, its git
     commit, the libraries), the machine (:func:`mlprof.sysinfo.system_info`), this
-    process (pid, the process that started it, its peak memory) and what the caller passes:
+    process (pid, the process that started it, the measurements it ran before, its peak
+    memory) and what the caller passes:
     ``settings`` (a :class:`~mlprof.measure.settings.MeasureSettings` or its dict), the
     runtime, the model, ``environment`` (:func:`mlprof.measure.contention.environment` of
     snapshots taken around the measured calls).
@@ -78,4 +79,5 @@ def measurement_header(*, settings: Any = None, runtime: str | None = None,
         settings=_as_dict(settings),
         batch_size=batch_size, events_per_call=events_per_call, environment=environment,
         peak_rss_mb=peak_rss_mb(), pid=os.getpid(), parent_pid=starter_pid(),
+        earlier_in_process=earlier_in_process(),
         library_versions=library_versions())

@@ -127,6 +127,19 @@ def env_switch(name: str, on: tuple[str, ...], off: tuple[str, ...], on_does: st
                       f"{', '.join(v for v in off if v)} or empty {off_does}", field=name)
 
 
+#: ``$MLP_FRESH_PROCESS``: its values that ask for a new process per measurement, and those
+#: that leave it to the runtime (any other value is a one-line error)
+FRESH_ON = ("1", "true", "yes", "on")
+FRESH_OFF = ("", "0", "false", "no", "off")
+
+
+def fresh_process() -> bool:
+    """Whether ``$MLP_FRESH_PROCESS`` asks for a new measurement process for every measurement
+    (a one-line error for a value it does not take)."""
+    return env_switch("MLP_FRESH_PROCESS", FRESH_ON, FRESH_OFF,
+                      "measure every point in a new process", "let the runtime decide")
+
+
 def store_checked(settings: Any, values: Mapping[str, Any]) -> None:
     """Put the checked, normal forms ``values`` (``"1,2"`` -> ``(1, 2)``) on the frozen settings
     dataclass ``settings``: the load and generation settings check themselves in

@@ -113,6 +113,10 @@ class RuntimeInfo:
     #: (:data:`mlprof.model.precision.NATIVE_ISA`): elsewhere the runtime would silently
     #: compute in fp32, so the combination is refused up front
     native_precisions: tuple[str, ...] = ()
+    #: the points of one sweep may share a measurement process, one after another
+    #: (:func:`mlprof.measure.harness.measure_isolated`'s ``reuse``): each has its own session,
+    #: and nothing the runtime keeps per process changes what a later one measures
+    reuses_process: bool = False
     #: its generation backend (issue 37, :mod:`mlprof.measure.generation`), ``module:Class``
     #: (empty: it does not generate)
     generation: str = ""
@@ -199,7 +203,7 @@ register(RuntimeInfo(
     name="onnxruntime", target="mlprof.runtimes.onnxruntime:OnnxRuntime",
     package="onnxruntime", aliases=("ort",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="onnxruntime", label="ONNX Runtime",
-    profiler="ONNX Runtime session profiling", peak_benchmark=True,
+    profiler="ONNX Runtime session profiling", peak_benchmark=True, reuses_process=True,
     generation="mlprof.measure.generation.backends.onnxruntime:OrtGenaiBackend",
     **runtime_precisions("onnxruntime")))
 register(RuntimeInfo(

@@ -304,7 +304,7 @@ class MeasureRuntime(MeasurementTask, MeasurementWorkflow, SlurmWorkflow, HTCond
             result.provenance["venv"] = python
         else:
             result = measure_isolated(measured, settings, script_args=self.script_argv,
-                                      progress=progress, reference_file=reference)
+                                      progress=progress, reference_file=reference, reuse=True)
         for note in result.provenance["model"].get("notes", []):
             logger.warning("%s: %s", label, note)
         outputs = self.output()

@@ -147,9 +147,9 @@ def _die_with_parent(parent: int) -> None:
     rest of their ``--min-duration`` (up to a minute at 100 % of a core each), re-parented to
     init. (Linux's ``PR_SET_PDEATHSIG`` follows the *thread* that started the process: the
     worker starts them from its main thread, which runs the whole measurement.)"""
-    from mlprof.measure.isolate import _PR_SET_PDEATHSIG, _prctl
+    from mlprof.measure.proctree import PR_SET_PDEATHSIG, prctl
 
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
 

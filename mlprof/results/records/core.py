@@ -325,6 +325,9 @@ class Header:
     peak_rss_mb: float | None = None
     pid: int | None = None
     parent_pid: int | None = None
+    #: the measurements its process ran before it (0: a new process; the points of a sweep
+    #: may share one, :func:`mlprof.measure.isolate.run_isolated`'s ``reuse``)
+    earlier_in_process: int | None = None
     library_versions: Mapping[str, str | None] | None = None
 
     #: written even when None (a record without a git checkout says so)
@@ -387,6 +390,7 @@ class Header:
             environment=_check_environment(f),
             peak_rss_mb=f.number("peak_rss_mb", none=True),
             pid=f.integer("pid", none=True), parent_pid=f.integer("parent_pid", none=True),
+            earlier_in_process=f.integer("earlier_in_process", 0, MAX_COUNT, none=True),
             library_versions=f.mapping("library_versions"))
 
 

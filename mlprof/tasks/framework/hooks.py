@@ -190,6 +190,12 @@ def _prestart_after_checks() -> None:
             result = original(tasks, *args, **kwargs)
         finally:
             end_run()
+            # the build's points may have shared a measurement process: it ends with the
+            # build (an API caller's interpreter lives on after it)
+            if "mlprof.measure.isolate" in sys.modules:
+                from mlprof.measure.isolate import retire_kept
+
+                retire_kept()
         if "mlprof.model.onnx_graph" in sys.modules:  # it checked a model file up front
             from luigi.execution_summary import LuigiStatusCode
 

@@ -19,9 +19,13 @@ from mlprof.results.writable import check_store_writable
 def preflight() -> None:
     """Raise a one-line :class:`~mlprof.errors.MLProfError` if the store cannot take results
     (read-only, full, not a directory) or the measurement lock cannot be used (a link, FIFO or
-    foreign file at its path, a relative ``MLP_LOCK_DIR``, an unknown ``MLP_NO_LOCK``)."""
+    foreign file at its path, a relative ``MLP_LOCK_DIR``, an unknown ``MLP_NO_LOCK``), or
+    ``MLP_FRESH_PROCESS`` has a value it does not take."""
+    from mlprof.measure.settings import fresh_process
+
     check_store_writable()
     check_lock()
+    fresh_process()
 
 
 def inspects_only(known_args: Any) -> bool:

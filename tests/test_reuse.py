@@ -1,0 +1,124 @@
+"""A measurement process that stays for the next point (run_isolated's ``reuse``): the same
+process for the same key, a new one after anything that did not end cleanly, nothing left
+when the caller exits, and every record saying how many measurements its process ran before."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mlprof.errors import MeasurementFailed
+from mlprof.measure import isolate
+from mlprof.measure.isolate import retire_kept, run_isolated
+from mlprof.measure.proctree import alive
+from tests import faulty
+from tests.helpers import DNN, FAST, REPO, branch_provenances, law_run
+from tests.test_isolate import _alive_with
+
+
+def _gone(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_kept():
+    retire_kept()
+    yield
+    retire_kept()
+
+
+def test_the_same_key_runs_in_the_same_process_another_key_ends_it():
+    _, first = run_isolated(faulty.ok, {"value": 1}, reuse="a")
+    value, again = run_isolated(faulty.ok, {"value": 2}, reuse="a")
+    assert (value, again) == (4, first)  # the second call's own result, the same worker
+    _, other = run_isolated(faulty.ok, {"value": 3}, reuse="b")
+    assert other != first and _gone(first)  # never two: the old one ended first
+    _, fresh = run_isolated(faulty.ok, {"value": 3})  # no key: a new one, and ours ends
+    assert fresh not in (first, other) and _gone(other)
+    assert isolate._KEPT is None
+
+
+def test_without_a_key_every_call_gets_a_new_process():
+    pids = {run_isolated(faulty.ok, {"value": 1})[1] for _ in range(3)}
+    assert len(pids) == 3
+    assert isolate._KEPT is None
+
+
+@pytest.mark.parametrize("func, kwargs, error", [
+    (faulty.bug, {}, MeasurementFailed),  # failed: its state is not trusted again
+    (faulty.thread_and_return, {}, None),  # a thread of the last job would run beside the next
+    (faulty.spawn_and_return, {"marker": "<marker>"}, None),  # and so would a process
+])
+def test_a_job_that_did_not_end_cleanly_ends_its_process(func, kwargs, error):
+    import uuid
+
+    marker = f"mlprof-test-{uuid.uuid4().hex[:12]}"
+    kwargs = {k: marker if v == "<marker>" else v for k, v in kwargs.items()}
+    _, before = run_isolated(faulty.ok, {"value": 1}, reuse="k")
+    if error is not None:
+        with pytest.raises(error):
+            run_isolated(func, kwargs, reuse="k")
+    else:
+        run_isolated(func, kwargs, reuse="k")
+    assert _gone(before)
+    assert isolate._KEPT is None
+    assert not _alive_with(marker)
+    _, after = run_isolated(faulty.ok, {"value": 1}, reuse="k")
+    assert after != before
+
+
+def test_each_job_counts_its_own_peak_memory():
+    pid, big = run_isolated(faulty.allocate, {"mb": 300}, reuse="m")
+    same, small = run_isolated(faulty.allocate, {"mb": 1}, reuse="m")
+    assert same == pid
+    assert big > 300 and small < big - 250, (big, small)
+
+
+def test_nothing_outlives_the_caller(tmp_path):
+    """The kept process ends with the process that kept it (at exit, no call needed)."""
+    script = tmp_path / "keep.py"
+    script.write_text(
+        "from mlprof.measure.isolate import run_isolated\n"
+        "from tests import faulty\n"
+        "if __name__ == '__main__':\n"
+        "    print(run_isolated(faulty.ok, {'value': 1}, reuse='x')[1], flush=True)\n")
+    r = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert _gone(int(r.stdout.split()[-1]), 5)
+
+
+@pytest.mark.slow  # two law runs of three points
+def test_a_sweep_measures_its_points_in_one_process_unless_told_otherwise(tmp_path):
+    """MeasureRuntime on onnxruntime: the points share a process, each record counts the
+    measurements before it; MLP_FRESH_PROCESS=1 gives each point a new one."""
+    for fresh, store in (("", tmp_path / "reused"), ("1", tmp_path / "fresh")):
+        r = law_run("PlotRuntimes", "--version", "ru", "--model-file", str(DNN),
+                    "--batch-sizes", "1,2,4", *FAST, store=store,
+                    env={"MLP_FRESH_PROCESS": fresh})
+        assert r.returncode == 0, r.stderr[-3000:]
+        provs = branch_provenances(store)
+        pids = [provs[bs]["pid"] for bs in (1, 2, 4)]
+        earlier = [provs[bs]["earlier_in_process"] for bs in (1, 2, 4)]
+        if fresh:
+            assert len(set(pids)) == 3 and earlier == [0, 0, 0]
+        else:
+            assert len(set(pids)) == 1 and earlier == [0, 1, 2]
+            assert _gone(pids[0], 5)  # ended with law run
+
+
+def test_an_unknown_fresh_process_value_is_one_line_before_measuring(tmp_path):
+    store = tmp_path / "store"
+    r = law_run("MeasureRuntime", "--version", "fp", "--batch-sizes", "1", *FAST, store=store,
+                env={"MLP_FRESH_PROCESS": "maybe"})
+    assert r.returncode == 40, r.stderr[-2000:]
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if "mlprof error" in ln]
+    assert len(lines) == 1 and "MLP_FRESH_PROCESS: 'maybe' is not a value it takes" in lines[0]
+    assert not (store / "MeasureRuntime").exists()
