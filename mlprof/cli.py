@@ -519,11 +519,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MLProfError as e:  # a bad option or value: nothing ran
         print(f"mlprof error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if a.cmd in ("benchmark", "corpus"):  # they run law tasks in this process
-        from mlprof.tasks.framework.hooks import install_run_hooks
+    if a.cmd == "benchmark":  # watched as law run is: its imports, scheduling, own work
+        from mlprof.progress import watch_run
 
-        install_run_hooks()
+        watch_run("mlprof benchmark", "importing law, luigi and the task modules", builds=True)
     try:
+        if a.cmd in ("benchmark", "corpus"):  # they run law tasks in this process
+            from mlprof.tasks.framework.hooks import install_run_hooks
+
+            install_run_hooks()
         if a.cmd == "benchmark":
             return cmd_generate(a) if getattr(a, "generate", False) else cmd_benchmark(a)
         if a.cmd == "corpus":
@@ -547,6 +551,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        from mlprof.progress import end_run
+
+        end_run()
 
 
 if __name__ == "__main__":

@@ -240,6 +240,8 @@ def speaking(label: str) -> Iterator[Progress]:
 _run: Progress | None = None
 #: the process that watches it (a luigi worker forked from it has no watcher thread)
 _run_pid: int | None = None
+#: the watch goes on after a luigi build (the ``mlprof`` command runs several, :func:`end_build`)
+_run_builds = False
 #: steps that speak for themselves now (:func:`own_voice`): the run's watcher is quiet meanwhile
 _voices = 0
 _voices_lock = threading.Lock()
@@ -290,7 +292,7 @@ def _run_line(label: str) -> ProgressFn:
     return progress_logger(label, quiet=lambda: _voices > 0, write=_write_run_line)
 
 
-def watch_run(label: str, head: str) -> None:
+def watch_run(label: str, head: str, *, builds: bool = False) -> None:
     """Watch this process's ``law run`` as a step of its own, in phase ``head``
     (:func:`run_phase` moves it on, :func:`end_run` ends it): its start (the imports, the
     parameter checks, the scheduling) and, between the steps that speak for themselves
@@ -299,11 +301,12 @@ def watch_run(label: str, head: str) -> None:
     Why: on an idle machine the start takes 0.3-0.6 s, but on a busy one it took 24-88 s
     (issue 38: a no-op rerun 88 s, a bad parameter 24-65 s) without a line. A line comes after
     3.5 s of silence, as every step's (:func:`progress_logger`); work that is quick prints
-    nothing."""
-    global _run, _run_pid
+    nothing. ``builds``: the run is the ``mlprof`` command's, several luigi builds and its own
+    work between them (:func:`end_build`); it ends with :func:`end_run`."""
+    global _run, _run_pid, _run_builds
     end_run()
     said()  # the process starts now (a fork of a process that started long ago, too)
-    _run, _run_pid = Progress(_run_line(label)), os.getpid()
+    _run, _run_pid, _run_builds = Progress(_run_line(label)), os.getpid(), builds
     _run.__enter__()
     _run.phase(head)
 
@@ -318,6 +321,16 @@ def run_phase(head: str, fraction: float | None = None, *, now: bool = True) -> 
             rep.phase(head, fraction)
         else:
             rep.update(head, fraction=fraction)
+
+
+def end_build() -> None:
+    """A luigi build of the watched run is over: the watch of ``law run`` ends (law prints its
+    summary from here on), the ``mlprof`` command's goes on with its own work (its next build,
+    its tables)."""
+    if _run_builds:
+        run_phase("its own work between the task runs")
+    else:
+        end_run()
 
 
 def end_run() -> None:

@@ -9,6 +9,7 @@ tenths and a late wake-up of the watcher)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers import DNN, REPO, law_run
+from tests.helpers import DNN, REPO, law_run, mlprof_run
 
 #: the longest gap between two lines the product allows (5 s), plus the printed tenths and a
 #: watcher wake-up late by a scheduler tick
@@ -116,6 +117,24 @@ def test_law_run_names_its_own_phase_every_5_s(store, env, phase, zygote):
                                          **({} if zygote else {"MLP_TEST_NO_ZYGOTE": "1"})})
     assert r.returncode == 0, r.stdout + r.stderr
     seen = spoken(r.stdout + r.stderr, "law run PlotRuntimes", phase)
+    assert len(seen) >= 2, r.stdout + r.stderr
+
+
+@pytest.mark.slow  # an mlprof benchmark whose own work (imports, scheduling, a merge) is longer
+@pytest.mark.parametrize("phase, zygote", [
+    ("importing law, luigi and the task modules", False),  # before law set up its logging
+    ("scheduling: checking which tasks are complete", True),
+    ("running MergeRuntimes", True),  # its own work between the children
+])
+def test_mlprof_benchmark_names_its_own_phase_every_5_s(store, env, phase, zygote):
+    # the mlprof command runs luigi builds in its own process, as law run does
+    r = mlprof_run("benchmark", str(DNN), "--runtimes", "ort", "--batch-sizes", "1",
+                   "--min-duration", "0.05", env={
+                       **os.environ, **env, "MLP_STORE": str(store),
+                       "MLP_TEST_SLOW_PHASE": f"{phase}=12",
+                       **({} if zygote else {"MLP_TEST_NO_ZYGOTE": "1"})})
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = spoken(r.stdout + r.stderr, "mlprof benchmark", phase)
     assert len(seen) >= 2, r.stdout + r.stderr
 
 

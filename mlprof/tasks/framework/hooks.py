@@ -183,13 +183,13 @@ def _prestart_after_checks() -> None:
         return
 
     def schedule_and_run(tasks, *args, **kwargs):
-        from mlprof.progress import end_run
+        from mlprof.progress import end_build
 
         _prestart_for_scripts()
         try:
             result = original(tasks, *args, **kwargs)
         finally:
-            end_run()
+            end_build()
             # the build's points may have shared a measurement process: it ends with the
             # build (an API caller's interpreter lives on after it)
             if "mlprof.measure.isolate" in sys.modules:
