@@ -74,6 +74,16 @@ def test_a_job_that_did_not_end_cleanly_ends_its_process(func, kwargs, error):
     assert after != before
 
 
+def test_a_kept_process_that_hangs_is_killed_after_the_timeout():
+    _, kept = run_isolated(faulty.ok, {"value": 1}, reuse="h")
+    t0 = time.monotonic()
+    with pytest.raises(MeasurementFailed) as err:
+        run_isolated(faulty.hang, {}, timeout=1.5, label="hangs", reuse="h")
+    assert err.value.status == "timeout" and "timed out after 1.5 s" in str(err.value)
+    assert time.monotonic() - t0 < 15
+    assert _gone(kept) and isolate._KEPT is None
+
+
 def test_each_job_counts_its_own_peak_memory():
     pid, big = run_isolated(faulty.allocate, {"mb": 300}, reuse="m")
     same, small = run_isolated(faulty.allocate, {"mb": 1}, reuse="m")
