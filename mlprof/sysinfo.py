@@ -143,17 +143,26 @@ def usable_cpus(affinity: int | None, dirs: Iterable[str]) -> float | None:
     return float(affinity) if quota is None else min(float(affinity), quota)
 
 
+def status_mb(key: str, pid: int | str = "self") -> float | None:
+    """A memory figure of ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``) in MiB; None where
+    there is none (not Linux, the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(f"{key}:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def peak_rss_mb() -> float:
     """Peak resident set size of this process in MiB: ``VmHWM`` on Linux, which a measurement
     process that runs several measurements restarts between them (``/proc/self/clear_refs``,
     :func:`mlprof.measure.isolate.run_isolated`'s ``reuse``), else ``ru_maxrss``."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
+    hwm = status_mb("VmHWM")
+    if hwm is not None:
+        return round(hwm, 1)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes
     return round(rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024, 1)

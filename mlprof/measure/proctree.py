@@ -43,14 +43,9 @@ def peak_rss_of(pid: int) -> float:
     The peak rather than the current value: an allocation made and freed between two looks
     still counts. Linux resets it at fork, so the forkserver's own memory does not count.
     """
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0.0
+    from mlprof.sysinfo import status_mb
+
+    return status_mb("VmHWM", pid) or 0.0
 
 
 def descendants(pid: int) -> list[int]:

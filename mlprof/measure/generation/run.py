@@ -100,14 +100,10 @@ def _tell(rep: Any, runtime: str, message: str) -> None:
 
 def _rss_mb() -> float | None:
     """This process's resident memory now (MiB), from ``/proc/self/status``."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    from mlprof.sysinfo import status_mb
+
+    rss = status_mb("VmRSS")
+    return None if rss is None else round(rss, 1)
 
 
 def measure_point(model_file: str, settings: GenerationSettings, cache_dir: str,
