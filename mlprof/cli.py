@@ -301,12 +301,11 @@ def cmd_corpus(a: argparse.Namespace) -> int:
     scripts = collect_scripts(paths, _labels(a.labels))
     from mlprof.measure.quiet import verbose
 
-    if not verbose():  # a line per script is enough; warnings stay
-        import logging
-
+    if not verbose():  # a line per script is enough; warnings and progress lines stay
         import mlprof.tasks  # noqa: F401 - law sets up its loggers ([logging]) when imported
+        from mlprof.progress import warnings_and_progress_only
 
-        logging.getLogger("mlprof").setLevel(logging.WARNING)
+        warnings_and_progress_only()
     t0 = time.monotonic()
     rows = run_corpus(scripts, runtimes=_csv(a.runtimes), batch_sizes=a.batch_sizes,
                       version=a.version, workers=a.workers, **_settings(a))

@@ -186,6 +186,27 @@ def counts_as_said(logger: logging.Logger) -> None:
 
 
 _MLPROF_LOGGER = logging.getLogger("mlprof")
+
+#: set on the log record of a progress line (:func:`progress_logger`, the run's watcher)
+PROGRESS_RECORD = "mlprof_progress"
+
+
+class _WarningsAndProgress(logging.Filter):
+    """Passes warnings and errors, and the progress lines (:data:`PROGRESS_RECORD`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or bool(getattr(record, PROGRESS_RECORD, False))
+
+
+def warnings_and_progress_only() -> None:
+    """The ``mlprof`` logger shows only warnings, errors and progress lines from now on: a
+    command that prints a line per item of its own (``mlprof corpus``) drops the rest of the
+    chatter, but a step longer than 5 s still says what it is doing. Before, the corpus
+    command set the logger to WARNING, and a 9 s phase of a script's measurement was 9 s
+    without a line."""
+    if not any(isinstance(f, _WarningsAndProgress) for f in _MLPROF_LOGGER.filters):
+        # first, before _Said's: a record dropped here is no line said
+        _MLPROF_LOGGER.filters.insert(0, _WarningsAndProgress())
 counts_as_said(_MLPROF_LOGGER)
 
 
@@ -216,7 +237,7 @@ def progress_logger(label: str, logger: logging.Logger | None = None,
             started[0] = True
         elif time.monotonic() - _last_said >= every and not (quiet and quiet()):
             if write is None:
-                log.info("%s: %s", label, message)
+                log.info("%s: %s", label, message, extra={PROGRESS_RECORD: True})
             else:
                 write(f"{label}: {message}")
             said()
@@ -278,7 +299,7 @@ def _write_run_line(line: str) -> None:
     """A line of the run's watcher: to the ``mlprof`` logger, or, before law is imported (it
     sets up that logger), to stderr as law would format it."""
     if _MLPROF_LOGGER.hasHandlers():
-        _MLPROF_LOGGER.info("%s", line)
+        _MLPROF_LOGGER.info("%s", line, extra={PROGRESS_RECORD: True})
     else:
         import sys
 

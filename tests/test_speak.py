@@ -138,6 +138,22 @@ def test_mlprof_benchmark_names_its_own_phase_every_5_s(store, env, phase, zygot
     assert len(seen) >= 2, r.stdout + r.stderr
 
 
+@pytest.mark.slow  # a corpus whose one measurement takes 12 s longer to create its session
+def test_mlprof_corpus_shows_the_progress_lines_of_its_long_steps(store, env):
+    # the corpus command shows warnings and a line per script, not the other chatter; it
+    # showed no progress line either: a 12 s phase was 12 s without a line
+    r = mlprof_run("corpus", str(REPO / "models" / "selftest" / "linear.py"), "--runtimes",
+                   "ort", "--batch-sizes", "1", "--min-duration", "0.05", env={
+                       **os.environ, **env, "MLP_STORE": str(store),
+                       "MLP_TEST_SLOW_PHASE": "creating the session=12"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    seen = spoken(out, r"linear-\w+ on onnxruntime at batch size 1 \(point 1 of 1\)",
+                  "creating the session")
+    assert len(seen) >= 2, out
+    assert "exported linear-" not in out and " parameters, 1 call(s))" not in out  # chatter
+
+
 @pytest.mark.slow  # a search whose third point hangs, killed after MLP_TIMEOUT (8 s)
 def test_a_hung_search_point_is_killed_after_one_timeout_naming_it(store, env):
     r = law_run("PlotLoad", "--version", "v1", "--scenario", "server", "--latency-bound-ms",
