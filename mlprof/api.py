@@ -118,7 +118,11 @@ def _build(tasks: list, workers: int = 1) -> None:
     errors of bad input as one line (:func:`mlprof.tasks.framework.hooks.one_line_errors`)."""
     import luigi
 
-    from mlprof.tasks.framework.hooks import install_build_hooks, one_line_errors
+    from mlprof.tasks.framework.hooks import (
+        end_shared_process,
+        install_build_hooks,
+        one_line_errors,
+    )
 
     if not tasks:
         return
@@ -137,6 +141,7 @@ def _build(tasks: list, workers: int = 1) -> None:
             luigi.build(tasks, local_scheduler=True, workers=workers, log_level="WARNING")
     finally:
         lg.setLevel(level)
+        end_shared_process()
 
 
 def _task_keywords(task_cls: Any, fixed: Iterable[str]) -> list[str]:

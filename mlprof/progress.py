@@ -186,6 +186,7 @@ def counts_as_said(logger: logging.Logger) -> None:
 
 
 _MLPROF_LOGGER = logging.getLogger("mlprof")
+counts_as_said(_MLPROF_LOGGER)
 
 #: set on the log record of a progress line (:func:`progress_logger`, the run's watcher)
 PROGRESS_RECORD = "mlprof_progress"
@@ -207,7 +208,6 @@ def warnings_and_progress_only() -> None:
     if not any(isinstance(f, _WarningsAndProgress) for f in _MLPROF_LOGGER.filters):
         # first, before _Said's: a record dropped here is no line said
         _MLPROF_LOGGER.filters.insert(0, _WarningsAndProgress())
-counts_as_said(_MLPROF_LOGGER)
 
 
 def progress_logger(label: str, logger: logging.Logger | None = None,

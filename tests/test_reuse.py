@@ -132,3 +132,15 @@ def test_an_unknown_fresh_process_value_is_one_line_before_measuring(tmp_path):
     lines = [ln for ln in (r.stdout + r.stderr).splitlines() if "mlprof error" in ln]
     assert len(lines) == 1 and "MLP_FRESH_PROCESS: 'maybe' is not a value it takes" in lines[0]
     assert not (store / "MeasureRuntime").exists()
+
+
+def test_the_apis_build_ends_the_process_its_points_shared(store):
+    """The API (a notebook: the interpreter lives on) runs its points in one process too, and
+    that process ends with the build, not with the interpreter."""
+    import mlprof
+
+    (res,) = mlprof.benchmark_files(str(DNN), runtimes=["ort"], batch_sizes=[1, 2],
+                                    n_calls=10, warmup=1, min_duration=0)
+    runs = res.provenance["measurements"]
+    assert [m["earlier_in_process"] for m in runs] == [0, 1]
+    assert isolate._KEPT is None and _gone(runs[0]["pid"], 5)

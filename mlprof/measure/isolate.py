@@ -315,7 +315,9 @@ def _stays() -> bool:
     but the stderr filter's, no process below it), as in a worker that just started."""
     import threading
 
-    if any(t.is_alive() and t is not threading.main_thread() and t.name != "mlprof-stderr"
+    from mlprof.measure.quiet import STDERR_THREAD
+
+    if any(t.is_alive() and t is not threading.main_thread() and t.name != STDERR_THREAD
            for t in threading.enumerate()):
         return False
     return not descendants(os.getpid())

@@ -70,6 +70,10 @@ QUIET_STDERR_LINES: tuple[bytes, ...] = (
 )
 
 
+#: the name of :class:`StderrFilter`'s thread (a reused worker's own, not its job's)
+STDERR_THREAD = "mlprof-stderr"
+
+
 class StderrFilter:
     """This process's fd 2 through a pipe: a thread forwards every line to the real stderr
     except those containing one of ``drop``. C++ libraries write to fd 2 directly, so only a
@@ -85,7 +89,7 @@ class StderrFilter:
         os.dup2(w, 2)
         os.close(w)
         self._read = r
-        self.thread = threading.Thread(target=self._pump, name="mlprof-stderr", daemon=True)
+        self.thread = threading.Thread(target=self._pump, name=STDERR_THREAD, daemon=True)
         self.thread.start()
 
     def _keep(self, line: bytes) -> bool:

@@ -84,6 +84,16 @@ def one_line_errors() -> Iterator[None]:
         lg.removeFilter(log_filter)
 
 
+def end_shared_process() -> None:
+    """After a luigi build (``law run``'s, the ``mlprof`` command's, the API's): the
+    measurement process its points may have shared (:func:`mlprof.measure.isolate.run_isolated`'s
+    ``reuse``) ends with it, not with the interpreter (an API caller's lives on)."""
+    if "mlprof.measure.isolate" in sys.modules:  # (nothing measured: nothing to import)
+        from mlprof.measure.isolate import retire_kept
+
+        retire_kept()
+
+
 def run_hooks_installed() -> bool:
     """Whether this process is a ``law run`` or an ``mlprof`` command running tasks (its hooks
     are installed): then tasks check what costs a child process to check (a generation task's
@@ -190,12 +200,7 @@ def _prestart_after_checks() -> None:
             result = original(tasks, *args, **kwargs)
         finally:
             end_build()
-            # the build's points may have shared a measurement process: it ends with the
-            # build (an API caller's interpreter lives on after it)
-            if "mlprof.measure.isolate" in sys.modules:
-                from mlprof.measure.isolate import retire_kept
-
-                retire_kept()
+            end_shared_process()
         if "mlprof.model.onnx_graph" in sys.modules:  # it checked a model file up front
             from luigi.execution_summary import LuigiStatusCode
 
