@@ -220,6 +220,37 @@ def test_openvino_applies_threads_and_the_latency_hint():
     assert applied["INFERENCE_PRECISION_HINT"] == "f32"
 
 
+_NO_TELEMETRY = """
+import json, os, sys, threading
+from mlprof.measure.harness import measure
+from mlprof.measure.settings import MeasureSettings
+settings = MeasureSettings(batch_size=2, runtime="openvino", n_calls=20, warmup=2,
+                           min_duration=0)
+measure(sys.argv[1], settings)
+print(json.dumps({"threads": [t.name for t in threading.enumerate()],
+                  "telemetry": sys.modules.get("openvino_telemetry", "absent") is None,
+                  "home": sorted(os.listdir(os.environ["HOME"]))}))
+"""
+
+
+@needs_ov
+def test_openvino_measures_without_sending_telemetry(tmp_path):
+    """OpenVINO's telemetry (on unless the user opted out in ~/intel) sends an event from a
+    thread of its own at every ``import openvino``: a measurement process imports it without
+    (mlprof.runtimes.base.import_openvino), so no thread is left, nothing is written to the
+    home directory, and the process can be kept for the next point. A HOME without ~/intel is
+    the default of a new user, which OpenVINO treats as consent."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**__import__("os").environ, "HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-c", _NO_TELEMETRY,
+                           str(DNN_DIR / "model_onnx_l10u128.yaml")], capture_output=True,
+                          text=True, timeout=300, cwd=REPO, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen == {"threads": ["MainThread"], "telemetry": True, "home": []}, seen
+
+
 # -- end to end, as a user runs them --------------------------------------------------------
 
 def _medians(store, family: str) -> dict[str, dict[int, float]]:

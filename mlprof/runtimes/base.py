@@ -33,6 +33,27 @@ RUNTIME_OVERHEAD = "(runtime overhead)"
 OpEvent = tuple[str, float] | tuple[str, float, int]
 
 
+def import_openvino() -> Any:
+    """``import openvino``, without its telemetry: ``openvino_telemetry`` is marked absent in
+    ``sys.modules`` first (unless this process has it already), so OpenVINO takes the stub it
+    ships for when that package is not installed (``openvino.tools.ovc.telemetry_stub``).
+
+    Why: OpenVINO's telemetry is on unless the user opted out (a file in ``~/intel``), and
+    every ``import openvino`` sends an event (the ``usage_count`` it sent here was 541) from a
+    thread it starts then, in each measurement process: network traffic at run time, a thread
+    that runs while the model loads and is then left behind (a process with it cannot be kept
+    for the next point: :func:`mlprof.measure.isolate._stays`), and a counter rewritten in the
+    user's ``~/intel/stats`` at every point. The user's own choice in ``~/intel`` is left as it
+    is; only mlprof's processes send nothing. An ``ImportError`` of OpenVINO itself is the
+    caller's to answer."""
+    import sys
+
+    sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
+    import openvino
+
+    return openvino
+
+
 def compile_cache_enabled() -> bool:
     """Whether compiling runtimes keep their compiled artifacts in the store
     (:func:`mlprof.results.layout.compile_cache_dir`): ``MLP_COMPILE_CACHE`` is not ``0``."""

@@ -12,10 +12,17 @@ import numpy as np
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
 from mlprof.model.onnx_graph import ResolvedModel, resolve
-from mlprof.runtimes.base import Compiled, OpEvent, OpProfiler, Runtime, compile_cache_enabled
+from mlprof.runtimes.base import (
+    Compiled,
+    OpEvent,
+    OpProfiler,
+    Runtime,
+    compile_cache_enabled,
+    import_openvino,
+)
 
 try:
-    import openvino as ov
+    ov = import_openvino()
 except ImportError:  # the optional extra is not installed: one clear line
     raise MLProfError("the openvino runtime needs OpenVINO: pip install -e '.[openvino]' (or "
                       "source setup.sh with the default MLP_EXTRAS)", field="--runtime") from None

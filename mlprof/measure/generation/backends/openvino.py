@@ -37,8 +37,11 @@ from mlprof.model.decoder import Decoder
 
 def _convert(decoder: Decoder, out: str) -> None:
     """Trace ``decoder`` with an explicit KV cache and save the IR (fp32 weights) to ``out``."""
-    import openvino as ov
     import torch
+
+    from mlprof.runtimes.base import import_openvino
+
+    ov = import_openvino()
     import transformers
     from transformers import DynamicCache
 
@@ -102,8 +105,9 @@ class OpenVinoBackend(ExportingBackend):
     exporting = "converting {name} to OpenVINO IR"
 
     def _library(self) -> str:
-        import openvino as ov
+        from mlprof.runtimes.base import import_openvino
 
+        ov = import_openvino()
         self._ov = ov
         self.version = ov.get_version().split("-")[0]
         return f"openvino-{self.version}"
