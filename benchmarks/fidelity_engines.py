@@ -115,14 +115,17 @@ class BareChild(fidelity.BareChild):
 
 def run_mlprof(engine: str, model_file: str, batch_size: int, calls: int, warmup: int,
                seed: int) -> Side:
-    """mlprof's harness in a forkserver child, as ``MeasureRuntime`` runs it."""
+    """mlprof's harness in a forkserver child, as ``MeasureRuntime`` runs it: the rounds share
+    one measurement process where the runtime allows it (``reuse``, :attr:`RuntimeInfo
+    .reuses_process <mlprof.runtimes.RuntimeInfo.reuses_process>`; ``MLP_FRESH_PROCESS=1``: a
+    new one for each)."""
     import numpy as np
 
     from mlprof.measure import MeasureSettings, measure_isolated
 
     settings = MeasureSettings(batch_size=batch_size, runtime=engine, n_calls=calls,
                                warmup=warmup, min_duration=0, seed=seed)
-    samples = measure_isolated(model_file, settings).samples_ns
+    samples = measure_isolated(model_file, settings, reuse=True).samples_ns
     return Side(float(np.median(samples)) / 1e6, float(samples.min()) / 1e6)
 
 

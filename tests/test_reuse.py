@@ -4,6 +4,7 @@ when the caller exits, and every record saying how many measurements its process
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -106,12 +107,20 @@ def test_nothing_outlives_the_caller(tmp_path):
 
 
 @pytest.mark.slow  # two law runs of three points
-def test_a_sweep_measures_its_points_in_one_process_unless_told_otherwise(tmp_path):
-    """MeasureRuntime on onnxruntime: the points share a process, each record counts the
-    measurements before it; MLP_FRESH_PROCESS=1 gives each point a new one."""
+@pytest.mark.parametrize("runtime, model", [
+    ("onnxruntime", DNN),
+    pytest.param("openvino", DNN, marks=pytest.mark.skipif(
+        importlib.util.find_spec("openvino") is None, reason="OpenVINO is not installed")),
+    ("torch", REPO / "models" / "selftest" / "mlp.py")])
+def test_a_sweep_measures_its_points_in_one_process_unless_told_otherwise(tmp_path, runtime,
+                                                                          model):
+    """PlotRuntimes on each runtime that keeps its process: the points share a process, each
+    record counts the measurements before it; MLP_FRESH_PROCESS=1 gives each point a new one.
+    (OpenVINO's telemetry thread once kept every point in a new process: see
+    tests/test_tf_openvino.py.)"""
     for fresh, store in (("", tmp_path / "reused"), ("1", tmp_path / "fresh")):
-        r = law_run("PlotRuntimes", "--version", "ru", "--model-file", str(DNN),
-                    "--batch-sizes", "1,2,4", *FAST, store=store,
+        r = law_run("PlotRuntimes", "--version", "ru", "--model-file", str(model),
+                    "--runtime", runtime, "--batch-sizes", "1,2,4", *FAST, store=store,
                     env={"MLP_FRESH_PROCESS": fresh})
         assert r.returncode == 0, r.stderr[-3000:]
         provs = branch_provenances(store)

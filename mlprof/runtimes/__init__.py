@@ -210,7 +210,7 @@ register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
     model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch",
-    profiler="torch.profiler",
+    profiler="torch.profiler", reuses_process=True,
     generation="mlprof.measure.generation.backends.torch:TorchBackend",
     **runtime_precisions("torch")))
 register(RuntimeInfo(
@@ -224,7 +224,7 @@ register(RuntimeInfo(
     name="openvino", target="mlprof.runtimes.openvino:OpenVinoRuntime",
     package="openvino", aliases=("ov",), devices=("cpu",), model_kinds=(ONNX_MODEL,),
     needs_export=True, venv_package="openvino", label="OpenVINO", extra="openvino",
-    profiler="OpenVINO performance counters",
+    profiler="OpenVINO performance counters", reuses_process=True,
     generation="mlprof.measure.generation.backends.openvino:OpenVinoBackend",
     **runtime_precisions("openvino")))
 register(RuntimeInfo(
