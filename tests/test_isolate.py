@@ -398,6 +398,22 @@ def test_the_server_runs_no_main_script_named_from_outside(tmp_path):
     assert proc.stdout.strip() == "ok" and not mark.exists()
 
 
+def test_a_script_read_from_standard_input_measures(tmp_path):
+    """``python -`` (a script piped in, ``__main__.__file__`` is ``<stdin>``): the child starts
+    as for ``python -c`` instead of dying on multiprocessing's attempt to run ``<stdin>``
+    again, and the script's ``__file__`` is as it was."""
+    import subprocess
+    import sys
+
+    code = ("import __main__\n"
+            "from mlprof.measure.isolate import run_isolated\n"
+            "print(run_isolated('ok'.format, {}, timeout=120), __main__.__file__)\n")
+    proc = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["ok", "<stdin>"], proc.stdout + proc.stderr[-2000:]
+
+
 _GATED_SCRIPT = """
 import sys
 import time

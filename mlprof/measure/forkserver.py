@@ -174,6 +174,29 @@ def waiting_for_start(progress: Callable[[float, str], None] | None) -> Iterator
     _serving = fs._forkserver_pid
 
 
+@contextlib.contextmanager
+def main_file_not_a_file_hidden() -> Iterator[None]:
+    """Around a child's start: a ``__main__`` whose ``__file__`` is no file (``python -`` runs a
+    script read from standard input as ``<stdin>``) is hidden from multiprocessing's start,
+    which then starts the child as for ``python -c``, without running the main script again.
+
+    Why: multiprocessing gives the child ``__main__.__file__`` to run again, and for
+    ``<stdin>`` the child died on a ``FileNotFoundError`` traceback and the measurement failed
+    with "the measurement process exited with code 1 without a result". mlprof imports
+    nothing of such a main anyway (the server preloads only a main that is a file;
+    :func:`check_main_guard` checks only those)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str) or os.path.isfile(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 def _forget_server(fs: Any) -> None:
     """Drop an inherited forkserver, so that the next child starts this process's own."""
     global _gated

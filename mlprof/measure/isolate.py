@@ -38,6 +38,7 @@ from mlprof.measure.forkserver import (
     _context,
     _forget_server,
     check_main_guard,
+    main_file_not_a_file_hidden,
     waiting_for_start,
 )
 from mlprof.measure.proctree import (
@@ -431,7 +432,8 @@ def _begin(func: Callable[..., Any], kwargs: dict[str, Any], label: str, torch: 
         jobs_recv, jobs_send = ctx.Pipe(duplex=False) if reuse is not None else (None, None)
         proc = ctx.Process(target=_child_main, args=(send_conn, func, kwargs, jobs_recv),
                            name=f"mlprof-measure-{label}", daemon=True)
-        with waiting_for_start(progress):  # the server's first child: it says what it waits
+        # the server's first child says what it waits for; a main read from stdin is not run
+        with waiting_for_start(progress), main_file_not_a_file_hidden():
             proc.start()  # returns once the server has forked the child (after its preloads)
         send_conn.close()
         if jobs_recv is not None:
