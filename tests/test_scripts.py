@@ -223,3 +223,44 @@ def test_scripts_export_and_measure_however_they_call_their_model(store, script)
         assert frame["batch_size"].tolist() == [1, 2] and (frame["median_ms"] > 0).all()
     (record,) = [p for p in files_in(store) if p.name == "export.json"]
     assert all(c["ok"] for c in json.loads(record.read_text())["validation"])
+
+
+_DYNAMO_IN_SCRIPT = '''
+import torch
+import torch._dynamo  # imported while the script runs, as torchvision's models import it
+
+model = torch.nn.Linear(4, 2)
+model(torch.zeros(1, 4))
+'''
+
+_GIVE_BACK_CHECK = '''
+import gc, json, sys
+import torch
+from mlprof.model.script import discover
+assert "torch._dynamo" not in sys.modules
+discover(sys.argv[1])
+import torch._dynamo.mutation_guard as mg
+import torch._dynamo.utils as du
+gc.collect()
+print(json.dumps({
+    "call": du.unpatched_nn_module_call is torch.nn.Module.__call__,
+    "init": mg.unpatched_nn_module_init is torch.nn.Module.__init__,
+    "linears": sum(isinstance(o, torch.nn.Linear) for o in gc.get_objects())}))
+'''
+
+
+def test_a_module_imported_while_a_script_runs_keeps_no_hook(tmp_path):
+    """PyTorch modules imported lazily during a script's run save ``nn.Module.__call__`` and
+    ``__init__`` as "the unpatched ones": they get nn.Module's own back when the run ends
+    (mlprof.model.script._give_back), and the hooks' records, with the script's models, are
+    not kept alive through them."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "dynamo_inside.py"
+    script.write_text(_DYNAMO_IN_SCRIPT)
+    proc = subprocess.run([sys.executable, "-c", _GIVE_BACK_CHECK, str(script)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen == {"call": True, "init": True, "linears": 0}, seen
