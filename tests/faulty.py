@@ -127,6 +127,27 @@ def allocate(mb: int, progress=None):
     return os.getpid(), peak_rss_mb()
 
 
+#: what :func:`allocate_in_pieces` keeps between jobs (the top of the heap)
+_PINNED: list[bytearray] = []
+
+
+def allocate_in_pieces(mb: int, progress=None):
+    """Touch ``mb`` MB in 64 kB pieces (below glibc's mmap threshold: from the heap), keep
+    every 16th (between jobs too), free the others; return this process's pid and its peak
+    resident memory. The holes stay resident in this process until ``malloc_trim`` gives
+    them back."""
+    from mlprof.sysinfo import peak_rss_mb
+
+    pieces = []
+    for _ in range(mb * 16):
+        piece = bytearray(64 * 1024)
+        piece[::4096] = b"\1" * len(piece[::4096])
+        pieces.append(piece)
+    _PINNED.extend(pieces[::16])
+    del pieces
+    return os.getpid(), peak_rss_mb()
+
+
 def thread_and_return(progress=None):
     """Leave a thread running and return this process's pid."""
     import threading

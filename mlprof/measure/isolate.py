@@ -324,13 +324,30 @@ def _stays() -> bool:
     return not descendants(os.getpid())
 
 
+def _trim_heap() -> None:
+    """Give the memory the last job freed back to the system (glibc's ``malloc_trim``; nothing
+    where the C library has none), so that the next job's peak starts where a new process's
+    would.
+
+    Why: freed heap memory stays resident. ONNX Runtime's later points of a sweep on a 47 MB
+    model (resnet18) peaked 25-45 MB higher in the kept process than in new ones (317-345
+    against 290-313 MB); with it, 3 interleaved sweeps each, the two differ by at most 11 MB
+    either way (297-327 against 288-319 MB)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def _next_job(jobs: Any) -> tuple[Callable[..., Any], dict[str, Any]] | None:
-    """Between two jobs of a reused worker: drop the last one's garbage, restart the peak
-    memory count (``VmHWM``, :func:`mlprof.sysinfo.peak_rss_mb`) and wait for the next job;
-    None when the parent closed the pipe (or sent something else)."""
+    """Between two jobs of a reused worker: drop the last one's garbage (and give its memory
+    back: :func:`_trim_heap`), restart the peak memory count (``VmHWM``,
+    :func:`mlprof.sysinfo.peak_rss_mb`) and wait for the next job; None when the parent
+    closed the pipe (or sent something else)."""
     import gc
 
     gc.collect()
+    _trim_heap()
     with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # Linux: the peak resident set starts again from the current one
     try:

@@ -210,7 +210,7 @@ register(RuntimeInfo(
     name="torch", target="mlprof.runtimes.torch:TorchRuntime",
     package="torch", aliases=("torch-eager", "pytorch", "eager"), devices=("cpu",),
     model_kinds=(SCRIPT_MODEL,), runs_script=True, needs_torch=True, label="PyTorch",
-    profiler="torch.profiler", reuses_process=True,
+    profiler="torch.profiler",
     generation="mlprof.measure.generation.backends.torch:TorchBackend",
     **runtime_precisions("torch")))
 register(RuntimeInfo(
