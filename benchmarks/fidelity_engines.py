@@ -8,7 +8,9 @@ Runtime's:
   inter-op thread) and ``session.make_callable([output], feed_list=[input])`` called with the
   input array and ``RunOptions(inter_op_thread_pool=-1)`` (in the calling thread, through
   ``functools.partial``): the call mlprof's ``tensorflow`` runtime times;
-- **openvino**: the ONNX model read by ``ov.Core``, reshaped to the batch size, compiled for the
+- **openvino**: OpenVINO imported as mlprof imports it, without its telemetry (whose thread
+  would send an event while the loop starts: :func:`mlprof.runtimes.base.import_openvino`);
+  the ONNX model read by ``ov.Core``, reshaped to the batch size, compiled for the
   CPU with the latency hint, one stream, fp32 and 1 inference thread, and ``request.infer()`` on
   an infer request whose input tensor shares the numpy input: the call mlprof's ``openvino``
   runtime times.
@@ -82,6 +84,7 @@ options = tf.compat.v1.RunOptions(inter_op_thread_pool=-1)  # in the calling thr
 fn, args = functools.partial(run, options=options), (x,)
 """ + _COMMON_TAIL,
     "openvino": _COMMON_HEAD + r"""
+sys.modules.setdefault("openvino_telemetry", None)  # as mlprof imports it: no telemetry thread
 import openvino as ov
 core = ov.Core()
 m = core.read_model(model)
