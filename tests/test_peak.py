@@ -108,6 +108,29 @@ def test_a_contended_peak_is_measured_again_then_kept_and_flagged(monkeypatch):
     assert rec["peak_gflops"] == max(a["peak_gflops"] for a in rec["attempts"])
 
 
+def test_one_stalled_call_does_not_size_the_repetitions(monkeypatch):
+    """The calls that size a repetition: one of them stalls for 0.3 s (a shared machine's
+    stall, injected), and the repetitions still make enough calls to last about target_s
+    (the fastest call sizes them; the stalled one sized them to 2 calls)."""
+    import onnxruntime as ort
+
+    from mlprof.measure import peak
+
+    real_run = ort.InferenceSession.run
+    calls = {"n": 0}
+
+    def run(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:  # the last sizing call (the one that sized them before)
+            time.sleep(0.3)
+        return real_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(ort.InferenceSession, "run", run)
+    rec = peak._bench_size(64, 1, target_s=0.2)
+    assert calls["n"] > 3
+    assert rec["calls_per_repeat"] > 20, rec
+
+
 def test_choose_attempt_keeps_the_first_quiet_one():
     recs = [{"peak_gflops": 50.0, "contended": True, "environment": {"other_cpu_cores": 1.2}},
             {"peak_gflops": 70.0, "contended": False, "environment": {"other_cpu_cores": 0.1}}]
