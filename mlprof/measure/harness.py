@@ -232,7 +232,7 @@ def _first_call(rt: Any, call: tuple[Callable[..., Any], tuple], s: MeasureSetti
         compiled = rt.compile(fn, args, phase=rep.phase)
     except Exception as e:
         raise first_call_error(e, rt, s.batch_size, spec_file) from None
-    rep.phase("first call")
+    rep.phase("first call", now=False)  # reported if it lasts: Progress.phase
     t0 = time.perf_counter_ns()
     try:
         fn(*args)
