@@ -105,6 +105,49 @@ def test_a_model_that_does_not_export_whole_uses_torch_compile(tmp_path, monkeyp
     assert tuple(out.shape) == (1, 2)
 
 
+@pytest.mark.slow
+def test_the_package_call_is_bare_for_one_output_and_rebuilds_a_tuple(tmp_path, monkeypatch):
+    """Tensors in by position and one tensor out (linear.py): the handed-out call is the
+    package's call and nothing around it (:class:`_AOTIPlainCall`); a model with two outputs
+    keeps the general call, which rebuilds the tuple. Both answer what the module answers."""
+    torch = pytest.importorskip("torch")
+    from mlprof.runtimes.torch import TorchCompileRuntime, _AOTICall, _AOTIPlainCall, resolve_script
+
+    two = tmp_path / "two.py"
+    two.write_text(
+        "import torch\n"
+        "class Two(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.lin = torch.nn.Linear(4, 3)\n"
+        "    def forward(self, x):\n"
+        "        y = self.lin(x)\n"
+        "        return y, y.relu() * 2\n"
+        "torch.manual_seed(0)\n"
+        "model = Two().eval()\n"
+        "model(torch.rand(2, 4))\n")
+    monkeypatch.setenv("MLP_STORE", str(tmp_path / "store"))
+    for script, width, plain in ((SCRIPT, 10, True), (str(two), 4, False)):
+        rt = TorchCompileRuntime(resolve_script(script))
+        rt.load(2)
+        x = torch.rand(2, width)
+        fn, args = rt.bind({rt.model.names[0]: x.numpy()})
+        compiled = rt.compile(fn, args)
+        assert compiled.cache == "miss" and rt.info()["compile"]["mode"].startswith("aot ")
+        assert type(fn) is (_AOTIPlainCall if plain else _AOTICall)
+        # named in the compile mode: a history that crosses the change has an event there
+        assert rt.info()["compile"]["mode"].endswith(", bare call)") is plain
+        with torch.no_grad():
+            want = rt.model.module(x)
+        got = fn(*args)
+        if plain:
+            torch.testing.assert_close(got, want)
+        else:
+            assert isinstance(got, tuple) and len(got) == 2
+            torch.testing.assert_close(got[0], want[0])
+            torch.testing.assert_close(got[1], want[1])
+
+
 TFAOT_DNN = str(REPO / "examples" / "dnn" / "model_tfaot_l10u128.yaml")
 
 
