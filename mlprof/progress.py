@@ -9,7 +9,8 @@ left. Each report goes to the parent as ``("progress", (fraction, message))`` (s
 
 When reports are sent:
 
-- at once when a phase begins (:meth:`Progress.phase`);
+- at once when a phase begins (:meth:`Progress.phase`), except a phase that is said only if
+  it lasts (``now=False``: the timed first call, which a report just before would slow);
 - from the working thread between two pieces of work (:meth:`Progress.update`: between two
   blocks of timed calls, never inside one) when :data:`EVERY` seconds have passed since the last;
 - from a watcher thread when the work has been silent for :data:`STALL` seconds: a single call
