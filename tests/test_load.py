@@ -423,6 +423,9 @@ def _record(tmp_path, points, load=None) -> str:
      "load.search.best_point"),
     (lambda r: r["load"].update(search={"best_rate": -10.0}), "load.search.best_rate"),
     (lambda r: r["load"].update(search=[1]), "load.search"),
+    (lambda r: r.update(compile_s=float("inf")), "compile_s"),
+    (lambda r: r.update(compile_s="fast"), "compile_s"),
+    (lambda r: r.update(compile_cache="warm"), "compile_cache"),
 ])
 def test_a_damaged_load_record_is_refused_naming_the_field(tmp_path, damage, field):
     path = _record(tmp_path, [{"streams": 1, "threads": 1, "events_per_s": 10.0,
@@ -711,6 +714,35 @@ def test_plot_load_streams_counts_every_event(store, sessions):
 
     statuses = {e.task: e.status for e in scan(str(store), min_age=0).entries}
     assert statuses.get("MeasureLoad") == "ok" and statuses.get("PlotLoad") == "ok", statuses
+
+
+@pytest.mark.slow  # an AOTInductor package built once (15-30 s here), loaded by the others
+def test_torch_compile_under_load_compiles_each_session_first_and_records_it(store):
+    """torch-compile's call is the AOTInductor package its compile loads or builds: every
+    scenario and session kind compiles its sessions before their first call (before, every
+    load point of torch-compile failed at it), and the record says what that took, apart."""
+    pytest.importorskip("torch")
+    script = str(REPO / "models" / "selftest" / "linear.py")
+    common = ("--model-file", script, "--runtime", "torch-compile", "--threads", "1",
+              "--min-duration", "0.2")
+    for args in (("--scenario", "streams", "--streams", "1,2", "--sessions", "shared"),
+                 ("--scenario", "streams", "--streams", "2", "--sessions", "process"),
+                 ("--scenario", "server", "--latency-bound-ms", "5")):
+        r = law_run("MeasureLoad", "--version", "v1", *common, *args, store=store,
+                    timeout=900)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    records = {p.stem: L.read_load(str(p)) for p in files_in(store)
+               if p.suffix == ".json" and p.name.startswith("load_")}
+    assert sorted(records) == ["load_server_w1_bs1_each_mb1_mw0_p99le5ms",
+                               "load_streams_s1_bs1_shared", "load_streams_s2_bs1_process",
+                               "load_streams_s2_bs1_shared"]
+    for name, rec in records.items():
+        assert rec["compile_s"] > 0 and rec["compile_cache"] in ("hit", "miss"), name
+        assert rec["runtime_settings"]["compile"]["mode"].startswith("aot "), name
+        assert all(p["events_per_s"] > 0 for p in rec["points"]), name
+    # one package in the store, built by the first session and loaded by every other
+    assert len([p for p in files_in(store) if p.suffix == ".pt2"]) == 1
+    assert sum(rec["compile_cache"] == "miss" for rec in records.values()) == 1
 
 
 @pytest.mark.slow  # a search of 4-12 points of 0.3 s

@@ -38,7 +38,10 @@ class LoadResult:
         return out.getvalue()
 
 
-def _provenance(m: _Model, load: dict[str, Any]) -> dict[str, Any]:
+def _provenance(m: _Model, load: dict[str, Any], compiles: list[Any] | None = None
+                ) -> dict[str, Any]:
+    """The load record's header and ``load``, with the compiles of the sessions (``m``'s, or
+    ``compiles``: those of sessions in processes of their own)."""
     from mlprof.measure.harness import events_in_call
     from mlprof.measure.provenance import measurement_header
 
@@ -53,7 +56,11 @@ def _provenance(m: _Model, load: dict[str, Any]) -> dict[str, Any]:
                "file": spec.file, "content_hash": spec.content_hash},
         settings=asdict(s), batch_size=s.batch_size,
         events_per_call=events_in_call(s.batch_size, m.resolved.inputs))
-    return {**header.to_json(), "load": load}
+    from mlprof.measure.loadgen.session import compiled_fields
+
+    if compiles is None:
+        compiles = [rt.compile_record for rt in m.sessions]
+    return {**header.to_json(), "load": load, **compiled_fields(compiles)}
 
 
 def write_load(result: LoadResult, paths: Mapping[str, str], **extra: Any) -> None:

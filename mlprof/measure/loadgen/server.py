@@ -390,7 +390,7 @@ def measure_server(model_file: str, settings: MeasureSettings, load: LoadSetting
             for k in sizes:
                 rt = shared[k] if shared is not None else m.session(k * bs)
                 calls[k] = m.call(rt, k * bs, w)
-                _first_call(*calls[k], m.resolved.spec.spec_file, k * bs, rt)
+                _first_call(*calls[k], m.resolved.spec.spec_file, k * bs, rt, rep.phase)
             worker_calls.append(calls)
         # the service time of one request alone and of a full batch: the warm-up's calls
         rep.phase("warm-up")

@@ -67,15 +67,38 @@ def _open(model_file: str, settings: MeasureSettings, script_args: tuple[str, ..
 
 
 def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int,
-                rt: Any = None) -> None:
-    """The first call of a session; its failure is one line
-    (:func:`mlprof.measure.harness.first_call_error`, as the harness's)."""
+                rt: Any = None, phase: Callable[[str], None] | None = None) -> None:
+    """The first call of a session, after the session's compile where its runtime compiles on
+    the first event's call (:meth:`Runtime.compile <mlprof.runtimes.base.Runtime.compile>`,
+    once per session: a shared session's later calls find it compiled; ``phase`` hears what
+    the compile does); a failure of either is one line
+    (:func:`mlprof.measure.harness.first_call_error`, as the harness's).
+
+    Why the compile: torch-compile's call is the AOTInductor package, which the compile
+    loads or builds; without it every load point of torch-compile failed at its first call
+    (``'NoneType' object has no attribute 'boxed_run'``)."""
     from mlprof.measure.harness import first_call_error
 
     try:
+        if rt is not None and rt.compile_record is None:
+            rt.compile(fn, args, phase=phase)
         fn(*args)
     except Exception as e:  # the runtime's own error, made one clear line
         raise first_call_error(e, rt, bs, spec_file) from None
+
+
+def compiled_fields(compiles: list[Any]) -> dict[str, Any]:
+    """``compile_s`` (the sessions' compiles, summed) and ``compile_cache`` (``miss`` when one
+    compiled afresh, ``hit`` when all came from the store's cache, ``none`` without a cache)
+    of the sessions' :class:`mlprof.runtimes.base.Compiled` (None: a runtime that does not
+    compile); empty for runtimes that do not. Recorded apart from the load's timing, as a
+    sweep's branch records it."""
+    done = [c for c in compiles if c is not None]
+    if not done:
+        return {}
+    states = {c.cache for c in done}
+    cache = "miss" if "miss" in states else ("hit" if states == {"hit"} else "none")
+    return {"compile_s": sum(c.seconds for c in done), "compile_cache": cache}
 
 
 def _cpu_s() -> float:

@@ -183,7 +183,7 @@ def _stream_child() -> None:
         with m.runtime_cls.thread_context():
             for _ in range(a["warmup"]):
                 fn(*args)
-            pickle.dump(("ready", rt.info()), out)
+            pickle.dump(("ready", (rt.info(), rt.compile_record)), out)
             out.flush()
             t0 = pickle.load(inp)
             pc = time.perf_counter_ns
@@ -250,7 +250,7 @@ def run_stream_processes(model_file: str, settings: MeasureSettings,
                          "warmup": settings.warmup, "duration_s": settings.min_duration,
                          "min_calls": settings.n_calls, "max_calls": max_calls}, p.stdin)
             p.stdin.flush()
-        infos = [reply(p) for p in procs]  # ready: each with its session's settings
+        infos = [reply(p) for p in procs]  # ready: each with its session's settings, compile
         before = snapshot()
         pc = time.perf_counter_ns
         t0 = pc()
@@ -276,7 +276,8 @@ def run_stream_processes(model_file: str, settings: MeasureSettings,
                                      environment(before, after,
                                                  planned_threads=streams * settings.threads,
                                                  threads=log))
-    summary["runtime_settings"] = infos[0] if infos else {}
+    summary["runtime_settings"] = infos[0][0] if infos else {}
+    summary["compiles"] = [compiled for _, compiled in infos]
     return rows, summary
 
 
@@ -300,11 +301,13 @@ def measure_streams(model_file: str, settings: MeasureSettings, load: LoadSettin
         bs = s.batch_size
         events = events_in_call(bs, m.resolved.inputs)
         runtime_settings: dict[str, Any] = {}
+        compiles = None  # the sessions' own (in this process) unless in processes of their own
         if sessions == "process":
             rep.phase(f"{streams} stream process(es) for {s.min_duration:g} s")
             rows, summary = run_stream_processes(model_file, s, tuple(script_args), streams,
                                                  events)
             runtime_settings = summary.pop("runtime_settings")
+            compiles = summary.pop("compiles")
         else:
             rep.phase(f"creating {1 if sessions == 'shared' else streams} session(s)")
             shared = m.session(bs) if sessions == "shared" else None
@@ -312,7 +315,7 @@ def measure_streams(model_file: str, settings: MeasureSettings, load: LoadSettin
             for i in range(streams):
                 rt = shared if shared is not None else m.session(bs)
                 calls.append(m.call(rt, bs, i % s.n_events))
-                _first_call(*calls[-1], m.resolved.spec.spec_file, bs, rt)
+                _first_call(*calls[-1], m.resolved.spec.spec_file, bs, rt, rep.phase)
             rep.phase(f"{streams} stream(s) for {s.min_duration:g} s")
             rows, summary = run_streams(calls, s.min_duration, s.n_calls, s.warmup, events,
                                         thread_context=m.runtime_cls.thread_context,
@@ -321,7 +324,7 @@ def measure_streams(model_file: str, settings: MeasureSettings, load: LoadSettin
         point = {"scenario": "streams", "streams": streams, "threads": s.threads,
                  "sessions": sessions, "batch_size": bs, **summary}
         prov = _provenance(m, {"scenario": "streams", "streams": streams,
-                               "sessions": sessions})
+                               "sessions": sessions}, compiles)
         if runtime_settings:
             prov["runtime_settings"] = runtime_settings
     return LoadResult(STREAM_COLUMNS, rows, [point], prov)

@@ -18,6 +18,7 @@ from mlprof.results.records.core import (
     _Record,
     stamp,
 )
+from mlprof.runtimes import COMPILE_CACHE_STATES
 
 # --- load records (MeasureLoad) -----------------------------------------------------------------
 
@@ -207,6 +208,11 @@ class LoadRecord(_Record):
     header: Header
     load: LoadSpec
     points: tuple[LoadPoint, ...]
+    #: a compiling runtime's compiles of the load's sessions (or their loads from the store's
+    #: cache), summed, apart from the timing; None for other runtimes and older records
+    compile_s: float | None = None
+    #: ``hit``, ``miss`` or ``none`` (:data:`mlprof.runtimes.COMPILE_CACHE_STATES`)
+    compile_cache: str | None = None
     format: int = FORMAT_VERSION
     data: Mapping[str, Any] | None = None
 
@@ -225,7 +231,9 @@ class LoadRecord(_Record):
         return cls(header, load,
                    tuple(LoadPoint.from_json(p, file, f"points[{i}]", load.scenario, batch_size)
                          for i, p in enumerate(points)),
-                   fmt, obj)
+                   compile_s=f.number("compile_s", none=True),
+                   compile_cache=f.text("compile_cache", COMPILE_CACHE_STATES),
+                   format=fmt, data=obj)
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON of this format (:func:`stamp`), every field kept."""
