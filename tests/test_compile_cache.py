@@ -148,6 +148,25 @@ def test_the_package_call_is_bare_for_one_output_and_rebuilds_a_tuple(tmp_path, 
             torch.testing.assert_close(got[1], want[1])
 
 
+@pytest.mark.slow
+def test_an_interleaved_comparison_compiles_torch_compile_sessions(tmp_path, monkeypatch):
+    """Interleaved, each round's new torch-compile session is compiled before its first call
+    (before, the comparison failed at it: the package was never loaded), and the record keeps
+    the first round's compile apart."""
+    pytest.importorskip("torch")
+    from mlprof.measure import MeasureSettings
+    from mlprof.measure.interleave import Config, measure_interleaved
+
+    monkeypatch.setenv("MLP_STORE", str(tmp_path / "store"))
+    configs = [Config("torch", SCRIPT, "torch"), Config("torch-compile", SCRIPT, "torch-compile")]
+    r = measure_interleaved(configs, MeasureSettings(batch_size=1, n_calls=20, warmup=2), 6)
+    assert r.round_medians_ms.shape == (6, 2) and (r.round_medians_ms > 0).all()
+    eager, compiled = r.provenance["configs"]
+    assert "compile_s" not in eager
+    assert compiled["compile_s"] > 0 and compiled["compile_cache"] == "miss"
+    assert compiled["runtime_settings"]["compile"]["mode"].startswith("aot ")
+
+
 TFAOT_DNN = str(REPO / "examples" / "dnn" / "model_tfaot_l10u128.yaml")
 
 

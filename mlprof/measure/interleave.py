@@ -51,6 +51,7 @@ from mlprof.measure.provenance import measurement_header
 from mlprof.measure.settings import DEFAULT_ROUNDS, MeasureSettings  # noqa: F401 (its old home)
 from mlprof.results.records import NoiseRecord
 from mlprof.runtimes import TFAOT_MODEL, get_runtime
+from mlprof.runtimes.base import compiled_fields
 
 #: bootstrap resamples and confidence level of the speed-up intervals
 N_RESAMPLES = 2000
@@ -210,7 +211,9 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
             infos = [{"runtime": rt.name, "runtime_version": type(rt).version(),
                       "runtime_settings": rt.info(), "model_file": c.model_file,
                       "model_sha256": models[j][1].spec.model_sha256(),
-                      "settings": dict(c.settings), "script_args": list(c.script_args)}
+                      "settings": dict(c.settings), "script_args": list(c.script_args),
+                      # the first round's compile, apart (each round's sessions are new)
+                      **compiled_fields([rt.compile_record])}
                      for j, (c, (rt, _)) in enumerate(zip(configs, current, strict=True))]
         for j in order:
             k, buf = 0, bufs[j]
@@ -315,12 +318,15 @@ def _fp32_of(configs: Sequence[Config], j: int) -> int | None:
 
 def _ready(cls: Any, resolved: Any, feeds: list[dict[str, np.ndarray]],
            s: MeasureSettings) -> tuple[Any, list[tuple[Callable[..., Any], tuple]]]:
-    """A new session of one configuration, its first call per event and ``s.warmup`` calls
-    made (untimed): (runtime, bound calls)."""
+    """A new session of one configuration, compiled where its runtime compiles on the first
+    call (:meth:`Runtime.compile <mlprof.runtimes.base.Runtime.compile>`; torch-compile's
+    call is the AOTInductor package the compile loads, and without it the first call failed),
+    its first call per event and ``s.warmup`` calls made (untimed): (runtime, bound calls)."""
     rt = cls(resolved, device=s.device, threads=s.threads)
     rt.configure(replace(s, runtime=cls.name))
     rt.load(s.batch_size)
     calls = [rt.bind(f) for f in feeds]
+    rt.compile(*calls[0])  # a runtime that compiles on the first event's call (torch-compile)
     for fn, args in calls:
         fn(*args)
     for i in range(s.warmup):

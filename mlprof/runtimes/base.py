@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -82,6 +82,20 @@ class Compiled:
         if self.cache not in COMPILE_CACHE_STATES:
             raise ValueError(f"compile cache state {self.cache!r} is not one of "
                              f"{COMPILE_CACHE_STATES}")
+
+
+def compiled_fields(compiles: Sequence[Compiled | None]) -> dict[str, Any]:
+    """``compile_s`` (the sessions' compiles, summed) and ``compile_cache`` (``miss`` when one
+    compiled afresh, ``hit`` when all came from the store's cache, ``none`` without a cache)
+    of the sessions' :class:`mlprof.runtimes.base.Compiled` (None: a runtime that does not
+    compile); empty for runtimes that do not. What a record of several sessions (a load point,
+    an interleaved configuration) keeps apart from its timing, as a sweep's branch does."""
+    done = [c for c in compiles if c is not None]
+    if not done:
+        return {}
+    states = {c.cache for c in done}
+    cache = "miss" if "miss" in states else ("hit" if states == {"hit"} else "none")
+    return {"compile_s": sum(c.seconds for c in done), "compile_cache": cache}
 
 
 class OpProfiler(ABC):

@@ -56,7 +56,7 @@ def _provenance(m: _Model, load: dict[str, Any], compiles: list[Any] | None = No
                "file": spec.file, "content_hash": spec.content_hash},
         settings=asdict(s), batch_size=s.batch_size,
         events_per_call=events_in_call(s.batch_size, m.resolved.inputs))
-    from mlprof.measure.loadgen.session import compiled_fields
+    from mlprof.runtimes.base import compiled_fields
 
     if compiles is None:
         compiles = [rt.compile_record for rt in m.sessions]

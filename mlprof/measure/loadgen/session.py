@@ -87,19 +87,6 @@ def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int,
         raise first_call_error(e, rt, bs, spec_file) from None
 
 
-def compiled_fields(compiles: list[Any]) -> dict[str, Any]:
-    """``compile_s`` (the sessions' compiles, summed) and ``compile_cache`` (``miss`` when one
-    compiled afresh, ``hit`` when all came from the store's cache, ``none`` without a cache)
-    of the sessions' :class:`mlprof.runtimes.base.Compiled` (None: a runtime that does not
-    compile); empty for runtimes that do not. Recorded apart from the load's timing, as a
-    sweep's branch records it."""
-    done = [c for c in compiles if c is not None]
-    if not done:
-        return {}
-    states = {c.cache for c in done}
-    cache = "miss" if "miss" in states else ("hit" if states == {"hit"} else "none")
-    return {"compile_s": sum(c.seconds for c in done), "compile_cache": cache}
-
 
 def _cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
