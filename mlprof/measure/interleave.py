@@ -208,12 +208,7 @@ def measure_interleaved(configs: Sequence[Config], settings: MeasureSettings, ro
         made = {j: _ready(*models[j], own[j]) for j in order}
         current = [made[j] for j in range(n)]
         if not infos:
-            infos = [{"runtime": rt.name, "runtime_version": type(rt).version(),
-                      "runtime_settings": rt.info(), "model_file": c.model_file,
-                      "model_sha256": models[j][1].spec.model_sha256(),
-                      "settings": dict(c.settings), "script_args": list(c.script_args),
-                      # the first round's compile, apart (each round's sessions are new)
-                      **compiled_fields([rt.compile_record])}
+            infos = [_config_info(c, rt, models[j][1])
                      for j, (c, (rt, _)) in enumerate(zip(configs, current, strict=True))]
         for j in order:
             k, buf = 0, bufs[j]
@@ -314,6 +309,17 @@ def _fp32_of(configs: Sequence[Config], j: int) -> int | None:
     return next((k for k, o in enumerate(configs) if _precision(o) == "fp32"
                  and o.model == c.model and o.runtime == c.runtime
                  and dict(o.settings) == rest), None)
+
+
+def _config_info(c: Config, rt: Any, resolved: Any) -> dict[str, Any]:
+    """What the provenance says of one configuration, from its first round's session: the
+    runtime and its settings, the model file and its hash, the compared settings and the
+    session's compile (apart from the rounds; each round's sessions are new)."""
+    return {"runtime": rt.name, "runtime_version": type(rt).version(),
+            "runtime_settings": rt.info(), "model_file": c.model_file,
+            "model_sha256": resolved.spec.model_sha256(),
+            "settings": dict(c.settings), "script_args": list(c.script_args),
+            **compiled_fields([rt.compile_record])}
 
 
 def _ready(cls: Any, resolved: Any, feeds: list[dict[str, np.ndarray]],
