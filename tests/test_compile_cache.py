@@ -134,6 +134,8 @@ def test_the_package_call_is_bare_for_one_output_and_rebuilds_a_tuple(tmp_path, 
         fn, args = rt.bind({rt.model.names[0]: x.numpy()})
         compiled = rt.compile(fn, args)
         assert compiled.cache == "miss" and rt.info()["compile"]["mode"].startswith("aot ")
+        # once per session: a shared session's next call finds it compiled
+        assert rt.compile(fn, args) is compiled
         assert type(fn) is (_AOTIPlainCall if plain else _AOTICall)
         # named in the compile mode: a history that crosses the change has an event there
         assert rt.info()["compile"]["mode"].endswith(", bare call)") is plain

@@ -197,8 +197,10 @@ class Runtime(ABC):
         ``phase`` (the progress reporter's) is told what the compile does once the runtime
         knows it (building a package, or loading it from the store's cache).
 
-        A runtime that compiles in :meth:`load` (OpenVINO's ``compile_model``) returns what
-        that took (:attr:`compile_record`); one that does not compile returns None (the default)."""
+        Once per session: a later call returns the first's record and compiles nothing (a
+        shared session serves several calls, each of which must be ready). A runtime that
+        compiles in :meth:`load` (OpenVINO's ``compile_model``) returns what that took
+        (:attr:`compile_record`); one that does not compile returns None (the default)."""
         return self.compile_record
 
     #: set by a runtime that compiles in :meth:`load` (see :meth:`compile`)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ import numpy as np
 
 from mlprof.errors import MLProfError
 from mlprof.measure.loadgen.session import _Model
+from mlprof.runtimes.base import Compiled, compiled_fields
 
 
 @dataclass
@@ -38,8 +39,8 @@ class LoadResult:
         return out.getvalue()
 
 
-def _provenance(m: _Model, load: dict[str, Any], compiles: list[Any] | None = None
-                ) -> dict[str, Any]:
+def _provenance(m: _Model, load: dict[str, Any],
+                compiles: Sequence[Compiled | None] | None = None) -> dict[str, Any]:
     """The load record's header and ``load``, with the compiles of the sessions (``m``'s, or
     ``compiles``: those of sessions in processes of their own)."""
     from mlprof.measure.harness import events_in_call
@@ -56,8 +57,6 @@ def _provenance(m: _Model, load: dict[str, Any], compiles: list[Any] | None = No
                "file": spec.file, "content_hash": spec.content_hash},
         settings=asdict(s), batch_size=s.batch_size,
         events_per_call=events_in_call(s.batch_size, m.resolved.inputs))
-    from mlprof.runtimes.base import compiled_fields
-
     if compiles is None:
         compiles = [rt.compile_record for rt in m.sessions]
     return {**header.to_json(), "load": load, **compiled_fields(compiles)}

@@ -71,7 +71,7 @@ def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int,
     """The first call of a session, after the session's compile where its runtime compiles on
     the first event's call (:meth:`Runtime.compile <mlprof.runtimes.base.Runtime.compile>`,
     once per session: a shared session's later calls find it compiled; ``phase`` hears what
-    the compile does); a failure of either is one line
+    the compile does; without ``rt``, the call alone); a failure of either is one line
     (:func:`mlprof.measure.harness.first_call_error`, as the harness's).
 
     Why the compile: torch-compile's call is the AOTInductor package, which the compile
@@ -80,12 +80,11 @@ def _first_call(fn: Callable[..., Any], args: tuple, spec_file: str, bs: int,
     from mlprof.measure.harness import first_call_error
 
     try:
-        if rt is not None and rt.compile_record is None:
+        if rt is not None:
             rt.compile(fn, args, phase=phase)
         fn(*args)
     except Exception as e:  # the runtime's own error, made one clear line
         raise first_call_error(e, rt, bs, spec_file) from None
-
 
 
 def _cpu_s() -> float:
