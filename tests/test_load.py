@@ -731,6 +731,7 @@ def test_torch_compile_under_load_compiles_each_session_first_and_records_it(sto
         r = law_run("MeasureLoad", "--version", "v1", *common, *args, store=store,
                     timeout=900)
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        assert ": compiled in " in r.stdout + r.stderr  # said apart, as a sweep says it
     records = {p.stem: L.read_load(str(p)) for p in files_in(store)
                if p.suffix == ".json" and p.name.startswith("load_")}
     assert sorted(records) == ["load_server_w1_bs1_each_mb1_mw0_p99le5ms",

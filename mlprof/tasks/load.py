@@ -23,7 +23,7 @@ from mlprof.tasks.framework.parameters import (
 )
 from mlprof.tasks.framework.remote import HTCondorWorkflow, SlurmWorkflow, batch_job_info
 from mlprof.tasks.framework.workflow import MeasurementWorkflow, refused
-from mlprof.tasks.runtime import MeasurementTask
+from mlprof.tasks.runtime import MeasurementTask, logger
 from mlprof.util import write_text_atomic
 
 if TYPE_CHECKING:
@@ -146,6 +146,9 @@ class MeasureLoad(LoadMixin, MeasurementTask, MeasurementWorkflow, SlurmWorkflow
             "measured_file": measured, "params": self.to_str_params(only_significant=True)},
             model_identity=self.model_identity().to_dict(),
             batch_job=batch_job_info())  # the Slurm/HTCondor job, None when local
+        if result.provenance.get("compile_s") is not None:  # apart from the timing, as a sweep
+            logger.info("%s: compiled in %.1f s (store's compile cache: %s)", label,
+                        result.provenance["compile_s"], result.provenance["compile_cache"])
 
 
 class PlotLoad(LoadMixin, MeasurementTask, PlotMixin):
