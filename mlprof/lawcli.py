@@ -15,7 +15,10 @@ A ``law run`` that names a model script (:func:`mlprof.util.law_run_measures_scr
 measurement server here, before law's imports: its first work, the script's discovery, waits for
 the server's imports (torch's 1.2 s above all), and law's own start-up (0.3 s) is time the
 server's light part can use. It stops at a gate before any runtime until the parameters are
-checked (:func:`mlprof.measure.forkserver.start_early`).
+checked (:func:`mlprof.measure.forkserver.start_early`). A ``law run`` of a sweep's plot
+(:data:`DRAWN`) starts its drawing process here (:mod:`mlprof.plotting.drawer`): matplotlib's
+imports were the longest part of that run's start-up. (Not the measurement server too: four
+processes starting on two cores made a rerun with nothing to do 0.5-0.6 s instead of 0.26 s.)
 
 Every ``law run`` is watched as a step of its own (:func:`mlprof.progress.watch_run`): its
 start (the imports, the parameter checks, the scheduling: 0.3-0.6 s on an idle machine, 24-88 s
@@ -36,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mlprof.errors import MLProfError
-from mlprof.util import checkout_dir, did_you_mean, law_run_measures_script
+from mlprof.util import checkout_dir, did_you_mean, law_run_measures_script, looking
 
 
 def index_families(index_file: str) -> list[str]:
@@ -56,6 +59,22 @@ def unknown_task(family: str, index_file: str) -> MLProfError | None:
     hint = did_you_mean(family, families)
     listing = "" if hint else " (law index --verbose lists the tasks)"
     return MLProfError(f"{family} is not a task{hint}{listing}")
+
+
+#: the tasks whose plot is drawn by a drawing process that ``law run`` starts before law's
+#: imports (:mod:`mlprof.plotting.drawer`): their plot modules import beside law's start-up
+DRAWN = ("PlotRuntimes", "PlotMultiRuntimes")
+
+
+def file_types_of(options: Sequence[str]) -> list[str]:
+    """The plot file types ``--file-types`` asks for (default ``pdf``): the writers the drawing
+    process imports ahead (an unknown one is the task's parameter check's to refuse)."""
+    for i, a in enumerate(options):
+        name, eq, value = a.partition("=")
+        if name == "--file-types":
+            value = value if eq else (options[i + 1] if i + 1 < len(options) else "")
+            return [t.strip().lower() for t in value.split(",") if t.strip()]
+    return ["pdf"]
 
 
 #: modules that law's start-up imports but a ``law run`` with luigi's local scheduler never uses:
@@ -104,7 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mlprof.progress import watch_run
 
         watch_run(f"law run {args[1]}", "importing law, luigi and the task modules")
-    if running and law_run_measures_script(args[2:]):
+    script = running and law_run_measures_script(args[2:])
+    drawn = running and args[1] in DRAWN and not looking(args[2:]) \
+        and not any(a.startswith("--interleave") for a in args[2:])  # (drawn by the task)
+    if drawn:
+        from mlprof.plotting import drawer
+
+        drawer.start(file_types_of(args[2:]))
+    if script:
         os.environ.setdefault("MLP_BASE", checkout_dir())  # as mlprof.tasks does: for the server
         from mlprof.measure.forkserver import start_early
 

@@ -27,12 +27,17 @@ LAW_LOOKING_OPTIONS = ("--help", "-h", "--help-all", "--print-deps", "--print-st
                        "--print-output", "--fetch-output", "--remove-output")
 
 
+def looking(options: Sequence[str]) -> bool:
+    """Whether ``law run TASK OPTIONS`` only looks (:data:`LAW_LOOKING_OPTIONS`)."""
+    return any(a.split("=", 1)[0] in LAW_LOOKING_OPTIONS for a in options)
+
+
 def law_run_measures_script(options: Sequence[str]) -> bool:
     """Whether ``law run TASK OPTIONS`` names a model script (an argument ending in ``.py`` or
     with ``.py::``) and does not only look (:data:`LAW_LOOKING_OPTIONS`): then its first work
     waits for the measurement server's torch (:mod:`mlprof.lawcli`,
     :mod:`mlprof.tasks.framework.hooks`)."""
-    if any(a.split("=", 1)[0] in LAW_LOOKING_OPTIONS for a in options):
+    if looking(options):
         return False
     return any(a.endswith(".py") or ".py::" in a for a in options)
 

@@ -527,6 +527,7 @@ def measurement_lock(label: str = "", wait_message: Callable[[str], None] | None
     ``wait_s`` None).
     """
     if lock_disabled():  # raises for a value it does not take
+        _settle()
         yield LockHold(None, None)
         return
     emit = wait_message or logger.warning
@@ -557,17 +558,46 @@ def measurement_lock(label: str = "", wait_message: Callable[[str], None] | None
         for a in announcer:
             a.close()
     hold = LockHold(state.path, round(time.monotonic() - t0, 3) if state.depth == 1 else 0.0)
+    if state.depth == 1:
+        try:
+            _settle()
+        except BaseException:
+            _release(state)
+            raise
     try:
         yield hold
     finally:
-        state.depth -= 1
-        if state.depth == 0 and state.fd is not None:
-            fd, state.fd = state.fd, None
-            dfd, state.dir_fd = state.dir_fd, None
-            if state.writable:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, 0)
-            os.close(fd)  # releases the lock
-            if dfd is not None:
-                os.close(dfd)
-        state.gate.release()
+        _release(state)
+
+
+def _release(state: _State) -> None:
+    """Leave one level of the lock; the last one releases it."""
+    state.depth -= 1
+    if state.depth == 0 and state.fd is not None:
+        fd, state.fd = state.fd, None
+        dfd, state.dir_fd = state.dir_fd, None
+        if state.writable:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+        os.close(fd)  # releases the lock
+        if dfd is not None:
+            os.close(dfd)
+    state.gate.release()
+
+
+#: what this process must have finished before it measures (:func:`before_measuring`)
+_BEFORE: list[Callable[[], None]] = []
+
+
+def before_measuring(wait: Callable[[], None]) -> None:
+    """Register ``wait``, called by :func:`measurement_lock` once the lock is held and before
+    the measurement starts (also without the lock): work this process started in the
+    background that must not run beside a timed call waits there to be done (the drawing
+    process's imports: :func:`mlprof.plotting.drawer.settle`). Registered once per function."""
+    if wait not in _BEFORE:
+        _BEFORE.append(wait)
+
+
+def _settle() -> None:
+    for wait in list(_BEFORE):
+        wait()

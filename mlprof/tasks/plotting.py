@@ -56,12 +56,14 @@ logger = logging.getLogger("mlprof")
 
 
 def _save(task, fig) -> list[str]:
-    """Write ``fig`` to ``task``'s targets, say where, open them with --view-cmd."""
+    """Write ``fig`` (None: the drawing process wrote it) to ``task``'s targets, say where,
+    open them with --view-cmd."""
     from mlprof.plotting import save_figure
     from mlprof.tasks.framework.summary import listed_at_end
 
     paths = [t.path for t in task.output().values()]
-    save_figure(fig, paths)
+    if fig is not None:
+        save_figure(fig, paths)
     if not listed_at_end(task):  # else law run lists them at its end
         for p in paths:
             task.publish_message(f"plot: {p}")
@@ -74,12 +76,15 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int],
     """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets
     (:func:`mlprof.plotting.curves.runtimes_figure`); return the paths."""
     from mlprof.measure.stats import read_stats_csv
-    from mlprof.plotting.curves import runtimes_figure
+    from mlprof.plotting.drawer import render
 
     files = [merge.output()["stats"].path for _, merge in curves]
-    return _save(task, runtimes_figure([info for info, _ in curves],
-                                       [read_stats_csv(f) for f in files], task.plot_options(),
-                                       corner, efficiency, caption, files))
+    paths = [t.path for t in task.output().values()]
+    # in the drawing process that law run started, when there is one (mlprof.plotting.drawer)
+    render("mlprof.plotting.curves:runtimes_figure", paths, [info for info, _ in curves],
+           [read_stats_csv(f) for f in files], task.plot_options(), corner, efficiency, caption,
+           files)
+    return _save(task, None)
 
 
 def _curve(merge: MergeRuntimes, label: str):

@@ -154,7 +154,11 @@ class MeasurementWorkflow(law.LocalWorkflow):
             # remote branches measure on the workers; --print-status and friends measure nothing
             if self.effective_workflow == "local" and not inspecting():
                 prestart(torch=self.prestart_torch())
-                if _PENDING_PLOT_TYPES:  # here, while scheduling: before the branches measure
+                from mlprof.plotting import drawer
+
+                # here, while scheduling, before the branches measure; not when a drawing
+                # process imports them beside law's start-up (mlprof.plotting.drawer)
+                if _PENDING_PLOT_TYPES and not drawer.running():
                     from mlprof.plotting.backend import preload
 
                     preload(sorted(_PENDING_PLOT_TYPES))
