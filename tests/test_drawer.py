@@ -134,3 +134,20 @@ def test_the_file_types_it_imports_ahead_are_the_tasks():
     assert file_types_of(["--version", "v"]) == ["pdf"]
     assert file_types_of(["--file-types", "png,SVG"]) == ["png", "svg"]
     assert file_types_of(["--file-types=pdf,png", "--version", "v"]) == ["pdf", "png"]
+
+
+def test_law_run_of_a_sweeps_plot_imports_no_matplotlib(tmp_path: Path):
+    """The plot of ``law run PlotRuntimes`` is drawn by its drawing process: law run itself
+    imports none of matplotlib (its own imports, from ``-X importtime``, which the drawing
+    process does not inherit), and the plot is there."""
+    from tests.helpers import FAST
+
+    env = dict(os.environ, MLP_STORE=str(tmp_path), MLP_BASE=str(REPO))
+    proc = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "bin" / "law"), "run",
+                           "PlotRuntimes", "--version", "t", "--batch-sizes", "1", *FAST],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(list(tmp_path.rglob("PlotRuntimes/**/runtimes_*.pdf"))) == 1
+    imported = [ln for ln in proc.stderr.splitlines()
+                if ln.startswith("import time:") and "matplotlib" in ln]
+    assert not imported, imported[:5]

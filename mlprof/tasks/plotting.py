@@ -58,11 +58,12 @@ logger = logging.getLogger("mlprof")
 def _save(task, fig) -> list[str]:
     """Write ``fig`` (None: the drawing process wrote it) to ``task``'s targets, say where,
     open them with --view-cmd."""
-    from mlprof.plotting import save_figure
     from mlprof.tasks.framework.summary import listed_at_end
 
     paths = [t.path for t in task.output().values()]
     if fig is not None:
+        from mlprof.plotting import save_figure  # (matplotlib: not for the drawing process's)
+
         save_figure(fig, paths)
     if not listed_at_end(task):  # else law run lists them at its end
         for p in paths:
