@@ -63,7 +63,7 @@ def unknown_task(family: str, index_file: str) -> MLProfError | None:
 
 #: the tasks whose plot is drawn by a drawing process that ``law run`` starts before law's
 #: imports (:mod:`mlprof.plotting.drawer`): their plot modules import beside law's start-up
-DRAWN = ("PlotRuntimes", "PlotMultiRuntimes")
+DRAWN = ("PlotRuntimes", "PlotMultiRuntimes", "PlotThroughput", "PlotSpeedup")
 
 
 def file_types_of(options: Sequence[str]) -> list[str]:

@@ -1,9 +1,9 @@
-"""The figures of measured sweeps (PlotRuntimes, PlotMultiRuntimes, PlotSpeedup): latency or
-efficiency curves from each curve's statistics table, the curve's facts from its provenance, and
-which curve is a speed-up's reference. Pure functions (tables and records in, a figure or
-indices out); the tasks only find the files and save the figure.
+"""The figures of measured sweeps (PlotRuntimes, PlotMultiRuntimes, PlotThroughput,
+PlotSpeedup): latency, efficiency, throughput or speed-up curves from each curve's statistics
+table, the curve's facts from its provenance, and which curve is a speed-up's reference. Pure
+functions (tables and records in, a figure or indices out); the tasks only find the files and
+hand the figure to the drawing process (:mod:`mlprof.plotting.drawer`).
 """
-
 from __future__ import annotations
 
 import re
@@ -55,6 +55,27 @@ def runtimes_figure(infos: Sequence[CurveInfo], stats: Sequence[pd.DataFrame],
         check_efficiency_stats(c.stats, path)
     return plot_efficiency(plotted, caption=caption, **efficiency, **{k: options[k] for k in (
         "x_log", "y_log", "error_style", "top_right_label")})
+
+
+def throughput_figure(curves: Sequence[tuple[str, Any]], **options: Any) -> Any:
+    """PlotThroughput's figure of ``(label, statistics table)`` pairs
+    (:func:`mlprof.plotting.dashboard.plot_throughput` with ``options``): the tables travel to
+    the drawing process as they are read (:mod:`mlprof.plotting.drawer`)."""
+    from mlprof.plotting import Curve
+    from mlprof.plotting.dashboard import plot_throughput
+
+    return plot_throughput([Curve(label, table) for label, table in curves], **options)
+
+
+def speedup_figure(reference: tuple[str, Any], curves: Sequence[tuple[str, Any]],
+                   references: Sequence[tuple[str, Any]], **options: Any) -> Any:
+    """PlotSpeedup's figure (:func:`mlprof.plotting.dashboard.plot_speedup`), its curves as
+    ``(label, statistics table)`` pairs (as :func:`throughput_figure`)."""
+    from mlprof.plotting import Curve
+    from mlprof.plotting.dashboard import plot_speedup
+
+    return plot_speedup(Curve(*reference), [Curve(*c) for c in curves],
+                        references=[Curve(*c) for c in references], **options)
 
 
 def version_key(version: str) -> tuple:

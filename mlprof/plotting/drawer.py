@@ -1,4 +1,4 @@
-"""The drawing process of a ``law run`` that ends in a latency plot: matplotlib imported on the
+"""The drawing process of a ``law run`` that ends in a sweep's plot: matplotlib imported on the
 second core while law starts, the plot drawn there.
 
 Why: a sweep's plot needs matplotlib, mlprof's plot modules and the PDF writer, 0.39-0.55 s of
@@ -7,7 +7,8 @@ before this module), they were the longest part of its start-up: law's own impor
 then these, then the first measurement, all on one core (start-up until the first task
 0.86-1.0 s, ``benchmarks/overhead.py``). In a process of their own, started before law is
 imported (:mod:`mlprof.lawcli`), they run beside law's start-up on the other core: start-up
-0.41-0.57 s, the plot's own time unchanged.
+0.28-0.32 s against 0.80-0.88 s, the plot's own time unchanged, 0.121-0.156 s per point of the
+default sweep against 0.134-0.148 s (4 interleaved runs each, ``docs/harness.md``).
 
 How:
 

@@ -80,11 +80,10 @@ def _draw(task, curves: list[tuple], corner: tuple[str, int],
     from mlprof.plotting.drawer import render
 
     files = [merge.output()["stats"].path for _, merge in curves]
-    paths = [t.path for t in task.output().values()]
     # in the drawing process that law run started, when there is one (mlprof.plotting.drawer)
-    render("mlprof.plotting.curves:runtimes_figure", paths, [info for info, _ in curves],
-           [read_stats_csv(f) for f in files], task.plot_options(), corner, efficiency, caption,
-           files)
+    render("mlprof.plotting.curves:runtimes_figure", [t.path for t in task.output().values()],
+           [info for info, _ in curves], [read_stats_csv(f) for f in files], task.plot_options(),
+           corner, efficiency, caption, files)
     return _save(task, None)
 
 
@@ -534,21 +533,21 @@ class PlotThroughput(PlotMultiRuntimes):
 
     def run(self):
         from mlprof.measure.stats import read_stats_csv
-        from mlprof.plotting import Curve
-        from mlprof.plotting.dashboard import plot_throughput
+        from mlprof.plotting.drawer import render
         from mlprof.plotting.labels import corner_label, curve_labels
 
         yield [m for _, m in self._merges()]
         pairs = self.curve_infos()
         infos = [info for info, _ in pairs]
         options = self.plot_options()
-        curves = [Curve(label, read_stats_csv(m.output()["stats"].path))
+        curves = [(label, read_stats_csv(m.output()["stats"].path))
                   for label, (_, m) in zip(curve_labels(infos), pairs, strict=True)]
-        _save(self, plot_throughput(
-            curves, x_log=options["x_log"], y_log=options["y_log"],
-            error_style=options["error_style"], caption=self.caption(),
-            top_right_label=options["top_right_label"] or corner_label(
-                infos, self.device, self.corner_threads())))
+        render("mlprof.plotting.curves:throughput_figure",
+               [t.path for t in self.output().values()], curves, x_log=options["x_log"],
+               y_log=options["y_log"], error_style=options["error_style"], caption=self.caption(),
+               top_right_label=options["top_right_label"] or corner_label(
+                   infos, self.device, self.corner_threads()))
+        _save(self, None)
 
 
 class PlotSpeedup(PlotMultiRuntimes):
@@ -644,28 +643,28 @@ class PlotSpeedup(PlotMultiRuntimes):
 
     def run(self):
         from mlprof.measure.stats import read_stats_csv
-        from mlprof.plotting import Curve
-        from mlprof.plotting.dashboard import plot_speedup
+        from mlprof.plotting.drawer import render
         from mlprof.plotting.labels import corner_label, curve_labels
 
         yield [m for _, m in self._merges()]
         pairs = self.curve_infos()
         infos = [info for info, _ in pairs]
-        curves = [Curve(label, read_stats_csv(m.output()["stats"].path))
+        curves = [(label, read_stats_csv(m.output()["stats"].path))
                   for label, (_, m) in zip(curve_labels(infos), pairs, strict=True)]
         refs, others = self._references(pairs)
         one_ref = len(set(refs.values())) == 1
         ref_info = pairs[next(iter(refs.values()))][0]
         options = self.plot_options()
         models = [m.model_file for _, m in pairs]
-        fig = plot_speedup(
+        render(
+            "mlprof.plotting.curves:speedup_figure", [t.path for t in self.output().values()],
             curves[next(iter(refs.values()))], [curves[i] for i in others],
             references=[curves[refs[models[i]]] for i in others],
             reference_label=None if one_ref else f"{ref_info.runtime} (each model's)",
             x_log=options["x_log"], y_log=options["y_log"], caption=self.caption(),
             title=self.choice_text(), top_right_label=options["top_right_label"] or corner_label(
                 infos, self.device, self.threads))
-        _save(self, fig)
+        _save(self, None)
 
     def _references(self, pairs) -> tuple[dict[str, int], list[int]]:
         """Per model (the model file and, for a script, the model in it) the index of its
