@@ -4,6 +4,7 @@ table, the curve's facts from its provenance, and which curve is a speed-up's re
 functions (tables and records in, a figure or indices out); the tasks only find the files and
 hand the figure to the drawing process (:mod:`mlprof.plotting.drawer`).
 """
+
 from __future__ import annotations
 
 import re
