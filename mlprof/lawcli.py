@@ -17,8 +17,8 @@ the server's imports (torch's 1.2 s above all), and law's own start-up (0.3 s) i
 server's light part can use. It stops at a gate before any runtime until the parameters are
 checked (:func:`mlprof.measure.forkserver.start_early`). A ``law run`` of a sweep's plot
 (:data:`DRAWN`) starts its drawing process here (:mod:`mlprof.plotting.drawer`): matplotlib's
-imports were the longest part of that run's start-up. (Not the measurement server too: four
-processes starting on two cores made a rerun with nothing to do 0.5-0.6 s instead of 0.26 s.)
+imports were the longest part of that run's start-up. Never both: four processes starting on
+two cores made a rerun with nothing to do 0.5-0.6 s instead of 0.26 s.
 
 Every ``law run`` is watched as a step of its own (:func:`mlprof.progress.watch_run`): its
 start (the imports, the parameter checks, the scheduling: 0.3-0.6 s on an idle machine, 24-88 s
@@ -124,7 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         watch_run(f"law run {args[1]}", "importing law, luigi and the task modules")
     script = running and law_run_measures_script(args[2:])
-    drawn = running and args[1] in DRAWN and not looking(args[2:]) \
+    # not with a model script: its early server makes it four processes starting on two cores
+    # (a rerun with nothing to do 0.9-1.5 s against 0.6-1.0 s), and its first work waits for
+    # torch's import anyway, beside which the plot's imports run in law run as before
+    drawn = running and not script and args[1] in DRAWN and not looking(args[2:]) \
         and not any(a.startswith("--interleave") for a in args[2:])  # (drawn by the task)
     if drawn:
         from mlprof.plotting import drawer

@@ -115,13 +115,16 @@ print(started)
     (["PlotMultiRuntimes", "--version", "v", "--interleave", "4", "--help"], "[]"),
     (["MergeRuntimes", "--version", "v", "--batch-sizes", "x"], "[]"),
     (["PlotRuntimes", "--version", "v", "--batch-sizes", "x"], "[['pdf']]"),
+    (["PlotRuntimes", "--version", "v", "--model-file", "models/selftest/linear.py",
+      "--batch-sizes", "x"], "[]"),
     (["PlotMultiRuntimes", "--version", "v", "--file-types", "png", "--batch-sizes", "x"],
      "[['png']]"),
 ])
 def test_law_run_starts_it_only_for_a_sweeps_plot_it_draws(tmp_path: Path, argv, started):
     """A sweep's plot starts it before law's imports (here the parameter check fails after),
     with the writers of its file types; looking (``--print-status``, ``--help``), an
-    interleaved comparison (drawn by its task) and tasks without that plot start none."""
+    interleaved comparison (drawn by its task), a model script (whose measurement server starts
+    there) and tasks without that plot start none."""
     env = dict(os.environ, MLP_STORE=str(tmp_path))
     proc = subprocess.run([sys.executable, "-c", _LAWCLI, "run", *argv], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
