@@ -189,7 +189,6 @@ def render(figure: str, paths: Sequence[str], *args: Any, **kwargs: Any) -> None
     """Draw ``figure(*args, **kwargs)`` (``"module:function"``, a function that returns a
     matplotlib figure) and save it to ``paths`` (:func:`mlprof.plotting.save_figure`): in the
     drawing process when this process started one, else here."""
-    global _drawer
     paths = [os.fspath(p) for p in paths]
     drawer = _drawer
     if drawer is not None and drawer.owner == os.getpid():

@@ -72,19 +72,26 @@ def _save(task, fig) -> list[str]:
     return paths
 
 
+def _drawn(task, figure: str, *args, **kwargs) -> list[str]:
+    """Draw ``figure(*args, **kwargs)`` (``"module:function"``) into ``task``'s targets, in the
+    drawing process that law run started when there is one (:mod:`mlprof.plotting.drawer`),
+    and :func:`_save` the rest."""
+    from mlprof.plotting.drawer import render
+
+    render(figure, [t.path for t in task.output().values()], *args, **kwargs)
+    return _save(task, None)
+
+
 def _draw(task, curves: list[tuple], corner: tuple[str, int],
           efficiency: dict | None = None, caption: str | None = None) -> list[str]:
     """Plot ``(CurveInfo, MergeRuntimes)`` pairs into ``task``'s targets
     (:func:`mlprof.plotting.curves.runtimes_figure`); return the paths."""
     from mlprof.measure.stats import read_stats_csv
-    from mlprof.plotting.drawer import render
 
     files = [merge.output()["stats"].path for _, merge in curves]
-    # in the drawing process that law run started, when there is one (mlprof.plotting.drawer)
-    render("mlprof.plotting.curves:runtimes_figure", [t.path for t in task.output().values()],
-           [info for info, _ in curves], [read_stats_csv(f) for f in files], task.plot_options(),
-           corner, efficiency, caption, files)
-    return _save(task, None)
+    return _drawn(task, "mlprof.plotting.curves:runtimes_figure", [info for info, _ in curves],
+                  [read_stats_csv(f) for f in files], task.plot_options(), corner, efficiency,
+                  caption, files)
 
 
 def _curve(merge: MergeRuntimes, label: str):
@@ -533,7 +540,6 @@ class PlotThroughput(PlotMultiRuntimes):
 
     def run(self):
         from mlprof.measure.stats import read_stats_csv
-        from mlprof.plotting.drawer import render
         from mlprof.plotting.labels import corner_label, curve_labels
 
         yield [m for _, m in self._merges()]
@@ -542,12 +548,10 @@ class PlotThroughput(PlotMultiRuntimes):
         options = self.plot_options()
         curves = [(label, read_stats_csv(m.output()["stats"].path))
                   for label, (_, m) in zip(curve_labels(infos), pairs, strict=True)]
-        render("mlprof.plotting.curves:throughput_figure",
-               [t.path for t in self.output().values()], curves, x_log=options["x_log"],
+        _drawn(self, "mlprof.plotting.curves:throughput_figure", curves, x_log=options["x_log"],
                y_log=options["y_log"], error_style=options["error_style"], caption=self.caption(),
                top_right_label=options["top_right_label"] or corner_label(
                    infos, self.device, self.corner_threads()))
-        _save(self, None)
 
 
 class PlotSpeedup(PlotMultiRuntimes):
@@ -643,7 +647,6 @@ class PlotSpeedup(PlotMultiRuntimes):
 
     def run(self):
         from mlprof.measure.stats import read_stats_csv
-        from mlprof.plotting.drawer import render
         from mlprof.plotting.labels import corner_label, curve_labels
 
         yield [m for _, m in self._merges()]
@@ -656,15 +659,14 @@ class PlotSpeedup(PlotMultiRuntimes):
         ref_info = pairs[next(iter(refs.values()))][0]
         options = self.plot_options()
         models = [m.model_file for _, m in pairs]
-        render(
-            "mlprof.plotting.curves:speedup_figure", [t.path for t in self.output().values()],
+        _drawn(
+            self, "mlprof.plotting.curves:speedup_figure",
             curves[next(iter(refs.values()))], [curves[i] for i in others],
             references=[curves[refs[models[i]]] for i in others],
             reference_label=None if one_ref else f"{ref_info.runtime} (each model's)",
             x_log=options["x_log"], y_log=options["y_log"], caption=self.caption(),
             title=self.choice_text(), top_right_label=options["top_right_label"] or corner_label(
                 infos, self.device, self.threads))
-        _save(self, None)
 
     def _references(self, pairs) -> tuple[dict[str, int], list[int]]:
         """Per model (the model file and, for a script, the model in it) the index of its
