@@ -334,3 +334,26 @@ def test_torch_compile_does_not_use_a_linked_cache_directory(tmp_path, monkeypat
     assert rt.work_dir is not None and Path(rt.work_dir).name.startswith("mlprof-inductor-")
     assert not Path(rt.work_dir).is_relative_to(store)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_script_and_its_model_hash_share_one_compile_cache(tmp_path, monkeypatch):
+    """``script.py`` (its only model) and ``script.py::HASH`` are one model: the resolved spec
+    carries the same name and content hash, so both find one compile cache directory (before,
+    the content hash of ``script.py`` left out the model's hash: a second package, compiled
+    again)."""
+    pytest.importorskip("torch")
+    from mlprof.runtimes.torch import TorchCompileRuntime, resolve_script
+
+    monkeypatch.setenv("MLP_STORE", str(tmp_path / "store"))
+    whole = resolve_script(SCRIPT)
+    model_hash = whole.spec.name.rsplit("-", 1)[1]
+    one = resolve_script(f"{SCRIPT}::{model_hash}")
+    assert whole.spec.model_hashes == one.spec.model_hashes == (model_hash,)
+    assert (whole.spec.name, whole.spec.content_hash) == (one.spec.name, one.spec.content_hash)
+    dirs = []
+    for resolved in (whole, one):
+        rt = TorchCompileRuntime(resolved)
+        rt.load(1)
+        dirs.append(rt.cache_dir)
+    assert dirs[0] is not None and dirs[0] == dirs[1]
+    assert Path(dirs[0]).is_relative_to(tmp_path / "store")
