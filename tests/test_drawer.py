@@ -154,3 +154,23 @@ def test_law_run_of_a_sweeps_plot_imports_no_matplotlib(tmp_path: Path):
     imported = [ln for ln in proc.stderr.splitlines()
                 if ln.startswith("import time:") and "matplotlib" in ln]
     assert not imported, imported[:5]
+
+
+def test_a_hostile_file_type_is_refused_and_never_runs(tmp_path: Path):
+    """``--file-types`` reaches the drawing process's command line before any parameter check:
+    a value written to break out of it runs nothing there, and the task's check refuses it in
+    one line naming the parameter, exit 40, nothing written."""
+    marker = tmp_path / "ran"
+    # on a command line that pasted it unquoted: the condition, run before serve(...), makes
+    # the marker (no comma: the value is split at commas; lower case: it is lowered)
+    hostile = f"pdf'])if __import__('os').mkdir({str(marker).lower()!r})else 0#"
+    store = tmp_path / "store"
+    env = dict(os.environ, MLP_STORE=str(store), MLP_BASE=str(REPO))
+    proc = subprocess.run([sys.executable, str(REPO / "bin" / "law"), "run", "PlotRuntimes",
+                           "--version", "t", "--batch-sizes", "1", "--file-types", hostile],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 40, proc.stderr[-3000:]
+    errors = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1 and "file-types" in errors[0], proc.stderr[-3000:]
+    assert not Path(str(marker).lower()).exists()
+    assert not store.exists() or not [p for p in store.rglob("*") if p.is_file()]
