@@ -5,6 +5,7 @@ time, and no measurement starts beside its imports."""
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,35 @@ def test_the_figures_errors_arrive_as_raised(tmp_path: Path, started):
     assert any("in the drawing process" in n for n in getattr(defect.value, "__notes__", []))
     assert not list(tmp_path.glob("*.png"))
     assert started.proc.poll() is None  # still there for the next plot
+
+
+def test_a_forked_worker_draws_there_and_a_dead_senders_answer_is_skipped(tmp_path: Path,
+                                                                         started):
+    """A luigi worker forked from ``law run`` (``--workers N``) sends its plot to the drawing
+    process too, one job at a time with the parent's; the answer of a job whose sender died
+    waiting is not taken for the next one's."""
+    here = tmp_path / "here.png"
+    drawer._draw_here(FIGURE, [str(here)], _args(), {})
+    # a job sent by a process that died before reading its answer: it stays in the pipe
+    stale = pickle.dumps(((1, 1), "no.such.module:figure", [str(tmp_path / "x.png")], (), {}),
+                         pickle.HIGHEST_PROTOCOL)
+    started.jobs.write(stale)
+    started.jobs.flush()
+    pid = os.fork()
+    if pid == 0:  # the worker: draws there (drawing here would fail) or exits 1
+        code = 1
+        try:
+            drawer._draw_here = None  # type: ignore[assignment]
+            drawer.render(FIGURE, [tmp_path / "worker.png"], *_args())
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert (tmp_path / "worker.png").read_bytes() == here.read_bytes()
+    drawer.render(FIGURE, [tmp_path / "parent.png"], *_args())  # and the parent's, after it
+    assert (tmp_path / "parent.png").read_bytes() == here.read_bytes()
+    assert started.proc.poll() is None
 
 
 def test_a_gone_drawing_process_leaves_the_plot_to_this_one(tmp_path: Path, started):
@@ -139,15 +169,18 @@ def test_the_file_types_it_imports_ahead_are_the_tasks():
     assert file_types_of(["--file-types=pdf,png", "--version", "v"]) == ["pdf", "png"]
 
 
-def test_law_run_of_a_sweeps_plot_imports_no_matplotlib(tmp_path: Path):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_law_run_of_a_sweeps_plot_imports_no_matplotlib(tmp_path: Path, workers: str):
     """The plot of ``law run PlotRuntimes`` is drawn by its drawing process: law run itself
     imports none of matplotlib (its own imports, from ``-X importtime``, which the drawing
-    process does not inherit), and the plot is there."""
+    process does not inherit), nor do the luigi worker processes it forks with ``--workers 2``
+    (which inherit it), and the plot is there."""
     from tests.helpers import FAST
 
     env = dict(os.environ, MLP_STORE=str(tmp_path), MLP_BASE=str(REPO))
     proc = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "bin" / "law"), "run",
-                           "PlotRuntimes", "--version", "t", "--batch-sizes", "1", *FAST],
+                           "PlotRuntimes", "--version", "t", "--batch-sizes", "1", *FAST,
+                           "--workers", workers],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(list(tmp_path.rglob("PlotRuntimes/**/runtimes_*.pdf"))) == 1

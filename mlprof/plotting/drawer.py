@@ -23,7 +23,8 @@ How:
   that has not finished its imports after :data:`SETTLE_S` seconds is stopped (the plot is then
   drawn here, as without it).
 - :func:`render` draws ``figure(*args)`` into ``paths``: in the drawing process when this
-  process started it (a luigi worker forked from it draws itself), else here. The drawing
+  process or the ``law run`` that forked it (a luigi worker of ``--workers N``: one job and its
+  answer at a time, ordered by a lock file) started it, else here. The drawing
   process answers with the exception the figure function raised (a one-line
   :class:`~mlprof.errors.MLProfError` stays one); if it is gone, the plot is drawn here.
 
@@ -39,6 +40,7 @@ import logging
 import os
 import pickle
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -62,8 +64,10 @@ IMPORTS = "drawing process imports"
 
 
 class _Drawer:
-    """The parent's handle of a drawing process: its process, job and result pipes, and the
-    read end of its *ready* pipe (readable, at end of file, once it has imported)."""
+    """The parent's handle of a drawing process: its process, job and result pipes, the read
+    end of its *ready* pipe (readable, at end of file, once it has imported), and a lock file
+    that makes one job and its answer one process's at a time (the parent's or a luigi worker
+    forked from it)."""
 
     def __init__(self, file_types: Sequence[str]) -> None:
         ready_r, ready_w = os.pipe()
@@ -86,6 +90,19 @@ class _Drawer:
         self.jobs: BinaryIO = os.fdopen(job_w, "wb")
         self.results: BinaryIO = os.fdopen(res_r, "rb")
         self.lock = threading.Lock()
+        self.sent = 0
+        #: a POSIX record lock is a process's own, so it orders a forked worker's jobs against
+        #: the parent's and the other workers' (a flock on the inherited file would not: it is
+        #: the open file's, shared through the fork); no memfd_create (not Linux): the workers
+        #: draw themselves
+        self.lock_fd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self.lock_fd = os.memfd_create("mlprof-drawer", os.MFD_CLOEXEC)
+
+    def usable(self) -> bool:
+        """Whether this process may send it jobs: the one that started it, or one forked from
+        it when the lock file orders their jobs."""
+        return self.owner == os.getpid() or self.lock_fd is not None
 
     def is_ready(self, timeout: float = 0.0) -> bool:
         """Whether it has finished importing (or is gone), waiting up to ``timeout`` s."""
@@ -94,28 +111,53 @@ class _Drawer:
 
     def draw(self, figure: str, paths: list[str], args: tuple, kwargs: dict) -> None:
         """Send one job and wait for its answer; re-raise what the figure raised.
-        :class:`_Gone` when the process cannot draw it (then it is drawn here)."""
-        with self.lock:
-            try:
-                job = pickle.dumps((figure, paths, args, kwargs), pickle.HIGHEST_PROTOCOL)
-            except Exception as e:  # noqa: BLE001  (not sendable: drawn here)
-                raise _Gone(f"the plot's data cannot be sent ({e})") from e
+        :class:`_Gone` when the process cannot draw it (then it is drawn here).
+
+        Each job carries a tag that its answer repeats: the answer of a job whose sender died
+        waiting (a luigi worker stopped) is skipped by the next sender, not taken for its own.
+        """
+        self.sent += 1
+        tag = (os.getpid(), self.sent)
+        try:
+            job = pickle.dumps((tag, figure, paths, args, kwargs), pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001  (not sendable: drawn here)
+            raise _Gone(f"the plot's data cannot be sent ({e})") from e
+        with self.lock, self._ordered():
             try:
                 self.jobs.write(job)
                 self.jobs.flush()
-                status, value = pickle.load(self.results)
-            except (OSError, EOFError, pickle.UnpicklingError) as e:
+                while True:
+                    answered, status, value = pickle.load(self.results)
+                    if answered == tag:
+                        break
+            except (OSError, EOFError, ValueError, pickle.UnpicklingError) as e:
                 raise _Gone(f"the drawing process is gone ({type(e).__name__})") from e
         if status == "error":
             raise value
+
+    @contextlib.contextmanager
+    def _ordered(self) -> Any:
+        """Hold the lock file (if any) around one job and its answer."""
+        if self.lock_fd is None:
+            yield
+            return
+        import fcntl
+
+        fcntl.lockf(self.lock_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.lockf(self.lock_fd, fcntl.LOCK_UN)
 
     def stop(self) -> None:
         """End it (a process still importing is killed) and close the pipes."""
         for f in (self.jobs, self.results):
             with contextlib.suppress(OSError):
                 f.close()
-        with contextlib.suppress(OSError):
-            os.close(self.ready_fd)
+        for fd in (self.ready_fd, self.lock_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
@@ -179,6 +221,9 @@ def settle() -> None:
                            "%.0f s: stopped, the plot is drawn at the end instead", waited)
             if drawer.owner == os.getpid():
                 drawer.stop()
+            else:  # a forked worker: its parent, whose process it is, then draws itself
+                with contextlib.suppress(OSError):
+                    os.kill(drawer.proc.pid, signal.SIGKILL)
             _drawer = None
             return
         logger.info("waiting for the drawing process to finish importing matplotlib before "
@@ -188,10 +233,11 @@ def settle() -> None:
 def render(figure: str, paths: Sequence[str], *args: Any, **kwargs: Any) -> None:
     """Draw ``figure(*args, **kwargs)`` (``"module:function"``, a function that returns a
     matplotlib figure) and save it to ``paths`` (:func:`mlprof.plotting.save_figure`): in the
-    drawing process when this process started one, else here."""
+    drawing process when this process or the ``law run`` that forked it (a luigi worker of
+    ``--workers N``) started one, else here."""
     paths = [os.fspath(p) for p in paths]
     drawer = _drawer
-    if drawer is not None and drawer.owner == os.getpid():
+    if drawer is not None and drawer.usable():
         try:
             drawer.draw(figure, paths, args, kwargs)
             return
@@ -241,22 +287,24 @@ def serve(job_fd: int, result_fd: int, ready_fd: int, file_types: list[str]) -> 
     results = os.fdopen(result_fd, "wb")
     while True:
         try:
-            figure, paths, args, kwargs = pickle.load(jobs)
-        except EOFError:
+            tag, figure, paths, args, kwargs = pickle.load(jobs)
+        except Exception:  # noqa: BLE001
+            # at its end, or a job cut short (its sender died writing it): the next sender
+            # finds this process gone and draws itself
             return
         try:
             _draw_here(figure, paths, args, kwargs)
-            answer: tuple[str, BaseException | None] = ("ok", None)
+            answer: tuple[Any, str, BaseException | None] = (tag, "ok", None)
         except Exception as e:  # noqa: BLE001  (the task's process raises it)
             where = f"in the drawing process:\n{traceback.format_exc()}"
             add_note = getattr(e, "add_note", None)  # Python 3.11
             if add_note is not None and not isinstance(e, MLProfError):
                 add_note(where)  # a defect: its traceback goes along
-            answer = ("error", e)
+            answer = (tag, "error", e)
         try:
             data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
             pickle.loads(data)
         except Exception:  # noqa: BLE001  (an exception that does not travel: its text does)
-            data = pickle.dumps(("error", RuntimeError(where)))
+            data = pickle.dumps((tag, "error", RuntimeError(where)))
         results.write(data)
         results.flush()
