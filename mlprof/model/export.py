@@ -100,6 +100,7 @@ import numpy as np
 from mlprof.errors import MLProfError
 from mlprof.model.exporters import (
     BATCH_DIM,
+    default_opset,
     export_graph,
     first_line,
     symbolic_axes,
@@ -108,8 +109,6 @@ from mlprof.model.exporters import (
 from mlprof.model.script import capture, keyword_wrapper, resize_batch
 from mlprof.progress import Progress
 
-#: default opset (``MLP_ONNX_OPSET`` overrides)
-DEFAULT_OPSET = 18
 #: default tolerances per precision: (atol, rtol); rtol also bounds a close export's error
 #: against the output's RMS (see the module docstring for the measurements behind them)
 TOLERANCES = {"fp32": (1e-4, 1e-3), "fp16": (1e-2, 1e-2)}
@@ -174,17 +173,6 @@ def topological_sort(graph: Any) -> None:
         nodes = [graph.node[i] for i in order]
         del graph.node[:]
         graph.node.extend(nodes)
-
-
-def default_opset() -> int:
-    """``$MLP_ONNX_OPSET`` or :data:`DEFAULT_OPSET`."""
-    raw = os.environ.get("MLP_ONNX_OPSET", "").strip()
-    if not raw:
-        return DEFAULT_OPSET
-    try:
-        return int(raw)
-    except ValueError:
-        raise MLProfError(f"must be an integer, got {raw!r}", field="MLP_ONNX_OPSET") from None
 
 
 

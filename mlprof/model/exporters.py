@@ -20,6 +20,22 @@ from mlprof.errors import MLProfError
 BATCH_DIM = "batch_size"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
+#: default opset (``MLP_ONNX_OPSET`` overrides); here, where nothing imports numpy, torch or
+#: onnx, because the tasks resolve it for every output path (also of a rerun with nothing to
+#: do), where mlprof.model.export's import cost 0.06-0.1 s
+DEFAULT_OPSET = 18
+
+
+def default_opset() -> int:
+    """``$MLP_ONNX_OPSET`` or :data:`DEFAULT_OPSET`."""
+    raw = os.environ.get("MLP_ONNX_OPSET", "").strip()
+    if not raw:
+        return DEFAULT_OPSET
+    try:
+        return int(raw)
+    except ValueError:
+        raise MLProfError(f"must be an integer, got {raw!r}", field="MLP_ONNX_OPSET") from None
+
 
 def first_line(exc: BaseException, limit: int = 240) -> str:
     """``Type: first line`` of the innermost cause of ``exc``, without terminal colours,

@@ -243,7 +243,7 @@ class ExportMixin(BaseTask):
     @property
     def resolved_opset(self) -> int:
         """--opset, else $MLP_ONNX_OPSET, else the default."""
-        from mlprof.model.export import default_opset
+        from mlprof.model.exporters import default_opset
 
         return self.opset or default_opset()
 
