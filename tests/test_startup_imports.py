@@ -173,3 +173,24 @@ def test_a_script_point_leaves_onnx_to_the_server(store, tmp_path):
     assert probe["heavy"] == [] and probe["also"] == [], probe
     assert probe["server"] and not probe["gated"], probe
     assert probe["server_runtimes"] == ["libtorch", "onnxruntime"], probe
+
+
+def test_a_noop_rerun_of_a_scripts_sweep_leaves_the_server_at_its_gate(store, tmp_path):
+    """A rerun with nothing to do of a model script's plot: the server ``bin/law`` started
+    early stays at its gate, loads no runtime and leaves after ``law`` (released at schedule
+    start, it imported torch for nothing and held a piped output open until it was done, 2.8-3
+    s); and ``law`` itself imports no onnx and none of the export's and the runtime versions'
+    modules (numpy with them) for the output paths."""
+    args = ["--version", "t1", "--model-files", "models/selftest/linear.py", "--runtimes",
+            "onnxruntime", "--batch-sizes", "1", *FAST]
+    first = law_run("PlotMultiRuntimes", *args, store=store)
+    assert first.returncode == 0, first.stderr[-2000:]
+    also = ("onnx", "mlprof.model.onnx_graph", "mlprof.model.export", "mlprof.measure.venvs")
+    code, probe, out = run_probed(["run", "PlotMultiRuntimes", *args], store, tmp_path,
+                                  also=also)
+    assert code == 0, out[-2000:]
+    assert "complete already" in out, out[-2000:]
+    assert probe["heavy"] == [] and probe["also"] == [], (probe, out[-1000:])
+    assert probe["server"] and probe["gated"], probe
+    assert probe["server_runtimes"] == [], probe
+    assert _gone(probe["pid"]), f"the gated server {probe['pid']} outlived law"

@@ -139,6 +139,9 @@ def _watch_run() -> None:
 
     @functools.wraps(add_orig)
     def _add(self, task, *args, **kwargs):
+        if _PRESTART_PENDING[0] and (args[0] if args else kwargs.get("is_complete")) is False:
+            _PRESTART_PENDING[0] = False  # the first task to run: see _prestart_after_checks
+            _prestart_for_scripts()
         checked[0] += 1
         if checked[0] == 1:
             run_phase("scheduling: checking which tasks are complete")
@@ -176,16 +179,28 @@ def _watch_run() -> None:
     luigi.worker.TaskProcess.run = task_run  # type: ignore[method-assign]
 
 
+#: while luigi schedules: the server for a model script is still to be started (or its gate
+#: opened) at the first task found incomplete (:func:`_prestart_after_checks`)
+_PRESTART_PENDING = [False]
+
+
 def _prestart_after_checks() -> None:
     """Start the measurement server for a model script (:func:`_prestart_for_scripts`) once
     the root task exists, i.e. once luigi has parsed and every task ``__init__`` has checked
-    the parameters, right before scheduling: a bad parameter is one line and no server (it
-    used to start at import, importing torch in the background for an error); and the marks
-    of the model files checked up front are written after a run that succeeded (a refused or
-    failed command writes nothing: ``tests/test_bad_inputs.py``).
-    luigi calls
-    ``interface._schedule_and_run`` with the root tasks it built; wrapping it keeps the
-    overlap with the scheduling and the completeness checks."""
+    the parameters, and scheduling has found a task to run (the first ``Worker._add`` of an
+    incomplete task, :func:`_watch_run`): a bad parameter is one line and no server (it used
+    to start at import, importing torch in the background for an error); a rerun with nothing
+    to do opens no gate either; and the marks of the model files checked up front are written
+    after a run that succeeded (a refused or failed command writes nothing:
+    ``tests/test_bad_inputs.py``). luigi calls ``interface._schedule_and_run`` with the root
+    tasks it built; the start at the first incomplete task keeps the overlap with the rest of
+    the scheduling and the completeness checks.
+
+    Why at the first incomplete task: opened before scheduling, the gate of the server
+    ``bin/law`` started let a rerun of a script's sweep with nothing to do import torch for
+    nothing (1.7 s of CPU), and the server held ``law run``'s output open until it was done:
+    ``law run PlotSpeedup --model-files models/selftest/linear.py --batch-sizes 1`` with
+    nothing to do took 2.8-3.0 s through a pipe (``| cat``, as ``| tee`` or a CI log)."""
     import luigi.interface as li
 
     original = li._schedule_and_run
@@ -195,10 +210,11 @@ def _prestart_after_checks() -> None:
     def schedule_and_run(tasks, *args, **kwargs):
         from mlprof.progress import end_build
 
-        _prestart_for_scripts()
+        _PRESTART_PENDING[0] = True
         try:
             result = original(tasks, *args, **kwargs)
         finally:
+            _PRESTART_PENDING[0] = False
             end_build()
             end_shared_process()
         if "mlprof.model.onnx_graph" in sys.modules:  # it checked a model file up front
