@@ -6,9 +6,10 @@ light imports (:mod:`mlprof.measure.child_light`, 0.2 s) overlap with law's own 
 (0.3 s). Whether the command line is good is known only later, so the server stops here, before
 onnxruntime and torch, until the run asks for it: ``GO`` (SIGUSR1) from the process that started
 it, sent where a server would otherwise have been started (:func:`mlprof.measure.forkserver
-.release_early`). A bad parameter or an unknown task never sends it: the server leaves when
-that process has exited (checked every 50 ms), having imported no runtime. (A rerun with
-nothing to do still sends it when luigi schedules, as the server was started there before.)
+.release_early`): a task construction that discovers the script, or luigi's scheduling at the
+first task it finds incomplete (:func:`mlprof.tasks.framework.hooks._prestart_after_checks`). A
+bad parameter, an unknown task or a rerun with nothing to do never sends it: the server
+leaves when that process has exited (checked every 50 ms), having imported no runtime.
 
 ``GO`` is blocked in the server from its start (the starting process blocks it around the
 spawn and the mask is inherited through ``exec``), so a ``GO`` sent before this module waits
