@@ -15,9 +15,10 @@ A ``law run`` that names a model script (:func:`mlprof.util.law_run_measures_scr
 measurement server here, before law's imports: its first work, the script's discovery, waits for
 the server's imports (torch's 1.2 s above all), and law's own start-up (0.3 s) is time the
 server's light part can use. It stops at a gate before any runtime until the parameters are
-checked and the run has found something to do (:func:`mlprof.measure.forkserver.start_early`). A ``law run`` of a sweep's plot
-(:data:`DRAWN`) starts its drawing process here (:mod:`mlprof.plotting.drawer`): matplotlib's
-imports were the longest part of that run's start-up. Never both: four processes starting on
+checked and the run has found something to do (:func:`mlprof.measure.forkserver
+.start_early`). A ``law run`` of a sweep's plot (:data:`DRAWN`) starts its drawing process
+here (:mod:`mlprof.plotting.drawer`): matplotlib's imports were the longest part of that run's
+start-up. Never both: four processes starting on
 two cores made a rerun with nothing to do 0.5-0.6 s instead of 0.26 s.
 
 Every ``law run`` is watched as a step of its own (:func:`mlprof.progress.watch_run`): its

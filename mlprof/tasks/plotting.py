@@ -12,7 +12,7 @@ import luigi
 
 from mlprof.errors import MLProfError
 from mlprof.model import read_model_file
-from mlprof.model.spec import checked_before, script_model_name
+from mlprof.model.spec import script_model_name
 from mlprof.results import layout
 from mlprof.runtimes import (
     DEFAULT_RUNTIME,
@@ -40,6 +40,7 @@ from mlprof.tasks.framework.mixins import (
     PrecisionMixin,
     PrecisionsMixin,
     ScriptMixin,
+    check_up_front_if_new,
     refuse_given,
 )
 from mlprof.tasks.framework.parameters import (
@@ -195,12 +196,8 @@ class PlotMultiRuntimes(ScriptMixin, ExportMixin, PrecisionsMixin, MeasurementMi
         # a script without ::HASH that calls one model is that model (as in MergeRuntimes)
         self._specs = [self.single_model(read_model_file(f), self._given_name(i).get("model_name"))
                        for i, f in enumerate(self.model_files)]
-        # onnx (and numpy: 0.17 s) only for a new ONNX model file, as in ModelMixin
         for s in self._specs:
-            if s.model_kind == "onnx" and not checked_before(s):
-                from mlprof.model.onnx_graph import check_up_front
-
-                check_up_front(s)
+            check_up_front_if_new(s)
         for rt in self.resolved_runtimes:
             check_device(rt, self.device)
         self._pairs = self._runtime_pairs()
