@@ -18,8 +18,8 @@ server's light part can use. It stops at a gate before any runtime until the par
 checked and the run has found something to do (:func:`mlprof.measure.forkserver
 .start_early`). A ``law run`` of a sweep's plot (:data:`DRAWN`) starts its drawing process
 here (:mod:`mlprof.plotting.drawer`): matplotlib's imports were the longest part of that run's
-start-up. Never both: four processes starting on
-two cores made a rerun with nothing to do 0.5-0.6 s instead of 0.26 s.
+start-up. Never both: four processes starting on two cores made a rerun with nothing to do
+0.5-0.6 s instead of 0.26 s.
 
 Every ``law run`` is watched as a step of its own (:func:`mlprof.progress.watch_run`): its
 start (the imports, the parameter checks, the scheduling: 0.3-0.6 s on an idle machine, 24-88 s

@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 from mlprof.errors import MLProfError
@@ -136,7 +136,7 @@ class _Drawer:
             raise value
 
     @contextlib.contextmanager
-    def _ordered(self) -> Any:
+    def _ordered(self) -> Iterator[None]:
         """Hold the lock file (if any) around one job and its answer."""
         if self.lock_fd is None:
             yield

@@ -68,11 +68,9 @@ def resolve_script(model_file: str, script_args: tuple[str, ...] = (), *,
         else:
             arguments.append(("const", value))
     if len(spec.model_hashes) != 1:
-        # the spec now names the model it resolved, as ``script.py::HASH`` would: its name and
-        # its content hash (the compile cache's key and the records' ``content_hash``), so
-        # ``script.py`` and ``script.py::HASH`` share one compiled package
-        spec.name = spec.label = f"{spec.name}-{want}"
-        spec.model_hashes, spec._hash = (want,), None
+        # the model it resolved is ``script.py::HASH``: that spec's name and content hash (the
+        # compile cache's key and the records' ``content_hash``), so both share one package
+        spec = read_model_file(f"{spec.spec_file}::{want}")
 
     resolved = ResolvedTorchModel(spec=spec, module=module, inputs=inputs, arguments=arguments,
                                   names=[n for n, _ in items],

@@ -85,7 +85,6 @@ def refuse_given(task: BaseTask, names: tuple[str, ...], why: str, file: str = "
                           ", ".join("--" + n.replace("_", "-") for n in given))
 
 
-
 def check_up_front_if_new(spec: ModelSpec) -> None:
     """Check a model file against its graph before anything is scheduled
     (:func:`mlprof.model.onnx_graph.check_up_front`) when it is a new ONNX file, the only kind
@@ -95,6 +94,7 @@ def check_up_front_if_new(spec: ModelSpec) -> None:
         from mlprof.model.onnx_graph import check_up_front
 
         check_up_front(spec)
+
 
 class ModelMixin(BaseTask):
     """One model: ``--model-file`` (YAML, ONNX or ``script.py[::HASH]``) and its name."""
