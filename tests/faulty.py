@@ -154,3 +154,8 @@ def thread_and_return(progress=None):
 
     threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
     return os.getpid()
+
+
+def others_alive(pids, progress=None):
+    """Which of ``pids`` still exist (zombies too) as this process starts."""
+    return [pid for pid in pids if os.path.exists(f"/proc/{pid}")]

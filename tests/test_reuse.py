@@ -163,3 +163,56 @@ def test_the_apis_build_ends_the_process_its_points_shared(store):
     runs = res.provenance["measurements"]
     assert [m["earlier_in_process"] for m in runs] == [0, 1]
     assert isolate._KEPT is None and _gone(runs[0]["pid"], 5)
+
+
+def test_a_call_that_ends_later_is_ended_before_the_next_process_starts():
+    """``end_later``: the call returns at once, its process is left to :func:`settle`,
+    which the next call runs before it starts its own: never two side by side."""
+    _, first = run_isolated(faulty.ok, {"value": 1}, end_later=True)
+    # not waited for yet: its supervisor, once it exits, stays a zombie until then
+    supervisors = [p.pid for _, p, _, _ in isolate._ENDING]
+    assert len(supervisors) == 1
+    seen = run_isolated(faulty.others_alive, {"pids": [first, *supervisors]})
+    assert seen == [] and isolate._ENDING == []
+    # a call without it, and a failed one with it, end before they return
+    run_isolated(faulty.ok, {"value": 1})
+    with pytest.raises(MeasurementFailed):
+        run_isolated(faulty.bug, {}, end_later=True)
+    assert isolate._ENDING == []
+    _, last = run_isolated(faulty.ok, {"value": 1}, end_later=True)
+    isolate.settle()
+    assert isolate._ENDING == [] and not alive(last)
+
+
+def test_a_call_that_ends_later_does_not_outlive_the_caller(tmp_path):
+    """Its end is waited for at the caller's exit at the latest."""
+    script = tmp_path / "later.py"
+    script.write_text(
+        "from mlprof.measure.isolate import run_isolated\n"
+        "from tests import faulty\n"
+        "if __name__ == '__main__':\n"
+        "    print(run_isolated(faulty.ok, {'value': 1}, end_later=True)[1], flush=True)\n")
+    r = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert not alive(int(r.stdout.split()[-1]))  # gone when the caller was, no waiting
+
+
+def test_what_comes_next_is_imported_while_the_server_starts(tmp_path):
+    """``warm``: imported while this process waits for the server's start; once the server
+    serves, there is no wait to fill and nothing is imported ahead."""
+    script = tmp_path / "warm.py"
+    script.write_text(
+        "import sys\n"
+        "from mlprof.measure.isolate import run_isolated\n"
+        "from tests import faulty\n"
+        "if __name__ == '__main__':\n"
+        "    assert 'wave' not in sys.modules and 'tabnanny' not in sys.modules\n"
+        "    run_isolated(faulty.ok, {'value': 1}, warm=('wave', 'no_such_module_here'))\n"
+        "    first = 'wave' in sys.modules\n"
+        "    run_isolated(faulty.ok, {'value': 1}, warm=('tabnanny',))\n"
+        "    print(first, 'tabnanny' in sys.modules)\n")
+    r = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-2:] == ["True", "False"]

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import multiprocessing
 import multiprocessing.forkserver
 import os
 import signal
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from mlprof.errors import MLProfError
@@ -148,11 +149,13 @@ def _context(torch: bool = False, gate: bool = False
 
 
 @contextlib.contextmanager
-def waiting_for_start(progress: Callable[[float, str], None] | None) -> Iterator[None]:
+def waiting_for_start(progress: Callable[[float, str], None] | None,
+                      warm: Sequence[str] = ()) -> Iterator[None]:
     """Around a child's start (``Process.start()``): while it waits for a server that has not
     forked a child yet, report ``starting the measurement server (importing ...)`` to
     ``progress`` (a :class:`~mlprof.progress.Progress`, whose watcher repeats it after 1.5 s
-    of silence). Nothing is watched once the server has forked a child.
+    of silence), and import the modules ``warm`` (see :func:`_warming`). Nothing is watched
+    once the server has forked a child.
 
     Why: ``start()`` blocks until the server has finished its preload imports (torch's among
     them: 1.2-2.3 s on an idle machine here, longer on a loaded one) and nobody spoke
@@ -161,17 +164,49 @@ def waiting_for_start(progress: Callable[[float, str], None] | None) -> Iterator
     global _serving
     fs: Any = multiprocessing.forkserver._forkserver
     pid = fs._forkserver_pid
-    if pid is None or pid == _serving or progress is None:
+    if pid is None or pid == _serving:
         yield
+    elif progress is None:
+        with _warming(warm):
+            yield
     else:
         from mlprof.progress import Progress
 
         torch = PRELOAD_TORCH[0] in (getattr(fs, "_preload_modules", None) or ())
         imports = "the measurement libraries" + (" and PyTorch" if torch else "")
-        with Progress(progress) as rep:
+        with Progress(progress) as rep, _warming(warm):
             rep.phase(f"starting the measurement server (importing {imports})")
             yield
     _serving = fs._forkserver_pid
+
+
+@contextlib.contextmanager
+def _warming(modules: Sequence[str]) -> Iterator[None]:
+    """Import ``modules`` in a thread of this process while the body waits for the server's
+    start, and wait for that thread at the end (so that no import runs on beside the caller's
+    next steps, where two threads importing modules that import each other could deadlock).
+
+    Why: this process only waits while the server imports PyTorch (1.2-1.5 s), and what it
+    imports next, after the server's start, is on the critical path: a script point's export
+    task imported :mod:`mlprof.model.export` with numpy there, 75-110 ms of the 1.9 s of
+    ``benchmarks/script_point.py``. A module that fails to import here is left to the import
+    that needs it, which says why."""
+    if not modules:
+        yield
+        return
+    import threading
+
+    def run() -> None:
+        for name in modules:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=run, name="mlprof-warm-imports", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 @contextlib.contextmanager

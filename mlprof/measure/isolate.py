@@ -28,7 +28,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -414,6 +414,34 @@ def _keep(kept: _Kept) -> None:
         atexit.register(retire_kept)
 
 
+#: the processes of calls that returned with ``end_later`` whose end this process has not
+#: waited for yet: ``(owner pid, supervisor process, its watch, its messages)``
+_ENDING: list[tuple[int, Any, MemoryWatch, Any]] = []
+
+
+def _put_off(proc: Any, watch: MemoryWatch, results: Any) -> None:
+    """Leave the end of ``proc`` (a call that returned) to :func:`settle`."""
+    if os.getpid() not in _settle_hook:  # once per process (settle ends only its own)
+        _settle_hook.append(os.getpid())
+        atexit.register(settle)
+    _ENDING.append((os.getpid(), proc, watch, results))
+
+
+_settle_hook: list[int] = []  # the processes that registered settle at exit
+
+
+def settle() -> None:
+    """Wait for the end of the processes whose calls returned with ``end_later`` (see
+    :func:`run_isolated`), and end what they left: called before this process starts another
+    measurement process (:func:`run_isolated`, a runtime's own environment) and at its exit.
+    Those of another process (inherited through a fork: a luigi worker) are not ours to end."""
+    global _ENDING
+    ending, _ENDING = _ENDING, []
+    for owner, proc, watch, results in ending:
+        if owner == os.getpid():
+            _end(proc, watch, results, ended=True)
+
+
 def _end(proc: Any, watch: MemoryWatch, results: Any, ended: bool) -> None:
     """End a measurement process and everything below it (see :func:`run_isolated`)."""
     if ended:  # the supervisor kills what the worker left behind and exits (see
@@ -431,11 +459,12 @@ def _end(proc: Any, watch: MemoryWatch, results: Any, ended: bool) -> None:
 
 
 def _begin(func: Callable[..., Any], kwargs: dict[str, Any], label: str, torch: bool,
-           reuse: Hashable | None, progress: Callable[[float, str], None] | None
-           ) -> tuple[Any, Any, MemoryWatch, _Kept | None]:
+           reuse: Hashable | None, progress: Callable[[float, str], None] | None,
+           warm: Sequence[str] = ()) -> tuple[Any, Any, MemoryWatch, _Kept | None]:
     """Start ``func(**kwargs)`` in the kept worker for ``reuse`` or in a new process:
     ``(supervisor process, its messages, the watch of this call, the worker to keep)``
     (the last None when nothing is to be kept)."""
+    settle()
     kept = _take_kept(reuse)
     if kept is not None:
         try:
@@ -450,7 +479,7 @@ def _begin(func: Callable[..., Any], kwargs: dict[str, Any], label: str, torch: 
         proc = ctx.Process(target=_child_main, args=(send_conn, func, kwargs, jobs_recv),
                            name=f"mlprof-measure-{label}", daemon=True)
         # the server's first child says what it waits for; a main read from stdin is not run
-        with waiting_for_start(progress), main_file_not_a_file_hidden():
+        with waiting_for_start(progress, warm), main_file_not_a_file_hidden():
             proc.start()  # returns once the server has forked the child (after its preloads)
         send_conn.close()
         if jobs_recv is not None:
@@ -472,7 +501,8 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                  timeout: float | None = None,
                  progress: Callable[[float, str], None] | None = None,
                  label: str = "measurement", torch: bool = False,
-                 memory_limit: float | None = None, reuse: Hashable | None = None) -> Any:
+                 memory_limit: float | None = None, reuse: Hashable | None = None,
+                 end_later: bool = False, warm: Sequence[str] = ()) -> Any:
     """Call ``func(**kwargs, progress=...)`` in a child process and return its result.
 
     Raises :class:`MeasurementFailed` with ``status`` ``"timeout"`` when the child runs past
@@ -500,6 +530,14 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     child has run that long (:func:`~mlprof.progress.progress_logger`). While the child's
     start waits for a measurement server that is still importing, ``progress`` also gets the
     parent's ``starting the measurement server (...)`` (:func:`waiting_for_start`).
+
+    ``end_later`` (a call that times nothing, such as a script's discovery or export): once
+    the call has returned its result, this process does not wait for the child's exit (the
+    worker's and its supervisor's, 12-14 ms each with PyTorch mapped, one after the other)
+    but goes on; :func:`settle` waits for it, and ends whatever it left, before this process
+    starts another measurement process and at its exit. ``warm``: modules this process
+    imports while it waits for the measurement server's start (see
+    :func:`~mlprof.measure.forkserver.waiting_for_start`), those of its next steps.
     """
     check_main_guard()
     if progress is None:
@@ -508,8 +546,9 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
         progress = progress_logger(label)
     timeout = default_timeout() if timeout is None else float(timeout)
     limit = default_memory_limit() if memory_limit is None else float(memory_limit)
-    proc, recv_conn, watch, kept = _begin(func, kwargs, label, torch, reuse, progress)
+    proc, recv_conn, watch, kept = _begin(func, kwargs, label, torch, reuse, progress, warm)
     talk = _Talk(label, timeout, limit, watch, progress)
+    returned = False
     try:
         while True:
             remaining = talk.remaining()
@@ -529,13 +568,25 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                 if kept is not None and talk.stays:
                     _keep(kept)
                     kept = None  # not ended below
+                returned = True
                 return talk.result
         raise talk.failure(proc)
     finally:
-        if kept is not None:
-            kept.jobs.close()
-        if _KEPT is None or _KEPT.proc is not proc:
-            _end(proc, watch, recv_conn, talk.ended)
+        _after_call(proc, watch, recv_conn, kept, talk.ended, later=end_later and returned)
+
+
+def _after_call(proc: Any, watch: MemoryWatch, results: Any, kept: _Kept | None, ended: bool,
+                later: bool) -> None:
+    """After a call of :func:`run_isolated`: its worker stays (kept for the next call), its
+    end is put off (``end_later``, the call returned) or it ends now."""
+    if kept is not None:
+        kept.jobs.close()
+    if _KEPT is not None and _KEPT.proc is proc:
+        return
+    if later:
+        _put_off(proc, watch, results)
+    else:
+        _end(proc, watch, results, ended)
 
 
 class _Talk:

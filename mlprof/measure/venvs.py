@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 
 from mlprof.errors import MeasurementFailed, MLProfError
 from mlprof.measure.harness import MeasureResult
-from mlprof.measure.isolate import _describe_exit, default_timeout
+from mlprof.measure.isolate import _describe_exit, default_timeout, settle
 from mlprof.measure.lock import measurement_lock
 from mlprof.runtimes import runtime_info, runtime_names
 
@@ -194,6 +194,7 @@ def measure_in_venv(python: str, model_file: str, settings, *,
                        "reference_file": reference_file}, f)
         # one measurement at a time on this machine (mlprof.measure.lock), as in measure_isolated
         with measurement_lock(label) as lock:
+            settle()  # no export of this process ends beside the measurement
             proc = subprocess.Popen([python, "-m", "mlprof.measure.venv_child", job], env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     start_new_session=True)

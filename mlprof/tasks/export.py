@@ -90,7 +90,7 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
             "precision": self.precision, "optimize": self.ort_optimize,
             "atol": self.tolerances()[0], "rtol": self.tolerances()[1],
             "batch_size": self.export_batch_size,
-        }, label=label, torch=True)
+        }, label=label, torch=True, end_later=True)
         record["model"] = model
         if self.export_batch_size:
             # why this model has static graphs: the symbolic export found it out

@@ -172,11 +172,23 @@ def _watch_run() -> None:
             return task_run_orig(self)
         finally:
             run_phase("running the tasks", now=False)
+            if getattr(self, "use_multiprocessing", False):
+                _settle_isolated()
 
     _add._mlprof = True  # type: ignore[attr-defined]
     luigi.worker.Worker._add = _add  # type: ignore[method-assign]
     luigi.worker.Worker.run = run  # type: ignore[method-assign]
     luigi.worker.TaskProcess.run = task_run  # type: ignore[method-assign]
+
+
+def _settle_isolated() -> None:
+    """At the end of a task in a luigi worker process (``--workers N``): the measurement
+    processes whose end its task put off (``run_isolated``'s ``end_later``) end now. That
+    process leaves with ``os._exit``, without the exit hook that would end them, and their
+    supervisors, killed with it, would leave what the calls started behind."""
+    isolate = sys.modules.get("mlprof.measure.isolate")
+    if isolate is not None:
+        isolate.settle()
 
 
 #: while luigi schedules: the server for a model script is still to be started (or its gate
