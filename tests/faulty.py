@@ -159,3 +159,18 @@ def thread_and_return(progress=None):
 def others_alive(pids, progress=None):
     """Which of ``pids`` still exist (zombies too) as this process starts."""
     return [pid for pid in pids if os.path.exists(f"/proc/{pid}")]
+
+
+def ok_then_import(value, progress=None):
+    """:func:`ok`, whose process then imports ``wave`` while it waits for the next job."""
+    return ok(value)
+
+
+ok_then_import.imports_next = ("wave",)  # type: ignore[attr-defined]
+
+
+def imported(name, progress=None):
+    """Whether this process has imported ``name``, and its pid."""
+    import sys
+
+    return name in sys.modules, os.getpid()

@@ -216,3 +216,15 @@ def test_what_comes_next_is_imported_while_the_server_starts(tmp_path):
                        text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split()[-2:] == ["True", "False"]
+
+
+def test_keep_false_runs_in_the_kept_worker_and_keeps_it_no_longer():
+    """``keep=False``: the call runs in the kept worker for its key (whose function named what
+    to import while it waited), which then ends; without a kept worker, a new process."""
+    assert run_isolated(faulty.imported, {"name": "wave"})[0] is False  # not preloaded
+    _, first = run_isolated(faulty.ok_then_import, {"value": 1}, reuse="k")
+    assert isolate.kept_for("k") and not isolate.kept_for("other")
+    seen, pid = run_isolated(faulty.imported, {"name": "wave"}, reuse="k", keep=False)
+    assert (seen, pid) == (True, first) and isolate._KEPT is None and _gone(first)
+    _, fresh = run_isolated(faulty.ok, {"value": 1}, reuse="k", keep=False)
+    assert fresh != first and isolate._KEPT is None

@@ -264,3 +264,40 @@ def test_a_module_imported_while_a_script_runs_keeps_no_hook(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen == {"call": True, "init": True, "linears": 0}, seen
+
+
+_PID_SCRIPT = '''
+import os
+import torch
+
+with open(os.environ["MLP_TEST_PIDS"], "a") as f:
+    f.write(f"{os.getpid()}\\n")
+{extra}
+model = torch.nn.Linear(4, 2)
+model.eval()
+with torch.no_grad():
+    model(torch.rand(1, 4))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra, processes", [
+    ("", [0, 0]),  # discovered and exported in one process
+    # an operator defined twice in one process fails the second run there: a new process
+    ('torch.library.define("mlproftest::once", "(Tensor x) -> Tensor")', [0, 0, 1]),
+])
+def test_a_script_is_exported_in_the_process_that_discovered_it(store, tmp_path, extra,
+                                                                  processes):
+    """The export runs in the discovery's process (no new process, no second import of what
+    the script imports); when the script's second run fails there, in a new one."""
+    script, pids = tmp_path / "pid_model.py", tmp_path / "pids.txt"
+    script.write_text(_PID_SCRIPT.replace("{extra}", extra))
+    proc = law_run("ExportOnnx", "--version", "x", "--model-file", str(script), store=store,
+                   env={"MLP_TEST_PIDS": str(pids)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = pids.read_text().split()
+    assert [sorted(set(seen), key=seen.index).index(p) for p in seen] == processes, seen
+    retried = "exporting in a new process" in proc.stdout + proc.stderr
+    assert retried == (len(processes) == 3), proc.stderr[-3000:]
+    (record,) = [p for p in files_in(store) if p.name == "export.json"]
+    assert json.loads(record.read_text())["verdict"] == "exact"

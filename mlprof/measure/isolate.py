@@ -255,7 +255,7 @@ def _worker_main(conn: Any, func: Callable[..., Any], kwargs: dict[str, Any],
     try:
         conn.send(("worker", os.getpid()))  # whose peak memory the parent watches
         while _run_one(conn, func, kwargs, jobs is not None):
-            job = _next_job(jobs)
+            job = _next_job(jobs, getattr(func, "imports_next", ()))
             if job is None:
                 break
             func, kwargs = job
@@ -339,13 +339,19 @@ def _trim_heap() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def _next_job(jobs: Any) -> tuple[Callable[..., Any], dict[str, Any]] | None:
-    """Between two jobs of a reused worker: drop the last one's garbage (and give its memory
-    back: :func:`_trim_heap`), restart the peak memory count (``VmHWM``,
-    :func:`mlprof.sysinfo.peak_rss_mb`) and wait for the next job; None when the parent
-    closed the pipe (or sent something else)."""
+def _next_job(jobs: Any, imports: Sequence[str] = ()
+              ) -> tuple[Callable[..., Any], dict[str, Any]] | None:
+    """Between two jobs of a reused worker: import ``imports`` (what the last job's function
+    names as its ``imports_next``: the next job's modules, while the parent prepares it), drop
+    the last job's garbage (and give its memory back: :func:`_trim_heap`), restart the peak
+    memory count (``VmHWM``, :func:`mlprof.sysinfo.peak_rss_mb`) and wait for the next job;
+    None when the parent closed the pipe (or sent something else)."""
     import gc
+    import importlib
 
+    for name in imports:
+        with contextlib.suppress(Exception):  # the job that needs it says why
+            importlib.import_module(name)
     gc.collect()
     _trim_heap()
     with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:
@@ -390,6 +396,12 @@ def _take_kept(key: Hashable | None) -> _Kept | None:
     return None
 
 
+def kept_for(key: Hashable) -> bool:
+    """Whether the next call of this process with ``reuse=key`` runs in a kept worker."""
+    k = _KEPT
+    return k is not None and k.owner == os.getpid() and k.key == key and k.proc.is_alive()
+
+
 def retire_kept(kept: _Kept | None = None) -> None:
     """End the kept worker (default: this process's, if any): the closed pipe ends it, its
     supervisor ends what it left, as after a job that was not kept. Runs at exit too."""
@@ -402,39 +414,40 @@ def retire_kept(kept: _Kept | None = None) -> None:
     _end(kept.proc, kept.watch, kept.results, ended=True)
 
 
-_exit_hook: list[int] = []  # the processes that registered retire_kept at exit
+_exit_hook: list[int] = []  # the processes that registered _end_all at exit
+
+
+def _end_all() -> None:
+    """At exit: end the kept worker and the processes whose end was put off."""
+    retire_kept()
+    settle()
 
 
 def _keep(kept: _Kept) -> None:
     """Keep ``kept`` for the next call; it ends at this process's exit at the latest."""
     global _KEPT
     _KEPT = kept
-    if os.getpid() not in _exit_hook:  # once per process (retire_kept ends only its own)
+    if os.getpid() not in _exit_hook:  # once per process (_end_all ends only its own)
         _exit_hook.append(os.getpid())
-        atexit.register(retire_kept)
+        atexit.register(_end_all)
 
 
-#: the processes of calls that returned with ``end_later`` whose end this process has not
-#: waited for yet: ``(owner pid, supervisor process, its watch, its messages)``
+#: calls returned with ``end_later``: ``(owner pid, supervisor, its watch, its messages)``
 _ENDING: list[tuple[int, Any, MemoryWatch, Any]] = []
 
 
 def _put_off(proc: Any, watch: MemoryWatch, results: Any) -> None:
     """Leave the end of ``proc`` (a call that returned) to :func:`settle`."""
-    if os.getpid() not in _settle_hook:  # once per process (settle ends only its own)
-        _settle_hook.append(os.getpid())
-        atexit.register(settle)
+    if os.getpid() not in _exit_hook:  # once per process (_end_all ends only its own)
+        _exit_hook.append(os.getpid())
+        atexit.register(_end_all)
     _ENDING.append((os.getpid(), proc, watch, results))
 
 
-_settle_hook: list[int] = []  # the processes that registered settle at exit
-
-
 def settle() -> None:
-    """Wait for the end of the processes whose calls returned with ``end_later`` (see
-    :func:`run_isolated`), and end what they left: called before this process starts another
-    measurement process (:func:`run_isolated`, a runtime's own environment) and at its exit.
-    Those of another process (inherited through a fork: a luigi worker) are not ours to end."""
+    """End the processes whose calls returned with ``end_later`` (:func:`run_isolated`), and
+    what they left: before another measurement process starts, and at exit (only this
+    process's: those inherited through a fork, by a luigi worker, are not ours to end)."""
     global _ENDING
     ending, _ENDING = _ENDING, []
     for owner, proc, watch, results in ending:
@@ -460,7 +473,8 @@ def _end(proc: Any, watch: MemoryWatch, results: Any, ended: bool) -> None:
 
 def _begin(func: Callable[..., Any], kwargs: dict[str, Any], label: str, torch: bool,
            reuse: Hashable | None, progress: Callable[[float, str], None] | None,
-           warm: Sequence[str] = ()) -> tuple[Any, Any, MemoryWatch, _Kept | None]:
+           warm: Sequence[str] = (), keep: bool = True
+           ) -> tuple[Any, Any, MemoryWatch, _Kept | None]:
     """Start ``func(**kwargs)`` in the kept worker for ``reuse`` or in a new process:
     ``(supervisor process, its messages, the watch of this call, the worker to keep)``
     (the last None when nothing is to be kept)."""
@@ -475,7 +489,8 @@ def _begin(func: Callable[..., Any], kwargs: dict[str, Any], label: str, torch: 
     if kept is None:
         ctx = _context(torch)
         recv_conn, send_conn = ctx.Pipe(duplex=False)
-        jobs_recv, jobs_send = ctx.Pipe(duplex=False) if reuse is not None else (None, None)
+        jobs_recv, jobs_send = ctx.Pipe(duplex=False) if reuse is not None and keep \
+            else (None, None)
         proc = ctx.Process(target=_child_main, args=(send_conn, func, kwargs, jobs_recv),
                            name=f"mlprof-measure-{label}", daemon=True)
         # the server's first child says what it waits for; a main read from stdin is not run
@@ -502,7 +517,7 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
                  progress: Callable[[float, str], None] | None = None,
                  label: str = "measurement", torch: bool = False,
                  memory_limit: float | None = None, reuse: Hashable | None = None,
-                 end_later: bool = False, warm: Sequence[str] = ()) -> Any:
+                 keep: bool = True, end_later: bool = False, warm: Sequence[str] = ()) -> Any:
     """Call ``func(**kwargs, progress=...)`` in a child process and return its result.
 
     Raises :class:`MeasurementFailed` with ``status`` ``"timeout"`` when the child runs past
@@ -531,13 +546,12 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
     start waits for a measurement server that is still importing, ``progress`` also gets the
     parent's ``starting the measurement server (...)`` (:func:`waiting_for_start`).
 
-    ``end_later`` (a call that times nothing, such as a script's discovery or export): once
-    the call has returned its result, this process does not wait for the child's exit (the
-    worker's and its supervisor's, 12-14 ms each with PyTorch mapped, one after the other)
-    but goes on; :func:`settle` waits for it, and ends whatever it left, before this process
-    starts another measurement process and at its exit. ``warm``: modules this process
-    imports while it waits for the measurement server's start (see
-    :func:`~mlprof.measure.forkserver.waiting_for_start`), those of its next steps.
+    ``end_later`` (a call that times nothing: a script's discovery, an export): once the
+    result is in, this process goes on without waiting for the child's exit (the worker's,
+    then its supervisor's, 12-14 ms each with PyTorch mapped); :func:`settle` waits for it
+    before this process starts another measurement process, and at exit. ``keep=False``: a
+    kept worker for ``reuse`` runs the call but is not kept after it. ``warm``: modules to
+    import while the server starts (:func:`~mlprof.measure.forkserver.waiting_for_start`).
     """
     check_main_guard()
     if progress is None:
@@ -546,7 +560,8 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
         progress = progress_logger(label)
     timeout = default_timeout() if timeout is None else float(timeout)
     limit = default_memory_limit() if memory_limit is None else float(memory_limit)
-    proc, recv_conn, watch, kept = _begin(func, kwargs, label, torch, reuse, progress, warm)
+    proc, recv_conn, watch, kept = _begin(func, kwargs, label, torch, reuse, progress, warm,
+                                          keep)
     talk = _Talk(label, timeout, limit, watch, progress)
     returned = False
     try:
@@ -565,7 +580,7 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
             except EOFError:
                 break
             if talk.hear(*message):
-                if kept is not None and talk.stays:
+                if kept is not None and talk.stays and keep:
                     _keep(kept)
                     kept = None  # not ended below
                 returned = True
@@ -577,8 +592,7 @@ def run_isolated(func: Callable[..., Any], kwargs: dict[str, Any], *,
 
 def _after_call(proc: Any, watch: MemoryWatch, results: Any, kept: _Kept | None, ended: bool,
                 later: bool) -> None:
-    """After a call of :func:`run_isolated`: its worker stays (kept for the next call), its
-    end is put off (``end_later``, the call returned) or it ends now."""
+    """After a call of :func:`run_isolated`: its worker is kept, its end put off, or it ends."""
     if kept is not None:
         kept.jobs.close()
     if _KEPT is not None and _KEPT.proc is proc:

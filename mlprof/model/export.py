@@ -319,6 +319,10 @@ def compare_outputs(names: list[str], expected: list[np.ndarray], got: list[np.n
 # --- the export -------------------------------------------------------------------------------
 
 
+#: the export's first phase: the script runs again, to the model's first call
+CAPTURE_PHASE = "running the script to capture the model"
+
+
 def export_onnx(script: str, model_hash: str, out_path: str, *,
                 script_args: tuple[str, ...] = (), max_depth: int = 0,
                 opset: int | None = None, precision: str = "fp32", optimize: bool = False,
@@ -586,7 +590,7 @@ def _export_onnx(script: str, model_hash: str, out_path: str, *, script_args: tu
     where = f"{script}::{model_hash}"
 
     torch.set_num_threads(1)  # as in discovery: robust on a busy machine
-    rep.phase("running the script to capture the model")
+    rep.phase(CAPTURE_PHASE)
     module, items, flags = capture(script, model_hash, script_args, max_depth)
     module.eval()
     if any(n.startswith("*") for n, _ in items):

@@ -432,6 +432,11 @@ def discover(path: str, script_args: tuple[str, ...] = (), max_depth: int = 0,
     }
 
 
+#: imported by the discovery's process once it has sent the manifest, while it waits for the
+#: export that runs in it next (see mlprof.tasks.export.ExportOnnx): 20-35 ms there
+discover.imports_next = ("torch.onnx",)  # type: ignore[attr-defined]
+
+
 def _parts_called_alone(records: list[_Record]) -> set[int]:
     """The ids of the depth-0 records whose module is a part of another called model.
 

@@ -102,7 +102,14 @@ def _discover(task: DiscoverModels) -> dict:
     return run_isolated(discover, {"path": task.model_spec.file, "script_args": task.script_argv,
                                    "max_depth": task.max_depth},
                         label=f"discovery of {task.model_spec.file}", torch=True,
-                        end_later=True, warm=AFTER_DISCOVERY)
+                        reuse=script_process_key(task), end_later=True, warm=AFTER_DISCOVERY)
+
+
+def script_process_key(task: ScriptMixin) -> tuple:
+    """The key (``run_isolated``'s ``reuse``) of the process that discovered ``task``'s
+    script, which its export then runs in (see :class:`~mlprof.tasks.export.ExportOnnx`)."""
+    return ("script", os.path.abspath(task.model_spec.file), tuple(task.script_argv),
+            int(task.max_depth))
 
 
 #: what :func:`only_model` found per discovery key (None: not exactly one model)
