@@ -13,6 +13,7 @@ last) writes the heavy modules found in ``sys.modules`` and whether the measurem
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -212,3 +213,29 @@ def test_law_skips_the_final_collection_at_exit(store):
     assert "PlotRuntimes" in proc.stderr + proc.stdout  # the unknown task's one line
     frozen = int(proc.stdout.split("frozen")[-1].split()[0])
     assert frozen > 10_000, proc.stdout  # law, luigi and the task modules' objects
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cuda") is None
+                    or importlib.util.find_spec("cuda.bindings") is None,
+                    reason="PyTorch's CPU wheel: no cuda-python bindings to leave out")
+def test_the_server_imports_torch_without_cuda_bindings_on_a_machine_without_a_driver():
+    """The measurement server's PyTorch import (``mlprof.measure.child_torch``) leaves out
+    cuda-python's bindings on a machine without an NVIDIA driver, as PyTorch's CPU wheel has
+    none (50-73 ms of its start here), and only for that import: a later ``import
+    cuda.bindings`` (a model script's own) imports them. With a driver, torch imports them."""
+    code = ("import os, sys\n"
+            "import mlprof.measure.child_torch as c\n"
+            "import torch.cuda._utils as u\n"
+            "driver = any(map(os.path.exists, c.NVIDIA_DRIVER))\n"
+            "print('driver', driver, 'bindings', u._HAS_CUDA_BINDINGS,"
+            " 'loaded', 'cuda.bindings' in sys.modules)\n"
+            "import cuda.bindings.driver\n"
+            "print('later', cuda.bindings.driver.__name__)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    words = proc.stdout.split()
+    driver = words[1] == "True"
+    assert words[3] == str(driver), proc.stdout  # torch has the bindings iff there is a driver
+    assert words[5] == str(driver), proc.stdout
+    assert "later cuda.bindings.driver" in proc.stdout
