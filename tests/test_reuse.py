@@ -103,18 +103,24 @@ def test_memory_an_earlier_job_freed_is_not_in_the_next_ones_peak():
     assert big > 300 and small < big - 250, (big, small)
 
 
-def test_nothing_outlives_the_caller(tmp_path):
-    """The kept process ends with the process that kept it (at exit, no call needed)."""
-    script = tmp_path / "keep.py"
+def _pid_of_a_call_by_a_caller_that_exits(tmp_path, options: str) -> int:
+    """The pid of the process of ``run_isolated(faulty.ok, {'value': 1}, <options>)``, called
+    by a new Python process that then exits (as soon as the call returned)."""
+    script = tmp_path / "caller.py"
     script.write_text(
         "from mlprof.measure.isolate import run_isolated\n"
         "from tests import faulty\n"
         "if __name__ == '__main__':\n"
-        "    print(run_isolated(faulty.ok, {'value': 1}, reuse='x')[1], flush=True)\n")
+        f"    print(run_isolated(faulty.ok, {{'value': 1}}, {options})[1], flush=True)\n")
     r = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True,
                        text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert r.returncode == 0, r.stderr[-2000:]
-    assert _gone(int(r.stdout.split()[-1]), 5)
+    return int(r.stdout.split()[-1])
+
+
+def test_nothing_outlives_the_caller(tmp_path):
+    """The kept process ends with the process that kept it (at exit, no call needed)."""
+    assert _gone(_pid_of_a_call_by_a_caller_that_exits(tmp_path, "reuse='x'"), 5)
 
 
 @pytest.mark.slow  # two law runs of three points
@@ -186,16 +192,8 @@ def test_a_call_that_ends_later_is_ended_before_the_next_process_starts():
 
 def test_a_call_that_ends_later_does_not_outlive_the_caller(tmp_path):
     """Its end is waited for at the caller's exit at the latest."""
-    script = tmp_path / "later.py"
-    script.write_text(
-        "from mlprof.measure.isolate import run_isolated\n"
-        "from tests import faulty\n"
-        "if __name__ == '__main__':\n"
-        "    print(run_isolated(faulty.ok, {'value': 1}, end_later=True)[1], flush=True)\n")
-    r = subprocess.run([sys.executable, str(script)], cwd=REPO, capture_output=True,
-                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert not alive(int(r.stdout.split()[-1]))  # gone when the caller was, no waiting
+    pid = _pid_of_a_call_by_a_caller_that_exits(tmp_path, "end_later=True")
+    assert not alive(pid)  # gone when the caller was, no waiting
 
 
 def test_what_comes_next_is_imported_while_the_server_starts(tmp_path):
