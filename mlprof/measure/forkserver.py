@@ -180,6 +180,14 @@ def waiting_for_start(progress: Callable[[float, str], None] | None,
     _serving = fs._forkserver_pid
 
 
+def import_ahead(modules: Sequence[str]) -> None:
+    """Import ``modules`` ahead of their use, while the process would wait anyway; one that
+    fails is left to the import that needs it, which says why."""
+    for name in modules:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
 @contextlib.contextmanager
 def _warming(modules: Sequence[str]) -> Iterator[None]:
     """Import ``modules`` in a thread of this process while the body waits for the server's
@@ -196,12 +204,8 @@ def _warming(modules: Sequence[str]) -> Iterator[None]:
         return
     import threading
 
-    def run() -> None:
-        for name in modules:
-            with contextlib.suppress(Exception):
-                importlib.import_module(name)
-
-    thread = threading.Thread(target=run, name="mlprof-warm-imports", daemon=True)
+    thread = threading.Thread(target=import_ahead, args=(modules,), name="mlprof-warm-imports",
+                              daemon=True)
     thread.start()
     try:
         yield

@@ -38,6 +38,7 @@ from mlprof.measure.forkserver import (
     _context,
     _forget_server,
     check_main_guard,
+    import_ahead,
     main_file_not_a_file_hidden,
     waiting_for_start,
 )
@@ -347,11 +348,8 @@ def _next_job(jobs: Any, imports: Sequence[str] = ()
     memory count (``VmHWM``, :func:`mlprof.sysinfo.peak_rss_mb`) and wait for the next job;
     None when the parent closed the pipe (or sent something else)."""
     import gc
-    import importlib
 
-    for name in imports:
-        with contextlib.suppress(Exception):  # the job that needs it says why
-            importlib.import_module(name)
+    import_ahead(imports)
     gc.collect()
     _trim_heap()
     with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:

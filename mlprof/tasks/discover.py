@@ -83,7 +83,7 @@ class DiscoverModels(ModelMixin, ScriptMixin):
 _DISCOVERED: dict[tuple, dict] = {}
 
 
-def _discovery_key(task: DiscoverModels) -> tuple:
+def _discovery_key(task: ScriptMixin) -> tuple:
     from mlprof.model.spec import _stat_key
 
     return (_stat_key(task.model_spec.file), task.script_argv, int(task.max_depth))
@@ -108,8 +108,7 @@ def _discover(task: DiscoverModels) -> dict:
 def script_process_key(task: ScriptMixin) -> tuple:
     """The key (``run_isolated``'s ``reuse``) of the process that discovered ``task``'s
     script, which its export then runs in (see :class:`~mlprof.tasks.export.ExportOnnx`)."""
-    return ("script", os.path.abspath(task.model_spec.file), tuple(task.script_argv),
-            int(task.max_depth))
+    return ("script", *_discovery_key(task))
 
 
 #: what :func:`only_model` found per discovery key (None: not exactly one model)

@@ -40,9 +40,10 @@ class ExportOnnx(ModelMixin, ScriptMixin, ExportMixin):
     process waited for it, a library such as transformers) is there already. The script
     runs again there to capture the model; a script that cannot run twice in one process (an
     operator it defines with ``torch.library``) fails that run, and the export is made in a
-    new process instead, as before. Measured: a point of the 10x128 example script
-    (``benchmarks/script_point.py``) 0.07-0.08 s shorter (1.75-1.80 s against 1.81-1.93 s,
-    6 interleaved runs each), the export's phase 0.06-0.07 s against 0.14 s.
+    new process instead, as before. Measured with the end of that process put off
+    (``run_isolated``'s ``end_later``), on a point of the 10x128 example script
+    (``benchmarks/script_point.py``, 6 runs interleaved with the code before both, each with
+    its bytecode compiled): the export's phase 0.08-0.12 s against 0.28-0.32 s.
     """
 
     precision = luigi.ChoiceParameter(default=DEFAULT_PRECISION, choices=EXPORT_PRECISIONS,
