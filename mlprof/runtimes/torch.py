@@ -380,7 +380,12 @@ class TorchCompileRuntime(TorchRuntime):
     (no tracing, no import of the compiler). In ``law run PlotSpeedup`` (load 8): the second
     ``--version`` compiled in 0.008 s (``hit``), its first call 0.036 ms against a warm median
     of 0.0024 ms (15x; eager torch's first call is 120-170x its warm call, ONNX Runtime's
-    115-126x: the first call of a microsecond model is cold caches, not compilation). A warm
+    115-126x: the first call of a microsecond model is cold caches, not compilation). Outside
+    the harness (one process each, 2026-12-01) the package's first call took 37-69 us against
+    a warm 1.6-3.4 us, and a call after one on other data 6-9 us (2.5-3.6x): the package's
+    own first run, which a parallel torch op, ``set_num_threads`` or ``LD_BIND_NOW=1`` before
+    it does not shorten. :meth:`compile` makes that run (its check that the package runs), so
+    the harness's timed first call is the package's second. A warm
     call of the package has no Dynamo guards (0.0024 ms, torch.compile's 0.034 ms; 0.0016 ms
     since :class:`_AOTIPlainCall`): what a deployment of inductor's code costs.
 
