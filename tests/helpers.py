@@ -20,6 +20,18 @@ DNN = REPO / "examples" / "dnn" / "model_onnx_l10u128.yaml"
 FAST = ["--n-calls", "10", "--warmup", "1", "--min-duration", "0"]
 
 
+def law_env(store: Path, env: dict | None = None) -> dict[str, str]:
+    """The environment of a ``law run`` into ``store``: this process's, this checkout's law
+    home and configuration where it names none, and ``env`` on top."""
+    full_env = dict(os.environ)
+    full_env.setdefault("MLP_BASE", str(REPO))
+    full_env.setdefault("LAW_HOME", str(REPO / ".law"))
+    full_env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
+    full_env["MLP_STORE"] = str(store)
+    full_env.update(env or {})
+    return full_env
+
+
 def law_run(task: str, *args: str, store: Path, timeout: float = 300,
             env: dict | None = None) -> subprocess.CompletedProcess:
     """``law run TASK ARGS`` with $MLP_STORE set; output captured as text.
@@ -28,12 +40,7 @@ def law_run(task: str, *args: str, store: Path, timeout: float = 300,
     imported; its own process all the same), or as a ``law`` subprocess where the environment
     differs from the zygote's in a variable read at import time, or with ``MLP_TEST_NO_ZYGOTE=1``.
     """
-    full_env = dict(os.environ)
-    full_env.setdefault("MLP_BASE", str(REPO))
-    full_env.setdefault("LAW_HOME", str(REPO / ".law"))
-    full_env.setdefault("LAW_CONFIG_FILE", str(REPO / "law.cfg"))
-    full_env["MLP_STORE"] = str(store)
-    full_env.update(env or {})
+    full_env = law_env(store, env)
     argv = ["run", task, *args]
     zygote = _zygote(full_env)
     if zygote is not None:
