@@ -2,7 +2,7 @@
 # Set up mlprof in this shell: `source setup.sh`.
 #
 # First use: creates .venv, installs mlprof (editable, with the extras below; uv or pip, a progress
-# line every 10 s: tools/install.py) and
+# line at least every 10 s: tools/install.py) and
 # generates the larger example models. Later uses only activate the venv and refresh the law
 # task index (well under 2 s), unless pyproject.toml changed, which triggers a reinstall.
 # `bash setup.sh --check-install` changes nothing: exit code 0 when that install is current,
@@ -77,7 +77,7 @@ _mlp_setup() {
             reqs=(-r "${MLP_BASE}/models/requirements.txt")
         fi
         # uv when it can (parallel downloads; installed into the venv by pip when not on PATH),
-        # pip else; a progress line every 10 s (tools/install.py)
+        # pip else; a progress line at least every 10 s (tools/install.py)
         local rc=0
         python "${MLP_BASE}/tools/install.py" --log "${MLP_VENV}/install.log" -- \
             -e "${MLP_BASE}[${extras}]" "${reqs[@]}" || rc=$?

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -37,6 +38,30 @@ def test_pip_progress_reads_a_real_log(tmp_path: Path) -> None:
     assert lines, "no progress line"
     assert all(re.match(r"\[\d+:\d\d\] pip: resolving and downloading, ", ln) for ln in lines)
     assert "2 packages collected" in lines[-1]
+
+
+def test_no_two_lines_are_further_apart_than_the_interval(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console's lines, not the beat, keep the promise: with each progress line taking
+    0.5 s to make (injected) and the last line said 2 s before the command starts, no two
+    lines are more than ``interval`` (5 s) apart. On a fixed 5 s beat from the command's start
+    the first gap was 7.5 s and every other 5.5 s."""
+    interval, making = 5.0, 0.5
+    said: list[float] = []
+
+    def slow_progress(w: object) -> str:
+        time.sleep(making)
+        return "a line"
+
+    monkeypatch.setattr(install, "progress", slow_progress)
+    monkeypatch.setattr(install, "print", lambda *a, **k: said.append(time.monotonic()),
+                        raising=False)
+    install._last_said = before = time.monotonic() - 2.0
+    code = install.run_watched(["sleep", "9"], install.Watch("pip", tmp_path / "log", tmp_path),
+                               interval=interval, emit=install.say)
+    assert code == 0 and len(said) >= 3, said
+    gaps = [b - a for a, b in zip([before, *said[:-1]], said, strict=True)]
+    assert max(gaps) <= interval, gaps
 
 
 def test_uv_gets_pips_configuration(tmp_path: Path) -> None:
