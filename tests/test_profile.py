@@ -340,12 +340,17 @@ def test_a_time_budget_cuts_a_long_profile_and_says_so():
 
 @pytest.mark.slow  # an OpenVINO session and 100 profiled calls
 def test_openvino_counters_name_the_operators_of_the_cnn():
-    """OpenVINO's performance counters: the CNN's two convolutions and two fully connected
-    layers per call, their kernels' time most of a call at batch size 64 (0.91 measured)."""
+    """OpenVINO's performance counters: the CNN's two convolutions and its fully connected
+    layers per call, their kernels' time most of a call at batch size 64 (0.91 measured).
+
+    Two fully connected layers on an AVX2 host, one on an AVX-512 one: there the second (10
+    outputs) takes under a microsecond, which the CPU plugin reports as ``NOT_RUN``
+    (:class:`mlprof.runtimes.openvino._OvProfiler`)."""
     result = profile_isolated(CNN, MeasureSettings(batch_size=64, runtime="openvino",
                                                    n_calls=100, warmup=10, min_duration=0))
     ops = {r.op_type: r for r in result.ops}
-    assert ops["Convolution"].calls == 2 and ops["FullyConnected"].calls == 2, ops
+    assert ops["Convolution"].calls == 2 and ops["FullyConnected"].calls in (1, 2), ops
+    assert ops["MaxPool"].calls == 2, ops
     assert ops["Convolution"].ms_per_call > ops["Softmax"].ms_per_call
     prov = result.provenance
     assert prov["profiler"] == "OpenVINO performance counters"
