@@ -15,7 +15,7 @@ and prints::
     overhead per point: (wall - timed sum) / points  s      (target <= 0.15 s, issue 38)
 
 and, at the end, a *host reference*: the imports the sweep's fixed costs are made of (law and
-luigi, pyplot), each timed in fresh interpreters, so that a figure says which kind of host it
+luigi, pyplot, onnx), each timed in fresh interpreters, so that a figure says which kind of host it
 is from (``--no-host`` skips it).
 
 The child's log lines are time-stamped as they arrive (luigi logs to stderr and flushes every
@@ -323,17 +323,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: what the sweep's fixed costs are made of, each timed in a fresh interpreter
-_HOST_IMPORTS = {"law+luigi": "import law, luigi", "matplotlib.pyplot": "import matplotlib.pyplot"}
+_HOST_IMPORTS = {"law+luigi": "import law, luigi", "matplotlib.pyplot": "import matplotlib.pyplot",
+                 "onnx": "import onnx"}
 
 
 def host_reference(rounds: int = 3) -> str:
     """One line: the medians over ``rounds`` fresh interpreters of the imports the sweep's fixed
-    costs are made of (law and luigi, pyplot).
+    costs are made of (law and luigi, pyplot, onnx).
 
     Why: the target is in seconds, and most of a sweep's own time is these imports. The same
     code gave 0.144-0.227 s per point on one host (law's no-op floor 0.370 s, the plot's imports
     0.42 s) and 0.213-0.312 s on a slower one (floor 0.476 s), where this line read law+luigi
-    0.22-0.31 s, pyplot 0.53-0.63 s. This line says which kind of host a figure is from."""
+    0.22-0.31 s, pyplot 0.53-0.63 s. This line says which kind of host a figure is from.
+    ``onnx``: the measurement server and MergeRuntimes import it; with ml_dtypes 0.7.0 it took
+    0.86 s instead of 0.19 s (2026-12-02), and the sweep 0.273 s per point instead of 0.149 s:
+    a dependency's release is part of the host too."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPROFILEIMPORTTIME"}
     parts = []
     for name, stmt in _HOST_IMPORTS.items():
